@@ -1,0 +1,174 @@
+"""Privacy accounting: a thin layer over Google's ``dp-accounting`` (no hand-written accountant).
+
+Algorithms describe what they released as a ``dp_accounting.DpEvent`` built from their *actual*
+noise multipliers (noise std / ℓ2-sensitivity; the sensitivities are ours, see
+``algorithms.primitives``), and this module asks dp-accounting what that costs:
+
+* ``zcdp_rho(event)``: the smallest ρ with D_α ≤ ρα at every Rényi order the RDP accountant
+  tracks, i.e. ρ = max_α RDP(α)/α.  For (compositions of) Gaussian mechanisms RDP(α) = α/(2z²)
+  summed over releases, so this is the exact zCDP parameter (Bun & Steinke 2016, Prop. 1.6, 1.7).
+* ``epsilon(event, delta)``: (ε, δ)-DP from the RDP or PLD accountant.
+* ``calibrate_noise_multiplier``: dp-accounting's Brent search for a target (ε, δ).
+
+Closed forms that appear in the papers (ρ + 2√(ρ log 1/δ), z = √(k/(2ρ))) are kept here only as
+named conversions, and tests check them against the accountant.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import dp_accounting as dpa
+import numpy as np
+from dp_accounting import rdp as dpa_rdp
+from dp_accounting import pld as dpa_pld
+
+from algorithms.validation import check_delta, check_int, check_positive
+
+NeighboringRelation = dpa.NeighboringRelation
+REPLACE_ONE = NeighboringRelation.REPLACE_ONE
+ADD_OR_REMOVE_ONE = NeighboringRelation.ADD_OR_REMOVE_ONE
+
+__all__ = ["NeighboringRelation", "REPLACE_ONE", "ADD_OR_REMOVE_ONE", "PrivacySpent",
+           "gaussian_event", "composed", "zcdp_rho", "epsilon", "zcdp_event",
+           "zcdp_to_epsilon", "zcdp_to_epsilon_closed_form", "epsilon_to_zcdp_closed_form",
+           "pure_dp_to_zcdp", "noise_multiplier_for_zcdp", "calibrate_noise_multiplier"]
+
+
+def gaussian_event(noise_multiplier: float, count: int = 1) -> dpa.DpEvent:
+    """``count`` Gaussian releases, each with std ``noise_multiplier`` × ℓ2-sensitivity."""
+    z = check_positive("noise_multiplier", noise_multiplier)
+    count = check_int("count", count, minimum=0)
+    if count == 0:
+        return dpa.NoOpDpEvent()
+    ev = dpa.GaussianDpEvent(z)
+    return ev if count == 1 else dpa.SelfComposedDpEvent(ev, count)
+
+
+def zcdp_event(rho: float) -> dpa.DpEvent:
+    """A release known to be ρ-zCDP (e.g. a pure ε-DP step converted by Lemma 14)."""
+    return dpa.ZCDpEvent(check_positive("rho", rho))
+
+
+def composed(events: Sequence[dpa.DpEvent]) -> dpa.DpEvent:
+    """Sequential (adaptive) composition of ``events``."""
+    events = [e for e in events if not isinstance(e, dpa.NoOpDpEvent)]
+    if not events:
+        return dpa.NoOpDpEvent()
+    return events[0] if len(events) == 1 else dpa.ComposedDpEvent(list(events))
+
+
+def _rdp_accountant(event: dpa.DpEvent, relation: NeighboringRelation) -> dpa_rdp.RdpAccountant:
+    acc = dpa_rdp.RdpAccountant(neighboring_relation=relation)
+    if not acc.supports(event):
+        raise ValueError(f"the RDP accountant does not support {type(event).__name__} under {relation}")
+    acc.compose(event)
+    return acc
+
+
+def zcdp_rho(event: dpa.DpEvent, relation: NeighboringRelation = REPLACE_ONE) -> float:
+    """zCDP parameter of ``event``: max over the accountant's orders of RDP(α)/α.
+
+    Exact for Gaussian mechanisms and ``ZCDpEvent(ρ, ξ=0)`` and their compositions, whose RDP
+    curve is linear in α.  (Sensitivities are supplied by the caller under ``relation``; for
+    Gaussian events the accountant's arithmetic does not depend on it.)
+    """
+    if isinstance(event, dpa.NoOpDpEvent):
+        return 0.0
+    acc = _rdp_accountant(event, relation)
+    orders = np.asarray(acc.orders, dtype=float)
+    return float(np.max(np.asarray(acc.rdp, dtype=float) / orders))
+
+
+def epsilon(event: dpa.DpEvent, delta: float, *, accountant: str = "rdp",
+            relation: NeighboringRelation = REPLACE_ONE) -> float:
+    """(ε, δ)-DP of ``event`` by dp-accounting's RDP (default) or PLD accountant."""
+    delta = check_delta(delta)
+    if accountant == "rdp":
+        return float(_rdp_accountant(event, relation).get_epsilon(delta))
+    if accountant == "pld":
+        acc = dpa_pld.PLDAccountant(neighboring_relation=relation)
+        if not acc.supports(event):
+            raise ValueError(f"the PLD accountant does not support {type(event).__name__}")
+        return float(acc.compose(event).get_epsilon(delta))
+    raise ValueError(f"accountant must be 'rdp' or 'pld', got {accountant!r}")
+
+
+def zcdp_to_epsilon(rho: float, delta: float) -> float:
+    """ε of a ρ-zCDP mechanism at δ, by dp-accounting's RDP→DP conversion (tighter than the
+    closed form)."""
+    return epsilon(zcdp_event(rho), delta)
+
+
+def zcdp_to_epsilon_closed_form(rho: float, delta: float) -> float:
+    """Bun & Steinke 2016, Prop. 1.3: ρ-zCDP ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP."""
+    rho = check_positive("rho", rho)
+    delta = check_delta(delta)
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def epsilon_to_zcdp_closed_form(epsilon_: float, delta: float) -> float:
+    """Largest ρ whose closed-form conversion gives ε: √ρ = √(log(1/δ) + ε) − √(log(1/δ))."""
+    e = check_positive("epsilon", epsilon_)
+    L = math.log(1.0 / check_delta(delta))
+    return (math.sqrt(L + e) - math.sqrt(L)) ** 2
+
+
+def pure_dp_to_zcdp(epsilon_: float) -> float:
+    """Bun & Steinke 2016, Prop. 1.4 (the KL paper's Lemma 14): ε-DP ⇒ (ε²/2)-zCDP."""
+    return 0.5 * check_positive("epsilon", epsilon_) ** 2
+
+
+def noise_multiplier_for_zcdp(rho: float, count: int = 1) -> float:
+    """Noise multiplier z so that ``count`` Gaussian releases are exactly ρ-zCDP: z = √(count/(2ρ)).
+
+    Algorithms use this to set their noise and then report ``zcdp_rho`` of what they actually
+    released, so any mismatch shows up in the reported spend.
+    """
+    rho = check_positive("rho", rho)
+    count = check_int("count", count, minimum=1)
+    return math.sqrt(count / (2.0 * rho))
+
+
+def calibrate_noise_multiplier(make_event: Callable[[float], dpa.DpEvent], target_epsilon: float,
+                               target_delta: float, *, accountant: str = "rdp",
+                               relation: NeighboringRelation = ADD_OR_REMOVE_ONE) -> float:
+    """Smallest noise multiplier z with ε(make_event(z), δ) ≤ target, via
+    ``dp_accounting.calibrate_dp_mechanism`` (Brent search)."""
+    te = check_positive("target_epsilon", target_epsilon)
+    td = check_delta(target_delta, "target_delta")
+    if accountant == "rdp":
+        fresh = lambda: dpa_rdp.RdpAccountant(neighboring_relation=relation)  # noqa: E731
+    elif accountant == "pld":
+        fresh = lambda: dpa_pld.PLDAccountant(neighboring_relation=relation)  # noqa: E731
+    else:
+        raise ValueError(f"accountant must be 'rdp' or 'pld', got {accountant!r}")
+    return float(dpa.calibrate_dp_mechanism(
+        fresh, make_event, te, td,
+        bracket_interval=dpa.LowerEndpointAndGuess(1e-3, 1.0)))
+
+
+@dataclass(frozen=True)
+class PrivacySpent:
+    """What a run released and what it cost.
+
+    ``rho`` is the zCDP parameter computed by dp-accounting from ``event`` (None if the event is
+    not zCDP-accountable); ``target_rho`` the budget the caller asked for; ``relation`` the
+    neighbouring relation under which the event's sensitivities were computed.
+    """
+
+    event: dpa.DpEvent
+    relation: NeighboringRelation
+    rho: float | None
+    target_rho: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_event(cls, event: dpa.DpEvent, *, relation: NeighboringRelation = REPLACE_ONE,
+                   target_rho: float | None = None, **details) -> "PrivacySpent":
+        return cls(event, relation, zcdp_rho(event, relation), target_rho, dict(details))
+
+    def epsilon(self, delta: float, accountant: str = "rdp") -> float:
+        """(ε, δ)-DP of this run."""
+        return epsilon(self.event, delta, accountant=accountant, relation=self.relation)

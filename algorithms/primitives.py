@@ -1,0 +1,207 @@
+"""Shared numpy primitives: clipping, projection, the Gaussian mechanism, sensitivities and the
+correlated-noise (matrix-mechanism) generator.
+
+Sensitivities are ours to prove (the accountant only sees noise multipliers), so each function
+states the neighbouring relation it assumes.  Arrays carry optional leading "seed" axes: a
+``(R, d)`` array is R independent runs, each row drawn from its own generator.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Sequence
+
+import numpy as np
+
+from algorithms.accounting import ADD_OR_REMOVE_ONE, REPLACE_ONE, NeighboringRelation
+from algorithms.validation import (check_finite_array, check_int, check_nonnegative,
+                                   check_open_interval, check_positive)
+
+__all__ = ["as_generators", "normal_rows", "clip_per_sample", "project_ball",
+           "gaussian_mechanism", "mean_gradient_sensitivity", "correlated_noise",
+           "CorrelatedNoiseStream", "correlated_noise_matrix", "correlated_sensitivity",
+           "correlated_sensitivity_brute_force"]
+
+
+def as_generators(rng: np.random.Generator | Sequence[np.random.Generator]) -> list[np.random.Generator]:
+    """One generator or a sequence of them (one per seed row) as a list."""
+    if isinstance(rng, np.random.Generator):
+        return [rng]
+    gens = list(rng)
+    if not gens or not all(isinstance(g, np.random.Generator) for g in gens):
+        raise ValueError("rng must be a numpy.random.Generator or a non-empty sequence of them")
+    return gens
+
+
+def normal_rows(gens: Sequence[np.random.Generator], shape: tuple[int, ...]) -> np.ndarray:
+    """Standard normals of shape ``(len(gens), *shape)``; row r comes from ``gens[r]`` only, so a
+    run's numbers do not depend on how many other seeds share the batch."""
+    return np.stack([g.standard_normal(shape) for g in gens])
+
+
+def clip_per_sample(grads: np.ndarray, clip_norm: float) -> np.ndarray:
+    """Scale each per-sample gradient (last axis) to ℓ2 norm at most ``clip_norm``:
+    g ↦ g · min(1, C/‖g‖)."""
+    c = check_positive("clip_norm", clip_norm)
+    g = np.asarray(grads, dtype=float)
+    norms = np.linalg.norm(g, axis=-1, keepdims=True)
+    scale = np.minimum(1.0, c / np.maximum(norms, np.finfo(float).tiny))
+    return g * scale
+
+
+def project_ball(w: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
+    """Euclidean projection of each row of ``w`` onto the ball B(center, radius)."""
+    r = check_nonnegative("radius", radius)
+    w = np.asarray(w, dtype=float)
+    diff = w - center
+    norms = np.sqrt(np.einsum("...i,...i->...", diff, diff))[..., None]
+    # Rows already inside are returned bit-for-bit, so projection adds no rounding there.
+    return np.where(norms <= r, w, center + diff * (r / np.maximum(norms, np.finfo(float).tiny)))
+
+
+def gaussian_mechanism(rng: np.random.Generator | Sequence[np.random.Generator], value: np.ndarray,
+                       sensitivity: float, noise_multiplier: float) -> np.ndarray:
+    """``value + N(0, (noise_multiplier · sensitivity)² I)``; with several generators, ``value``
+    has a leading seed axis and row r gets generator r's noise."""
+    s = check_positive("sensitivity", sensitivity)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    v = np.asarray(value, dtype=float)
+    gens = as_generators(rng)
+    if isinstance(rng, np.random.Generator):
+        return v + z * s * rng.standard_normal(v.shape)
+    if v.shape[0] != len(gens):
+        raise ValueError(f"value has {v.shape[0]} rows but {len(gens)} generators were given")
+    return v + z * s * normal_rows(gens, v.shape[1:])
+
+
+def mean_gradient_sensitivity(lipschitz: float, n: int,
+                              relation: NeighboringRelation = REPLACE_ONE) -> float:
+    """ℓ2-sensitivity of the mean gradient (1/n) Σ_i ∇f(w; x_i) of L-Lipschitz losses.
+
+    * replace-one (one x_i replaced by x_i'): ‖∇f(w;x_i) − ∇f(w;x_i')‖/n ≤ 2L/n;
+    * add/remove-one with the normaliser n public (the sum changes by one term): L/n.
+    """
+    L = check_positive("lipschitz", lipschitz)
+    n = check_int("n", n)
+    if relation == REPLACE_ONE:
+        return 2.0 * L / n
+    if relation == ADD_OR_REMOVE_ONE:
+        return L / n
+    raise ValueError(f"relation must be REPLACE_ONE or ADD_OR_REMOVE_ONE, got {relation}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Correlated noise ξ_t = std · (Z_t − λ Z_{t−1}),  Z_{−1} = 0
+# ---------------------------------------------------------------------------------------------
+# In matrix-mechanism form the noise vector is ξ = std · C⁻¹ Z with C⁻¹ lower bidiagonal
+# (1 on the diagonal, −λ below), so C is lower-triangular Toeplitz with C[t, s] = λ^{t−s}.
+# The mechanism releases C·G + std·Z, hence it is ONE Gaussian mechanism whose ℓ2-sensitivity is
+# clip_norm × sens(C), where sens(C) is the largest ‖Σ_{t∈P} C[:, t]‖ over participation sets P.
+
+
+def correlated_noise_matrix(lam: float, T: int) -> np.ndarray:
+    """The strategy matrix C (T×T), C[t, s] = λ^{t−s} for t ≥ s, so that C⁻¹ has 1 and −λ."""
+    lam = check_open_interval("lam", lam, -1.0, 1.0)
+    T = check_int("T", T)
+    idx = np.arange(T)
+    e = idx[:, None] - idx[None, :]
+    with np.errstate(invalid="ignore"):
+        C = np.where(e >= 0, np.power(lam, np.maximum(e, 0), dtype=float), 0.0)
+    return C
+
+
+def correlated_noise(rng: np.random.Generator, T: int, shape: tuple[int, ...] | int, lam: float,
+                     std: float) -> np.ndarray:
+    """All T noise vectors ξ_t = std·(Z_t − λ Z_{t−1}) at once, shape ``(T, *shape)``."""
+    T = check_int("T", T)
+    lam = check_open_interval("lam", lam, -1.0, 1.0)
+    std = check_nonnegative("std", std)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    Z = rng.standard_normal((T, *shape))
+    xi = Z.copy()
+    xi[1:] -= lam * Z[:-1]
+    return std * xi
+
+
+class CorrelatedNoiseStream:
+    """Streaming form of :func:`correlated_noise`: ``next()`` returns ξ_t, storing only Z_{t−1}.
+
+    Draws the same normals in the same order as :func:`correlated_noise`, so the two agree
+    exactly for the same generator state.
+    """
+
+    def __init__(self, rng: np.random.Generator, shape: tuple[int, ...] | int, lam: float, std: float):
+        self.rng = rng
+        self.shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self.lam = check_open_interval("lam", lam, -1.0, 1.0)
+        self.std = check_nonnegative("std", std)
+        self._prev = np.zeros(self.shape)
+
+    def next(self) -> np.ndarray:
+        z = self.rng.standard_normal(self.shape)
+        out = self.std * (z - self.lam * self._prev)
+        self._prev = z
+        return out
+
+
+def correlated_sensitivity(lam: float, T: int, participations: int = 1,
+                           min_separation: int | None = None) -> float:
+    """sens(C) of the λ-correlated-noise matrix mechanism, per unit of clip norm.
+
+    Neighbouring relation: add/remove (or zero-out) of one example, which contributes a gradient
+    of norm ≤ 1 (after clipping) at each of its ``participations`` steps, any two of them at least
+    ``min_separation`` steps apart (default: ⌊T/participations⌋, i.e. one per epoch).
+
+    * one participation, |λ| < 1: the longest column of C, sens² = (1 − λ^{2T})/(1 − λ²);
+    * k participations, λ ∈ [0, 1): C is non-negative with non-increasing columns, so the worst
+      case puts the example at steps 0, b, 2b, … and aligns its gradients:
+      sens² = Σ_{t<T} (Σ_{j<k, jb≤t} λ^{t−jb})².
+    * k > 1 with λ < 0 is refused: the closed form is not valid there (columns alternate in sign).
+    """
+    lam = check_open_interval("lam", lam, -1.0, 1.0)
+    T = check_int("T", T)
+    k = check_int("participations", participations)
+    if k > T:
+        raise ValueError(f"participations must be in [1, T={T}], got {k}")
+    if k == 1:
+        if lam == 0:
+            return 1.0
+        return math.sqrt((1.0 - lam ** (2 * T)) / (1.0 - lam ** 2))
+    b = T // k if min_separation is None else check_int("min_separation", min_separation)
+    if (k - 1) * b > T - 1:
+        raise ValueError(f"min_separation must be in [1, {(T - 1) // (k - 1)}] for "
+                         f"{k} participations in T={T} steps, got {b}")
+    if lam < 0:
+        raise ValueError("lam must be in [0, 1) for several participations: the closed form "
+                         "needs non-negative, non-increasing Toeplitz coefficients")
+    t = np.arange(T)
+    col = np.zeros(T)
+    for j in range(k):
+        s = j * b
+        col[s:] += lam ** (t[s:] - s) if lam > 0 else (t[s:] == s).astype(float)
+    return float(np.linalg.norm(col))
+
+
+def correlated_sensitivity_brute_force(lam: float, T: int, participations: int = 1,
+                                       min_separation: int | None = None) -> float:
+    """Brute-force sens(C) over every participation set (small T only), for tests.
+
+    Enumerates all k-subsets of {0..T−1} with gaps ≥ b and all sign patterns of the (scalar,
+    d = 1) gradient contributions, returning max ‖C u‖ with u supported on the set, |u_t| = 1.
+    In d = 1 this is the exact sensitivity for any λ; for λ ≥ 0 it equals the d-dimensional one.
+    """
+    T = check_int("T", T)
+    if T > 16:
+        raise ValueError(f"T must be in [1, 16] for brute force, got {T}")
+    k = check_int("participations", participations)
+    b = (T // k if min_separation is None else min_separation) if k > 1 else 1
+    C = correlated_noise_matrix(lam, T)
+    best = 0.0
+    for P in itertools.combinations(range(T), k):
+        if any(P[i + 1] - P[i] < b for i in range(k - 1)):
+            continue
+        for signs in itertools.product((1.0, -1.0), repeat=k - 1):
+            u = np.zeros(T)
+            u[list(P)] = (1.0,) + signs
+            best = max(best, float(np.linalg.norm(C @ u)))
+    return best

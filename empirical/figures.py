@@ -1,0 +1,70 @@
+"""Log-log figures, one per experiment: per-seed points (spread), aggregated points, the fitted
+line, the bound's local slope and its asymptotic slope drawn through the data, dropped points
+marked.  Saved as ``figures/<paper>/<experiment>.png``."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from empirical.checks import Analysis  # noqa: E402
+
+__all__ = ["plot_analysis", "figure_path"]
+
+
+def figure_path(analysis: Analysis, root: str | os.PathLike = "figures") -> Path:
+    exp = analysis.experiment
+    return Path(root) / exp.paper / f"{exp.id}.png"
+
+
+def plot_analysis(analysis: Analysis, root: str | os.PathLike = "figures") -> Path:
+    exp = analysis.experiment
+    fig, ax = plt.subplots(figsize=(6.4, 4.6), dpi=110)
+    kept = set(analysis.kept)
+    for v, metric in analysis.per_point.items():
+        good = metric[np.isfinite(metric) & (metric > 0)]
+        color = "tab:blue" if v in kept else "0.6"
+        ax.scatter(np.full(good.size, v), good, s=9, alpha=0.35, color=color, linewidths=0)
+    if analysis.dropped:
+        dv = [v for v, _ in analysis.dropped]
+        dy = [np.exp(np.nanmean(np.log(np.clip(analysis.per_point[v], 1e-300, None)))) for v in dv]
+        ax.scatter(dv, dy, marker="x", color="0.4", label=f"dropped ({len(dv)}): "
+                   + "; ".join(sorted({r.split(' (')[0] for _, r in analysis.dropped})))
+    fit = analysis.fit
+    if fit is not None:
+        x = fit.x
+        ax.scatter(x, fit.y, color="tab:blue", zorder=3, label=f"{exp.aggregate} over {exp.seeds} seeds")
+        xx = np.geomspace(x.min(), x.max(), 50)
+        cx, cy = np.exp(np.log(x).mean()), np.exp(np.log(fit.y).mean())
+        ax.plot(xx, cy * (xx / cx) ** fit.slope, color="tab:blue",
+                label=f"fit: slope {fit.slope:+.3f} [{fit.ci_low:+.3f}, {fit.ci_high:+.3f}]")
+        styles = ["--", ":", "-.", (0, (5, 1))]
+        for i, r in enumerate(analysis.results):
+            col = "tab:red" if r.kind == "reject" else "tab:orange"
+            ax.plot(xx, cy * (xx / cx) ** r.local, color=col, ls=styles[i % 4],
+                    label=f"{r.bound} local {r.local:+.3f} ({r.verdict})")
+            if r.kind != "reject":
+                ax.plot(xx, cy * (xx / cx) ** r.asymptotic, color="tab:green", ls=styles[i % 4],
+                        alpha=0.8, label=f"{r.bound} asymptotic {r.asymptotic_expr}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(exp.variable)
+    ax.set_ylabel(exp.metric)
+    ax.set_title(f"{exp.id}\n{exp.title}", fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+    ax.grid(True, which="both", alpha=0.25)
+    fixed = ", ".join(f"{k}={v:g}" for k, v in exp.fixed.items() if isinstance(v, (int, float)))
+    fig.text(0.01, 0.005, fixed, fontsize=6, color="0.35")
+    fig.tight_layout()
+    path = figure_path(analysis, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,89 @@
+"""algorithms.accounting agrees with dp-accounting and with the closed forms it names."""
+import math
+
+import dp_accounting as dpa
+import numpy as np
+import pytest
+from dp_accounting import rdp
+
+from algorithms import accounting as acc
+
+
+@pytest.mark.parametrize("z, count", [(0.5, 1), (1.3, 10), (4.0, 1000)])
+def test_zcdp_of_gaussian_composition_is_count_over_2z2(z, count):
+    # Bun & Steinke Prop. 1.6/1.7: a Gaussian with multiplier z is 1/(2z²)-zCDP; composition adds.
+    assert acc.zcdp_rho(acc.gaussian_event(z, count)) == pytest.approx(count / (2 * z * z), rel=1e-12)
+
+
+def test_zcdp_of_heterogeneous_composition():
+    zs = [0.7, 1.5, 3.0, 10.0]
+    ev = acc.composed([acc.gaussian_event(z) for z in zs] + [acc.zcdp_event(0.25)])
+    assert acc.zcdp_rho(ev) == pytest.approx(sum(1 / (2 * z * z) for z in zs) + 0.25, rel=1e-12)
+    assert acc.zcdp_rho(acc.composed([])) == 0.0
+
+
+@pytest.mark.parametrize("rho", [1e-3, 0.1, 1.0, 10.0])
+@pytest.mark.parametrize("delta", [1e-3, 1e-6, 1e-9])
+def test_accountant_epsilon_is_below_closed_form(rho, delta):
+    eps_acc = acc.zcdp_to_epsilon(rho, delta)
+    eps_cf = acc.zcdp_to_epsilon_closed_form(rho, delta)
+    assert eps_cf == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1 / delta)))
+    assert 0 < eps_acc <= eps_cf * (1 + 1e-9)
+    # and it matches a fresh RdpAccountant composing the same zCDP event
+    direct = rdp.RdpAccountant().compose(dpa.ZCDpEvent(rho)).get_epsilon(delta)
+    assert eps_acc == pytest.approx(direct, rel=1e-12)
+
+
+def test_epsilon_to_zcdp_inverts_closed_form():
+    for eps, delta in [(0.5, 1e-5), (1.0, 1e-6), (8.0, 1e-9)]:
+        rho = acc.epsilon_to_zcdp_closed_form(eps, delta)
+        assert acc.zcdp_to_epsilon_closed_form(rho, delta) == pytest.approx(eps, rel=1e-12)
+
+
+def test_pure_dp_to_zcdp():
+    assert acc.pure_dp_to_zcdp(0.3) == pytest.approx(0.045)
+
+
+def test_noise_multiplier_for_zcdp_round_trip():
+    for rho, k in [(0.1, 1), (1.0, 50), (0.01, 10_000)]:
+        z = acc.noise_multiplier_for_zcdp(rho, k)
+        assert acc.zcdp_rho(acc.gaussian_event(z, k)) == pytest.approx(rho, rel=1e-12)
+
+
+def test_subsampled_gaussian_and_pld_tighter_than_rdp():
+    ev = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 1000)
+    e_rdp = acc.epsilon(ev, 1e-5, relation=acc.ADD_OR_REMOVE_ONE)
+    e_pld = acc.epsilon(ev, 1e-5, accountant="pld", relation=acc.ADD_OR_REMOVE_ONE)
+    assert e_rdp == pytest.approx(1.712, abs=0.01)
+    assert e_pld < e_rdp
+
+
+def test_calibration_hits_target():
+    make = lambda z: dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(z)), 1000)
+    z = acc.calibrate_noise_multiplier(make, 1.0, 1e-5)
+    eps = acc.epsilon(make(z), 1e-5, relation=acc.ADD_OR_REMOVE_ONE)
+    assert eps <= 1.0 + 1e-6 and eps > 0.98
+    assert acc.epsilon(make(0.95 * z), 1e-5, relation=acc.ADD_OR_REMOVE_ONE) > 1.0
+
+
+def test_privacy_spent_reports_accountant_values():
+    spent = acc.PrivacySpent.from_event(acc.gaussian_event(2.0, 8), target_rho=1.0)
+    assert spent.rho == pytest.approx(1.0)
+    assert spent.epsilon(1e-5) <= acc.zcdp_to_epsilon_closed_form(1.0, 1e-5)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: acc.zcdp_to_epsilon_closed_form(0.0, 1e-5), "rho"),
+    (lambda: acc.zcdp_to_epsilon_closed_form(1.0, 0.0), "delta"),
+    (lambda: acc.zcdp_to_epsilon_closed_form(1.0, 1.0), "delta"),
+    (lambda: acc.epsilon_to_zcdp_closed_form(-1.0, 1e-5), "epsilon"),
+    (lambda: acc.epsilon_to_zcdp_closed_form(1.0, 1.5), "delta"),
+    (lambda: acc.gaussian_event(0.0), "noise_multiplier"),
+    (lambda: acc.gaussian_event(1.0, -1), "count"),
+    (lambda: acc.noise_multiplier_for_zcdp(float("inf")), "rho"),
+    (lambda: acc.calibrate_noise_multiplier(lambda z: dpa.GaussianDpEvent(z), 0.0, 1e-5), "target_epsilon"),
+    (lambda: acc.epsilon(acc.gaussian_event(1.0), 1e-5, accountant="magic"), "accountant"),
+])
+def test_bad_parameters_raise_value_error_naming_them(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
