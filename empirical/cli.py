@@ -97,6 +97,18 @@ def _selected(args) -> list:
     return registry.experiments(getattr(args, "paper", None))
 
 
+def _draw(analyses: list[Analysis], root: str, paper: str | None) -> None:
+    from empirical.figures import plot_analysis
+
+    for a in analyses:
+        if a.fit is not None:
+            plot_analysis(a, root)
+    by_id = {a.experiment.id: a for a in analyses}
+    for s in registry.summaries(paper):
+        if all(e in by_id for e in s.experiments):
+            s.plot([by_id[e] for e in s.experiments], root)
+
+
 def _run_and_analyse(exps, args) -> list[Analysis]:
     out = []
     for exp in exps:
@@ -132,37 +144,28 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         analyses = _run_and_analyse(exps, args)
         if not args.no_figures:
-            from empirical.figures import plot_analysis
-
-            for a in analyses:
-                if a.fit is not None:
-                    plot_analysis(a, args.figures)
+            _draw(analyses, args.figures, None)
         print(format_table(analyses))
         return 0
     if args.cmd == "verify":
         analyses = _run_and_analyse(_selected(args), args)
         if not args.no_figures:
-            from empirical.figures import plot_analysis
-
-            for a in analyses:
-                if a.fit is not None:
-                    plot_analysis(a, args.figures)
+            _draw(analyses, args.figures, args.paper)
         print(format_table(analyses))
         failed = [a.experiment.id for a in analyses if not a.ok]
         print(f"\n{len(analyses) - len(failed)}/{len(analyses)} experiments verified"
               + (f"; failed: {', '.join(failed)}" if failed else ""))
         return 1 if failed else 0
     if args.cmd == "figures":
-        from empirical.figures import plot_analysis
-
+        analyses = []
         for exp in registry.experiments(args.paper):
             rows, missing = load_rows(exp, full=args.full, results=args.results)
             if missing:
                 print(f"{exp.id}: {len(missing)} grid points not run yet; skipped", file=sys.stderr)
                 continue
-            a = analyse(exp, rows)
-            if a.fit is not None:
-                print(plot_analysis(a, args.figures))
+            analyses.append(analyse(exp, rows))
+        _draw(analyses, args.figures, args.paper)
+        print(f"drew figures for {len(analyses)} experiments under {args.figures}/")
         return 0
     return 2  # pragma: no cover
 

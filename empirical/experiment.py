@@ -13,7 +13,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-__all__ = ["Check", "Experiment", "register", "get", "ids", "experiments"]
+__all__ = ["Check", "Experiment", "Summary", "register", "register_summary", "summaries", "get",
+           "ids", "experiments"]
 
 _KINDS = ("two-sided", "one-sided", "reject")
 
@@ -115,7 +116,22 @@ class Experiment:
         return p
 
 
+@dataclass(frozen=True)
+class Summary:
+    """A figure drawn across several experiments (e.g. observed n-slope against κ).
+
+    ``plot(analyses, root)`` receives the analyses of ``experiments`` (in that order) and the
+    figures root, writes ``<root>/<paper>/<id>.png`` and returns its path.
+    """
+
+    id: str
+    paper: str
+    experiments: tuple[str, ...]
+    plot: Callable
+
+
 _REGISTRY: dict[str, Experiment] = {}
+_SUMMARIES: dict[str, Summary] = {}
 #: empirical/<module>.py for each paper whose experiments are encoded.
 _PAPER_MODULES = ["kl_condition"]
 
@@ -125,6 +141,18 @@ def register(exp: Experiment) -> Experiment:
         raise ValueError(f"experiment id {exp.id!r} is already registered")
     _REGISTRY[exp.id] = exp
     return exp
+
+
+def register_summary(summary: Summary) -> Summary:
+    if summary.id in _SUMMARIES and _SUMMARIES[summary.id] is not summary:
+        raise ValueError(f"summary id {summary.id!r} is already registered")
+    _SUMMARIES[summary.id] = summary
+    return summary
+
+
+def summaries(paper: str | None = None) -> list[Summary]:
+    _load_all()
+    return [s for _, s in sorted(_SUMMARIES.items()) if paper is None or s.paper == paper]
 
 
 def _load_all() -> None:
