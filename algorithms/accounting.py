@@ -33,7 +33,8 @@ ADD_OR_REMOVE_ONE = NeighboringRelation.ADD_OR_REMOVE_ONE
 __all__ = ["NeighboringRelation", "REPLACE_ONE", "ADD_OR_REMOVE_ONE", "PrivacySpent",
            "gaussian_event", "composed", "zcdp_rho", "epsilon", "zcdp_event",
            "zcdp_to_epsilon", "zcdp_to_epsilon_closed_form", "epsilon_to_zcdp_closed_form",
-           "pure_dp_to_zcdp", "noise_multiplier_for_zcdp", "calibrate_noise_multiplier"]
+           "pure_dp_to_zcdp", "noise_multiplier_for_zcdp", "calibrate_noise_multiplier",
+           "ZcdpFilter"]
 
 
 def gaussian_event(noise_multiplier: float, count: int = 1) -> dpa.DpEvent:
@@ -76,9 +77,16 @@ def zcdp_rho(event: dpa.DpEvent, relation: NeighboringRelation = REPLACE_ONE) ->
     """
     if isinstance(event, dpa.NoOpDpEvent):
         return 0.0
-    acc = _rdp_accountant(event, relation)
-    orders = np.asarray(acc.orders, dtype=float)
-    return float(np.max(np.asarray(acc.rdp, dtype=float) / orders))
+    return _rho_of_accountant(_rdp_accountant(event, relation))
+
+
+def _rho_of_accountant(acc: dpa_rdp.RdpAccountant) -> float:
+    """max over the accountant's orders of RDP(α)/α (the zCDP parameter of a linear RDP curve)."""
+    return _rho_of_curve(np.asarray(acc.rdp, dtype=float), np.asarray(acc.orders, dtype=float))
+
+
+def _rho_of_curve(rdp: np.ndarray, orders: np.ndarray) -> float:
+    return float(np.max(rdp / orders))
 
 
 def epsilon(event: dpa.DpEvent, delta: float, *, accountant: str = "rdp",
@@ -172,3 +180,112 @@ class PrivacySpent:
     def epsilon(self, delta: float, accountant: str = "rdp") -> float:
         """(ε, δ)-DP of this run."""
         return epsilon(self.event, delta, accountant=accountant, relation=self.relation)
+
+
+# ---------------------------------------------------------------------------------------------
+# Privacy filter (fully adaptive composition)
+# ---------------------------------------------------------------------------------------------
+def _has_linear_rdp(event: dpa.DpEvent) -> bool:
+    """True for events whose RDP curve is ρ·α (Gaussian, ZCDpEvent with ξ = 0, compositions)."""
+    if isinstance(event, (dpa.NoOpDpEvent, dpa.GaussianDpEvent)):
+        return True
+    if isinstance(event, dpa.ZCDpEvent):
+        return event.xi == 0
+    if isinstance(event, dpa.SelfComposedDpEvent):
+        return _has_linear_rdp(event.event)
+    if isinstance(event, dpa.ComposedDpEvent):
+        return all(_has_linear_rdp(e) for e in event.events)
+    return False
+
+
+class ZcdpFilter:
+    """A zCDP privacy filter: admits a release only if the running total stays within ``budget``.
+
+    Fully adaptive composition (Whitehouse, Ramdas, Rogers, Wu 2022, "Fully adaptive composition
+    in differential privacy", Thm 1; the Rényi filter of Feldman & Zrnic 2021 applied at every
+    order α): if each release is ρ_t-zCDP with ρ_t chosen from the previous outputs, and the
+    analyst releases only while Σ_t ρ_t ≤ ρ, the whole interaction is ρ-zCDP.  The filter keeps a
+    dp-accounting ``RdpAccountant``; the spend is max_α RDP(α)/α, as in :func:`zcdp_rho`.
+
+    Only events with linear RDP curves (Gaussian mechanisms, ``ZCDpEvent`` with ξ = 0, and their
+    compositions) are accepted: for them RDP(α)/α is the same at every order, so a short order
+    grid is exact and keeps each admission cheap (dp-accounting evaluates each order in Python).
+
+    ``can_afford(event, reserve=...)`` checks the total after ``event`` and a later ``reserve``
+    (e.g. a final selection step) in the same floating-point order in which they will be
+    composed, so an admitted run can always spend its reserve and never reports more than
+    ``budget``.
+    """
+
+    ORDERS = (2.0, 4.0, 16.0, 64.0)
+
+    def __init__(self, budget: float, relation: NeighboringRelation = REPLACE_ONE):
+        self.budget = check_positive("budget", budget)
+        self.relation = relation
+        self._acc = dpa_rdp.RdpAccountant(orders=self.ORDERS, neighboring_relation=relation)
+        self._orders = np.asarray(self.ORDERS, dtype=float)
+        self._events: list[dpa.DpEvent] = []
+        self._cache: dict = {}
+
+    def _curve(self, event: dpa.DpEvent) -> np.ndarray:
+        try:
+            key = hash(event)
+        except TypeError:
+            key = None
+        if key is not None and event in self._cache:
+            return self._cache[event]
+        if not _has_linear_rdp(event):
+            raise ValueError("event must be a Gaussian or zCDP event (or a composition of them), "
+                             f"got {type(event).__name__}")
+        acc = dpa_rdp.RdpAccountant(orders=self.ORDERS, neighboring_relation=self.relation)
+        acc.compose(event)
+        curve = np.asarray(acc.rdp, dtype=float)
+        if key is not None:
+            if len(self._cache) > 64:
+                self._cache.clear()
+            self._cache[event] = curve
+        return curve
+
+    def cost(self, event: dpa.DpEvent) -> float:
+        """zCDP parameter of ``event`` alone."""
+        return _rho_of_curve(self._curve(event), self._orders)
+
+    @property
+    def spent(self) -> float:
+        """zCDP spent so far (dp-accounting's RDP curve, max_α RDP(α)/α)."""
+        return _rho_of_accountant(self._acc)
+
+    @property
+    def remaining(self) -> float:
+        return self.budget - self.spent
+
+    @property
+    def event(self) -> dpa.DpEvent:
+        """Everything admitted so far, as one composed event."""
+        return composed(self._events)
+
+    def can_afford(self, event: dpa.DpEvent, reserve: dpa.DpEvent | None = None) -> bool:
+        """Would the total after ``event`` (and then ``reserve``) stay ≤ budget?"""
+        rdp = np.asarray(self._acc.rdp, dtype=float) + self._curve(event)
+        if reserve is not None:
+            rdp = rdp + self._curve(reserve)
+        return _rho_of_curve(rdp, self._orders) <= self.budget
+
+    def try_spend(self, event: dpa.DpEvent, reserve: dpa.DpEvent | None = None) -> bool:
+        """Compose ``event`` if affordable (keeping ``reserve`` affordable); return whether it was."""
+        if not self.can_afford(event, reserve):
+            return False
+        self._acc.compose(event)
+        self._events.append(event)
+        return True
+
+    def spend(self, event: dpa.DpEvent) -> None:
+        """Compose ``event``; ValueError if it would exceed the budget."""
+        if not self.try_spend(event):
+            raise ValueError(f"event costs {self.cost(event)!r} but only {self.remaining!r} of the "
+                             f"budget {self.budget!r} remains")
+
+    def privacy_spent(self, target_rho: float | None = None, **details) -> "PrivacySpent":
+        """The admitted events and their total, as a :class:`PrivacySpent`."""
+        return PrivacySpent(self.event, self.relation, self.spent, target_rho,
+                            dict(details, filter_budget=self.budget))

@@ -20,7 +20,8 @@ from algorithms.validation import (check_finite_array, check_int, check_nonnegat
 __all__ = ["as_generators", "normal_rows", "clip_per_sample", "project_ball",
            "gaussian_mechanism", "mean_gradient_sensitivity", "correlated_noise",
            "CorrelatedNoiseStream", "correlated_noise_matrix", "correlated_sensitivity",
-           "correlated_sensitivity_brute_force"]
+           "correlated_sensitivity_brute_force", "exponential_mechanism_probabilities",
+           "exponential_mechanism", "exponential_mechanism_gumbel"]
 
 
 def as_generators(rng: np.random.Generator | Sequence[np.random.Generator]) -> list[np.random.Generator]:
@@ -205,3 +206,49 @@ def correlated_sensitivity_brute_force(lam: float, T: int, participations: int =
             u[list(P)] = (1.0,) + signs
             best = max(best, float(np.linalg.norm(C @ u)))
     return best
+
+
+# ---------------------------------------------------------------------------------------------
+# Exponential mechanism
+# ---------------------------------------------------------------------------------------------
+# Selecting index i with probability ∝ exp(ε·u_i/(2Δ)), where Δ bounds |u_i(S) − u_i(S')| over
+# neighbouring S, S' (same relation as Δ), is ε-DP (McSherry & Talwar 2007); by Bun & Steinke
+# 2016, Prop. 1.4 it is then ε²/2-zCDP.
+
+
+def exponential_mechanism_probabilities(utilities: np.ndarray, epsilon: float,
+                                        sensitivity: float) -> np.ndarray:
+    """p_i = exp(ε u_i/(2Δ)) / Σ_j exp(ε u_j/(2Δ)), computed by log-sum-exp (no overflow for
+    huge ε, exact uniform for ε → 0)."""
+    eps = check_positive("epsilon", epsilon)
+    s = check_positive("sensitivity", sensitivity)
+    u = check_finite_array("utilities", utilities, ndim=1)
+    if u.size == 0:
+        raise ValueError("utilities must be non-empty")
+    logits = (eps / (2.0 * s)) * u
+    logits -= logits.max()
+    p = np.exp(logits)
+    return p / p.sum()
+
+
+def exponential_mechanism(rng: np.random.Generator, utilities: np.ndarray, epsilon: float,
+                          sensitivity: float) -> int:
+    """One draw of the exponential mechanism (inverse CDF of the log-sum-exp probabilities,
+    one uniform from ``rng``)."""
+    p = exponential_mechanism_probabilities(utilities, epsilon, sensitivity)
+    i = int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"))
+    return min(i, p.size - 1)
+
+
+def exponential_mechanism_gumbel(rng: np.random.Generator, utilities: np.ndarray, epsilon: float,
+                                 sensitivity: float) -> int:
+    """The same distribution by the Gumbel-max trick: argmax_i ε u_i/(2Δ) + G_i, G_i iid Gumbel
+    drawn from ``rng`` in index order.  This form can be run online (one G_i per candidate, keep
+    the running argmax), which is how Algorithm 3 selects among iterates without storing them."""
+    eps = check_positive("epsilon", epsilon)
+    s = check_positive("sensitivity", sensitivity)
+    u = check_finite_array("utilities", utilities, ndim=1)
+    if u.size == 0:
+        raise ValueError("utilities must be non-empty")
+    g = np.array([rng.gumbel() for _ in range(u.size)])
+    return int(np.argmax((eps / (2.0 * s)) * u + g))

@@ -87,3 +87,40 @@ def test_privacy_spent_reports_accountant_values():
 def test_bad_parameters_raise_value_error_naming_them(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# --------------------------------------------------------------------------- privacy filter
+def test_zcdp_filter_admits_until_budget_and_matches_accountant():
+    f = acc.ZcdpFilter(1.0)
+    zs = [3.0, 1.5, 2.0, 1.0, 0.8, 5.0]
+    admitted = [z for z in zs if f.try_spend(acc.gaussian_event(z))]
+    # 1/18 + 2/9 + 1/8 = 0.4028, then 1/2 → 0.9028; 1/(2·0.64) = 0.78 refused; 1/50 admitted
+    assert admitted == [3.0, 1.5, 2.0, 1.0, 5.0]
+    expected = sum(1 / (2 * z * z) for z in admitted)
+    assert f.spent == pytest.approx(expected, rel=1e-12)
+    assert f.spent == pytest.approx(acc.zcdp_rho(f.event), rel=1e-12)
+    assert f.spent <= f.budget and f.remaining == pytest.approx(1.0 - expected)
+    assert not f.can_afford(acc.gaussian_event(0.8))
+    with pytest.raises(ValueError, match="budget"):
+        f.spend(acc.gaussian_event(0.5))
+    spent = f.privacy_spent(target_rho=1.0, note="x")
+    assert spent.rho == f.spent and spent.details["note"] == "x"
+
+
+def test_zcdp_filter_reserve_is_always_affordable():
+    f = acc.ZcdpFilter(1.0)
+    reserve = acc.zcdp_event(0.3)
+    n = 0
+    while f.try_spend(acc.gaussian_event(3.0), reserve):
+        n += 1
+    assert n == 12                                     # 12/18 + 0.3 ≤ 1 < 13/18 + 0.3
+    f.spend(reserve)
+    assert f.spent <= 1.0
+
+
+def test_zcdp_filter_rejects_nonlinear_events_and_bad_budget():
+    f = acc.ZcdpFilter(1.0)
+    with pytest.raises(ValueError, match="event"):
+        f.try_spend(dpa.LaplaceDpEvent(1.0))
+    with pytest.raises(ValueError, match="budget"):
+        acc.ZcdpFilter(0.0)
