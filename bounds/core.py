@@ -106,6 +106,13 @@ def asymptotic_exponent(expr: sp.Expr, x: sp.Symbol) -> sp.Expr:
                 return asymptotic_exponent(sp.simplify(g - 1), x)
             return sp.Integer(0)
         return sp.Integer(0)  # symbolic exponent of g: log of a power is a log factor
+    if isinstance(expr, sp.Piecewise):
+        # Branch conditions on other parameters (e.g. κ < 2) stay symbolic; a branch that is
+        # identically 0 contributes nothing to a sum, i.e. exponent −∞.
+        if any(c.has(x) for _, c in expr.args):
+            return _limit_exponent(expr, x)
+        return sp.Piecewise(*[(-sp.oo if e == 0 else asymptotic_exponent(e, x), c)
+                              for e, c in expr.args])
     if isinstance(expr, sp.Min):
         return _simplify_minmax(sp.Min(*[asymptotic_exponent(a, x) for a in expr.args]))
     if isinstance(expr, sp.Max):
@@ -182,6 +189,19 @@ class Bound:
         """Names of the free symbols, sorted."""
         return tuple(sorted(s.name for s in self.expr.free_symbols))
 
+    @property
+    def shape_parameters(self) -> tuple[str, ...]:
+        """Symbols that occur in an exponent (κ, τ): they shape the rate rather than scale it."""
+        names = set()
+        for p in self.expr.atoms(sp.Pow):
+            names |= {s.name for s in p.exp.free_symbols}
+        return tuple(sorted(names))
+
+    @property
+    def scale_variables(self) -> tuple[str, ...]:
+        """Free symbols that are not shape parameters: those with a log-log exponent."""
+        return tuple(v for v in self.variables if v not in self.shape_parameters)
+
     def symbol(self, name: str) -> sp.Symbol:
         """The Symbol called ``name`` in this bound; KeyError naming the available ones."""
         for s in self.expr.free_symbols:
@@ -206,6 +226,9 @@ class Bound:
             if var not in _SYMBOLS and not var.isidentifier():
                 raise
             return sp.Integer(0)
+        if var in self.shape_parameters:
+            raise ValueError(f"{self.id}: {var} appears in an exponent of the rate (a shape "
+                             "parameter, like κ), so it has no log-log exponent; fix it instead")
         e = self.expr.subs(self._subs(fixed, allow_partial=True, exclude=var))
         return sp.simplify(asymptotic_exponent(e, x))
 
@@ -227,7 +250,10 @@ class Bound:
             i = names.index(var)
             args_p[i] = x0 * mpmath.exp(h)
             args_m[i] = x0 * mpmath.exp(-h)
-            lp, lm = f(*args_p), f(*args_m)
+            try:
+                lp, lm = f(*args_p), f(*args_m)
+            except ZeroDivisionError:
+                raise ValueError(f"{self.id}: undefined at {dict(at)} (division by zero)") from None
             if not (_is_finite_real(lp) and _is_finite_real(lm)):
                 raise ValueError(f"{self.id}: log-slope in {var} is not finite at {dict(at)} "
                                  "(bound non-positive or undefined there)")
@@ -241,7 +267,10 @@ class Bound:
         """Numeric value of the bound; every symbol must be given a value in its domain."""
         vals = self._values(values)
         with mpmath.workdps(30):
-            v = self._lambda()(*[mpmath.mpf(vals[k]) for k in self._ordered_names()])
+            try:
+                v = self._lambda()(*[mpmath.mpf(vals[k]) for k in self._ordered_names()])
+            except ZeroDivisionError:
+                raise ValueError(f"{self.id} is undefined at {values} (division by zero)") from None
             if not _is_finite_real(v):
                 raise ValueError(f"{self.id} is not a finite real number at {values}")
             return float(mpmath.re(v))
@@ -269,7 +298,7 @@ class Bound:
             lines.append(f"  assumes:     {a}")
         for c in self.conditions:
             lines.append(f"  condition:   {sp.sstr(c)}")
-        for v in (variables or self.variables):
+        for v in (variables or self.scale_variables):
             try:
                 lines.append(f"  exponent in {v}: {sp.sstr(self.exponent(v))}")
             except Exception as exc:  # pragma: no cover - shown, not hidden

@@ -24,6 +24,7 @@ Upper bounds (excess empirical risk unless stated):
 * ``kl:thm4_main``         Theorem 4's first (d-dependent) term (γL0√(dA p_max)/(n√ρ))^{2κ/(4−κ)}.
 * ``kl:thm4_floor``        Theorem 4's second (d-free) term (max{γ²,1}L0²A/(min{L1,1}n√ρ))^{κ/2}.
 * ``kl:thm4_simplified``   Theorem 4's Õ form (√d/(n√ρ))^{2κ/(4−κ)} + (1/(n√ρ))^{κ/2}.
+* ``kl:thm4_intro``        the introduction's statement, d-free term (1/n)^{κ/2} (competing reading, KL-E10).
 * ``kl:thm4_kappa1``       Theorem 4 at κ = 1: (√d/(n√ρ))^{2/3} + 1/(√n ρ^{1/4}).
 * ``kl:thm4_kappa2``       Theorem 4 at κ = 2 (PL): d/(n²ρ) + 1/(n√ρ).
 * ``kl:thm5``              Theorem 5, gradient norm of Alg. 3 + exponential mechanism, in terms of T.
@@ -107,44 +108,6 @@ THM4_CONDITION = sp.Le(L0**2 * A_LOG / (L1 * n), _sqrt(rho))
 _KAPPA_12 = (sp.Ge(kappa, 1), sp.Le(kappa, 2))
 
 
-#: Symbols that are exponents of the rates (shape parameters), not scales: an asymptotic
-#: exponent "as κ → ∞" means nothing, and sympy's limit fallback does not even return on kl:thm1.
-SHAPE_PARAMETERS = ("kappa", "tau")
-
-
-class KLBound(Bound):
-    """A :class:`Bound` with two guards for the KL paper's expressions.
-
-    * Shape parameters (κ, τ) sit in exponents.  ``exponent("kappa")`` raises ``ValueError``
-      (``bounds.core.asymptotic_exponent`` falls back to ``sympy.limit``, which does not return on
-      kl:thm1 and returns nan-``Piecewise`` results on others), and :meth:`describe` lists
-      exponents in the scale variables only.
-    * Theorem 4's third term is a κ-``Piecewise`` ((p_max/(n√ρ))^{κ/(2−κ)} for κ < 2, absent at
-      κ = 2).  ``asymptotic_exponent`` has no ``Piecewise`` rule and, with κ symbolic, returns an
-      unevaluated ``Limit``.  With κ given a value the ``Piecewise`` collapses and the core rules
-      apply unchanged; with κ symbolic this class takes the generic branch (κ < 2), whose
-      exponent is the limit of the κ = 2 one (the extra term's exponent −κ/(2−κ) → −∞ never wins
-      the ``Max``).
-    """
-
-    def exponent(self, var: str, **fixed: float) -> sp.Expr:
-        if var in SHAPE_PARAMETERS:
-            raise ValueError(f"{self.id}: {var} is an exponent of the rate, not a scale parameter; "
-                             "its asymptotic exponent is not defined")
-        if self.expr.has(sp.Piecewise) and "kappa" not in fixed:
-            generic = self.expr.replace(lambda e: isinstance(e, sp.Piecewise),
-                                        lambda e: e.args[0].expr)
-            proxy = Bound(id=self.id, expr=generic, quantity=self.quantity, source=self.source,
-                          kind=self.kind)
-            return proxy.exponent(var, **fixed)
-        return super().exponent(var, **fixed)
-
-    def describe(self, variables=None) -> str:
-        if variables is None:
-            variables = [v for v in self.variables if v not in SHAPE_PARAMETERS]
-        return super().describe(variables)
-
-
 # ------------------------------------------------------------------------------------------------
 # Section 3: KL Spider (κ ∈ [1, 2]) and its lower bound
 # ------------------------------------------------------------------------------------------------
@@ -158,7 +121,7 @@ _THM1_ASSUMPTIONS = (
     "full-batch gradients; K, β' as in Algorithm 1 (unrounded)",
 )
 
-THM1 = register(KLBound(
+THM1 = register(Bound(
     id="kl:thm1",
     expr=(gamma * L0 * _sqrt(d * K_ALG1 * _log(1 / BETA_PRIME_ALG1)) / (n * _sqrt(rho)))**kappa,
     quantity="excess empirical risk F(w̄;S) − F(w*;S) of Algorithm 1's output, "
@@ -176,7 +139,7 @@ THM1 = register(KLBound(
           "(−1.245 at n = 1e6 on the p = 4 radial instance).",
 ))
 
-THM1_SIMPLIFIED = register(KLBound(
+THM1_SIMPLIFIED = register(Bound(
     id="kl:thm1_simplified",
     expr=(gamma * L0 * _sqrt(d) * _sqrt(1 + (1 / F0)**((2 - kappa) / kappa) * gamma**2 * L1)
           / (n * _sqrt(rho)))**kappa,
@@ -199,7 +162,7 @@ _COR1_ASSUMPTIONS = (
     "via Theorem 6 with λ = 1/γ, τ = κ/(κ−1) (τ ≥ 2, τ = O(1)), and ρ-zCDP ⇒ (ε, δ)-DP",
 )
 
-COR1 = register(KLBound(
+COR1 = register(Bound(
     id="kl:cor1",
     expr=(gamma * L0 * _sqrt(d) / (n * _sqrt(rho)))**kappa,
     quantity="expected excess empirical risk E[F(A(S);S) − F(w*;S)] of any ρ-zCDP algorithm on "
@@ -214,7 +177,7 @@ COR1 = register(KLBound(
           "because κ = 1 + Ω(1).  Matches kl:thm1 up to logs for κ ∈ (1, 2].",
 ))
 
-COR1_DP = register(KLBound(
+COR1_DP = register(Bound(
     id="kl:cor1_dp",
     expr=(kappa / (kappa - 1))**(1 - kappa) * (gamma * L0 * _sqrt(d) / (n * epsilon))**kappa,
     quantity="expected excess empirical risk of any (ε, δ)-DP algorithm on the worst "
@@ -241,7 +204,7 @@ _THM2_ASSUMPTIONS = (
     "T, β' as in Algorithm 2 (unrounded)",
 )
 
-THM2 = register(KLBound(
+THM2 = register(Bound(
     id="kl:thm2",
     expr=(gamma * L0 * _sqrt(T_ALG2 * d * LOG_ALG2) / (n * _sqrt(rho)))**kappa,
     quantity="excess empirical risk F(w_T;S) − F(w*;S) of Algorithm 2's output, "
@@ -260,7 +223,7 @@ THM2 = register(KLBound(
           "(errata KL-E13); the rate is encoded as stated.",
 ))
 
-THM2_SIMPLIFIED = register(KLBound(
+THM2_SIMPLIFIED = register(Bound(
     id="kl:thm2_simplified",
     expr=(gamma * L0 * _sqrt(d * (1 + F0**((kappa - 2) / kappa) * gamma**2 * L1t))
           / (n * _sqrt(rho)))**kappa,
@@ -274,7 +237,7 @@ THM2_SIMPLIFIED = register(KLBound(
     notes="The Õ form printed in Theorem 2 (T's log factor and the log of Lemma 3 dropped).",
 ))
 
-LEM3 = register(KLBound(
+LEM3 = register(Bound(
     id="kl:lem3",
     expr=L0**2 * d * LOG_ALG2 * T_ALG2 / (L1t * n**2 * rho),
     quantity="excess F_t(w_t;S) − min F_t of each inner call of Algorithm 2 on the L̃1-strongly "
@@ -308,7 +271,7 @@ _THM4_QUANTITY = ("excess empirical risk F(w_T;S) − F(w*_𝒮;S) of Algorithm 
 _THM4_SOURCE = "KL paper, Theorem 4 (Section 5, Algorithm 3; proof in App. D.3)"
 _THM4_PRIVACY = _ZCDP + " (Theorem 3: fully adaptive composition, stop at ρ/2 + last step ρ/2)"
 
-THM4_MAIN = register(KLBound(
+THM4_MAIN = register(Bound(
     id="kl:thm4_main",
     expr=(gamma * L0 * _sqrt(d * A_LOG * P_MAX) / (n * _sqrt(rho)))**(2 * kappa / (4 - kappa)),
     quantity="first (d-dependent) term of Theorem 4's bound on " + _THM4_QUANTITY,
@@ -322,7 +285,7 @@ THM4_MAIN = register(KLBound(
           "d ≳ (n√ρ)^{κ/2}.  Constant 1.",
 ))
 
-THM4_FLOOR = register(KLBound(
+THM4_FLOOR = register(Bound(
     id="kl:thm4_floor",
     expr=(sp.Max(gamma**2, 1) * L0**2 * A_LOG / (sp.Min(L1, 1) * n * _sqrt(rho)))**(kappa / 2),
     quantity="second (d-free) term of Theorem 4's bound on " + _THM4_QUANTITY,
@@ -339,7 +302,7 @@ THM4_FLOOR = register(KLBound(
 THM4_CAP_TERM = sp.Piecewise(((P_MAX / (n * _sqrt(rho)))**(kappa / (2 - kappa)), kappa < 2),
                              (0, True))
 
-THM4 = register(KLBound(
+THM4 = register(Bound(
     id="kl:thm4",
     expr=THM4_MAIN.expr + THM4_FLOOR.expr + THM4_CAP_TERM,
     quantity=_THM4_QUANTITY,
@@ -351,11 +314,10 @@ THM4 = register(KLBound(
     notes="All three terms as printed, constant 1.  The third term (p_max/(n√ρ))^{κ/(2−κ)} (from "
           "the iteration cap T ≤ n√ρ/2) has exponent ∞ at κ = 2, where the paper's own κ = 2 "
           "special case drops it; it is encoded as a Piecewise that is 0 at κ = 2, so the bound "
-          "evaluates at κ = 2 (for symbolic κ the exponent uses the κ < 2 branch, see "
-          "KLBound).  It never dominates asymptotically since κ/(2−κ) ≥ κ/2.",
+          "evaluates at κ = 2 (with κ symbolic, its exponent is a Piecewise on κ < 2).  It never dominates asymptotically since κ/(2−κ) ≥ κ/2.",
 ))
 
-THM4_SIMPLIFIED = register(KLBound(
+THM4_SIMPLIFIED = register(Bound(
     id="kl:thm4_simplified",
     expr=(_sqrt(d) / (n * _sqrt(rho)))**(2 * kappa / (4 - kappa)) + (1 / (n * _sqrt(rho)))**(kappa / 2),
     quantity=_THM4_QUANTITY + " (Õ: polylog factors and problem constants dropped)",
@@ -369,7 +331,22 @@ THM4_SIMPLIFIED = register(KLBound(
           "introduction's (1/n)^{κ/2} (errata KL-E10).",
 ))
 
-THM4_KAPPA1 = register(KLBound(
+#: The introduction's statement of Theorem 4 (§1.1), kept as the competing reading of KL-E10:
+#: its d-free term (1/n)^{κ/2} carries no privacy parameter, so its ρ-slope is 0 where it rules.
+THM4_INTRO = register(Bound(
+    id="kl:thm4_intro",
+    expr=(_sqrt(d) / (n * epsilon))**(2 * kappa / (4 - kappa)) + (1 / n)**(kappa / 2),
+    quantity=_THM4_QUANTITY + " as stated in the introduction (Õ, (ε, δ) form)",
+    source="KL paper, Section 1.1 (contributions), statement of the adaptive rate",
+    assumptions=_THM4_ASSUMPTIONS,
+    privacy="(ε, δ)-DP via ρ = Θ(ε²/log(1/δ)), replace-one",
+    kind="upper",
+    conditions=_KAPPA_12,
+    notes="Competing reading of Theorem 4's second term (errata KL-E10); the theorem itself "
+          "has (1/(n√ρ))^{κ/2}.  Experiments map ρ to ε by the zCDP→DP conversion.",
+))
+
+THM4_KAPPA1 = register(Bound(
     id="kl:thm4_kappa1",
     expr=(_sqrt(d) / (n * _sqrt(rho)))**sp.Rational(2, 3) + 1 / (_sqrt(n) * rho**sp.Rational(1, 4)),
     quantity=_THM4_QUANTITY + " at κ = 1 (Õ)",
@@ -380,7 +357,7 @@ THM4_KAPPA1 = register(KLBound(
     notes="kl:thm4_simplified at κ = 1 (identical expression).",
 ))
 
-THM4_KAPPA2 = register(KLBound(
+THM4_KAPPA2 = register(Bound(
     id="kl:thm4_kappa2",
     expr=d / (n**2 * rho) + 1 / (n * _sqrt(rho)),
     quantity=_THM4_QUANTITY + " at κ = 2, the PL case (Õ)",
@@ -402,7 +379,7 @@ _THM5_PRIVACY = (_ZCDP + " at total 2ρ as stated (ρ for the run, Theorem 3, pl
                  "exponential mechanism via Lemma 14: really 3ρ/2, errata KL-E12)")
 _THM5_QUANTITY = "gradient norm ‖∇F(w_t*;S)‖ at the selected iterate, with probability ≥ 1 − 3β"
 
-THM5 = register(KLBound(
+THM5 = register(Bound(
     id="kl:thm5",
     expr=(sp.Min(_sqrt(F0 * L1 / T), (L0 * _sqrt(F0 * L1 * d) / (n * _sqrt(rho)))**sp.Rational(1, 2))
           + L0 * _sqrt(A_LOG) / (_sqrt(n) * rho**sp.Rational(1, 4))),
@@ -416,7 +393,7 @@ THM5 = register(KLBound(
           "(data-dependent) number of iterations Algorithm 3 ran.",
 ))
 
-THM5_BEST = register(KLBound(
+THM5_BEST = register(Bound(
     id="kl:thm5_best",
     expr=_sqrt(d) / (n * _sqrt(rho)) + 1 / (_sqrt(n) * rho**sp.Rational(1, 4)),
     quantity=_THM5_QUANTITY + ", best case (Õ)",
@@ -430,7 +407,7 @@ THM5_BEST = register(KLBound(
           "ρ −1/4; the first term alone has n −1, ρ −1/2.",
 ))
 
-THM5_WORST = register(KLBound(
+THM5_WORST = register(Bound(
     id="kl:thm5_worst",
     expr=d**sp.Rational(1, 4) / (_sqrt(n) * rho**sp.Rational(1, 4)) + 1 / (_sqrt(n) * rho**sp.Rational(1, 4)),
     quantity=_THM5_QUANTITY + ", worst case (Õ)",
@@ -447,7 +424,7 @@ THM5_WORST = register(KLBound(
 # Appendices B, C: lower bounds
 # ------------------------------------------------------------------------------------------------
 
-THM6 = register(KLBound(
+THM6 = register(Bound(
     id="kl:thm6",
     expr=tau**(-1 / (tau - 1)) * (L0 * _sqrt(d) / (lambda_g * n * epsilon))**(tau / (tau - 1)),
     quantity="expected excess empirical risk E[F(A(S);S) − inf F] of any (ε, δ)-DP algorithm, "
@@ -464,7 +441,7 @@ THM6 = register(KLBound(
           "−τ/(τ−1).",
 ))
 
-THM8 = register(KLBound(
+THM8 = register(Bound(
     id="kl:thm8",
     expr=sp.Rational(1, 4) * (1 / (n * epsilon))**kappa,
     quantity="expected excess empirical risk E[F(A(S);S) − inf F] of any (ε, δ)-DP algorithm on "
@@ -528,7 +505,7 @@ THM9 = register(Bound(
 # Prior rates the paper compares with
 # ------------------------------------------------------------------------------------------------
 
-PRIOR_PL = register(KLBound(
+PRIOR_PL = register(Bound(
     id="kl:prior_pl",
     expr=d / (n**2 * epsilon**2),
     quantity="excess empirical risk of noisy gradient descent under the PL condition (Õ)",
@@ -540,7 +517,7 @@ PRIOR_PL = register(KLBound(
           "term of kl:thm4_kappa2).  Optimal by the strongly convex lower bound [12] = BST14.",
 ))
 
-PRIOR_STATIONARY = register(KLBound(
+PRIOR_STATIONARY = register(Bound(
     id="kl:prior_stationary",
     expr=(_sqrt(d) / (n * _sqrt(rho)))**sp.Rational(2, 3),
     quantity="gradient norm ‖∇F(w;S)‖ of the output: best known rate for approximate stationary "
@@ -551,7 +528,7 @@ PRIOR_STATIONARY = register(KLBound(
     kind="upper",
 ))
 
-PRIOR_STATIONARY_NOISY_GD = register(KLBound(
+PRIOR_STATIONARY_NOISY_GD = register(Bound(
     id="kl:prior_stationary_noisy_gd",
     expr=(_sqrt(d) / (n * _sqrt(rho)))**sp.Rational(1, 2),
     quantity="gradient norm ‖∇F(w;S)‖ of the output of noisy gradient descent (no variance "
@@ -563,7 +540,7 @@ PRIOR_STATIONARY_NOISY_GD = register(KLBound(
     notes="kl:thm5_worst recovers this rate (d^{1/4}/(√n ρ^{1/4})).",
 ))
 
-LB_STATIONARY = register(KLBound(
+LB_STATIONARY = register(Bound(
     id="kl:lb_stationary",
     expr=_sqrt(d) / (n * epsilon),
     quantity="gradient norm ‖∇F(w;S)‖ any (ε, δ)-DP algorithm can guarantee (Ω) for approximate "
@@ -577,7 +554,7 @@ LB_STATIONARY = register(KLBound(
           "for all functions.",
 ))
 
-PRIOR_NONCONVEX_GLOBAL = register(KLBound(
+PRIOR_NONCONVEX_GLOBAL = register(Bound(
     id="kl:prior_nonconvex_global",
     expr=d / (n * epsilon),
     quantity="excess empirical risk achievable for global minimisation of non-convex Lipschitz "
@@ -595,7 +572,7 @@ PRIOR_NONCONVEX_GLOBAL = register(KLBound(
 # Privacy conversions
 # ------------------------------------------------------------------------------------------------
 
-ZCDP_TO_DP = register(KLBound(
+ZCDP_TO_DP = register(Bound(
     id="kl:zcdp_to_dp",
     expr=rho + 2 * _sqrt(rho * _log(1 / delta)),
     quantity="ε such that a ρ-zCDP algorithm is (ε, δ)-DP",
@@ -608,7 +585,7 @@ ZCDP_TO_DP = register(KLBound(
           "Proposition 1.3.  kl:dp_to_zcdp is its inverse in ρ.",
 ))
 
-DP_TO_ZCDP = register(KLBound(
+DP_TO_ZCDP = register(Bound(
     id="kl:dp_to_zcdp",
     expr=(_sqrt(_log(1 / delta) + epsilon) - _sqrt(_log(1 / delta)))**2,
     quantity="the largest ρ whose zCDP guarantee implies (ε, δ)-DP by kl:zcdp_to_dp",
@@ -623,7 +600,7 @@ DP_TO_ZCDP = register(KLBound(
           "paper's statement.",
 ))
 
-LEM14 = register(KLBound(
+LEM14 = register(Bound(
     id="kl:lem14",
     expr=epsilon**2 / 2,
     quantity="ρ such that an (ε, 0)-DP (pure DP) algorithm is ρ-zCDP",

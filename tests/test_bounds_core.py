@@ -124,3 +124,19 @@ def test_follows_from_substitution():
     assert bad.holds and bad.exponents["n"][0] == -1
     worse = bounds.follows_from(cor, thm, {"T": sp.sqrt(n)}, ["n"])
     assert not worse.holds
+
+
+def test_piecewise_and_shape_parameters():
+    """A κ-Piecewise term (0 in one branch) keeps its condition; κ in an exponent is a shape
+    parameter with no log-log exponent; division by zero is a ValueError, not a crash."""
+    expr = n ** (-kappa / 2) + sp.Piecewise((n ** (kappa / (kappa - 2)), kappa < 2), (0, True))
+    b = bounds.Bound(id="kl:pw_tmp", expr=expr, quantity="q", source="s")
+    assert b.exponent("n", kappa=2) == -1
+    assert b.exponent("n", kappa=sp.Rational(3, 2)) == sp.Rational(-3, 4)
+    assert b.exponent("n").subs(kappa, sp.Rational(3, 2)) == sp.Rational(-3, 4)
+    assert b.shape_parameters == ("kappa",) and b.scale_variables == ("n",)
+    with pytest.raises(ValueError, match="kappa appears in an exponent"):
+        b.exponent("kappa")
+    z = bounds.Bound(id="kl:zero_tmp", expr=n ** (1 / (2 - kappa)), quantity="q", source="s")
+    with pytest.raises(ValueError, match="undefined"):
+        z(n=3.0, kappa=2.0)
