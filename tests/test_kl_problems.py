@@ -12,7 +12,8 @@ import time
 import numpy as np
 import pytest
 
-from empirical.kl_condition import NonconvexKL, PowerRegression, RadialPowerLoss, SpreadQuarticLoss
+from empirical.kl_condition import (MomentPowerRegression, NonconvexKL, PowerRegression,
+                                    RadialPowerLoss, SpreadQuarticLoss)
 
 
 def _radial(p, d=3, n=100, **kw):
@@ -33,6 +34,8 @@ PROBLEMS = {
     "regr_p2_d3": lambda: PowerRegression.sample(400, 3, 2.0, data_seed=1),
     "regr_p4_d1": lambda: PowerRegression.sample(300, 1, 4.0, data_seed=2),
     "regr_p4_d3": lambda: PowerRegression.sample(500, 3, 4.0, data_seed=3),
+    "mregr_p2_d3": lambda: MomentPowerRegression(400, 3, 2.0, data_seed=1),
+    "mregr_p4_d3": lambda: MomentPowerRegression(500, 3, 4.0, data_seed=3),
     "spread_d1": lambda: SpreadQuarticLoss(40, 1, 0.3),
     "spread_d5": lambda: SpreadQuarticLoss(50, 5, 0.2, c=2.0),
 }
@@ -45,7 +48,7 @@ def _inside(prob, rng, m=400):
     U /= np.linalg.norm(U, axis=1, keepdims=True)
     if isinstance(prob, RadialPowerLoss):
         R, centre = prob.B, prob.w_star
-    elif isinstance(prob, PowerRegression):
+    elif isinstance(prob, (PowerRegression, MomentPowerRegression)):
         R, centre = prob.kl_radius, prob.w_star
     elif isinstance(prob, SpreadQuarticLoss):
         R, centre = prob.inner_radius, np.zeros(d)
@@ -261,3 +264,42 @@ def test_gradient_cost_does_not_grow_with_n(make):
 def test_bad_inputs_raise(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+@pytest.mark.parametrize("p", [2.0, 4.0])
+@pytest.mark.parametrize("d", [1, 3])
+def test_moment_regression_is_the_stored_regression(p, d):
+    """Same rows (the design spans two generator blocks), same constants, and the same F and ∇F
+    to rounding, inside the KL region (polynomial form) and outside it (streamed)."""
+    n = 300_000
+    stored = PowerRegression.sample(n, d, p, data_seed=5)
+    moment = MomentPowerRegression(n, d, p, data_seed=5)
+    for attr in ("kappa", "gamma", "L0", "L1", "kl_radius"):
+        assert getattr(moment, attr) == pytest.approx(getattr(stored, attr), rel=1e-12), attr
+    scales = np.array([[1e-4], [1e-2], [0.3], [1.5], [4.0]])
+    W = stored.w_star + np.random.default_rng(0).standard_normal((5, d)) * scales
+    inside = moment.in_kl_region(W)
+    assert inside.any() and not inside.all()
+    np.testing.assert_allclose(moment.loss(W), stored.loss(W), rtol=1e-12)
+    np.testing.assert_allclose(moment.gradient(W), stored.gradient(W), rtol=1e-11, atol=1e-15)
+    assert moment.streamed_evals == 2 * int((~inside).sum())          # loss + gradient
+    idx = np.array([0, 7, n - 1])
+    np.testing.assert_allclose(moment.per_sample_gradients(W, idx), stored.per_sample_gradients(W, idx))
+
+
+def test_moment_regression_gradient_cost_does_not_grow_with_n():
+    """The polynomial form touches no data: a gradient at n = 10^6 does exactly the work of one
+    at n = 10^3 (no streaming inside the KL region)."""
+    small, big = MomentPowerRegression(10**3, 4, 4.0), MomentPowerRegression(10**6, 4, 4.0)
+    W = np.tile(big.start(), (8, 1))
+    for prob in (small, big):
+        prob.gradient(W)
+        assert prob.streamed_evals == 0
+
+
+@pytest.mark.parametrize("kw, name", [({"p": 3.0}, "p"), ({"p": 4.0, "B": 0.0}, "B"),
+                                      ({"p": 4.0, "n": 0}, "n")])
+def test_moment_regression_rejects_bad_parameters(kw, name):
+    args = {"n": 100, "d": 2, **kw}
+    with pytest.raises(ValueError, match=name):
+        MomentPowerRegression(args.pop("n"), args.pop("d"), args.pop("p"), **args)
