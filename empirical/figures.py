@@ -4,6 +4,7 @@ marked.  Saved as ``figures/<paper>/<experiment>.png``."""
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -56,7 +57,8 @@ def plot_analysis(analysis: Analysis, root: str | os.PathLike = "figures") -> Pa
     ax.set_yscale("log")
     ax.set_xlabel(exp.variable)
     ax.set_ylabel(exp.metric)
-    ax.set_title(f"{exp.id}\n{exp.title}", fontsize=9)
+    # long titles are wrapped rather than clipped at the figure edge
+    ax.set_title(exp.id + "\n" + "\n".join(textwrap.wrap(exp.title, 80)), fontsize=9)
     ax.legend(fontsize=7, loc="best")
     ax.grid(True, which="both", alpha=0.25)
     fixed = ", ".join(f"{k}={v:g}" for k, v in exp.fixed.items() if isinstance(v, (int, float)))
