@@ -159,11 +159,20 @@ def calibrate_noise_multiplier(make_event: Callable[[float], dpa.DpEvent], targe
 
 @dataclass(frozen=True)
 class PrivacySpent:
-    """What a run released and what it cost.
+    """What a run released, what that cost, and the guarantee the run carries.
 
-    ``rho`` is the zCDP parameter computed by dp-accounting from ``event`` (None if the event is
-    not zCDP-accountable); ``target_rho`` the budget the caller asked for; ``relation`` the
-    neighbouring relation under which the event's sensitivities were computed.
+    ``event`` holds the releases this run actually made and ``rho`` their zCDP parameter, computed
+    by dp-accounting (None if the event is not zCDP-accountable).  When the number of releases
+    depends on the data (early stopping), ``rho`` is an ex-post quantity and is *not* itself a
+    privacy guarantee.  The guarantee is ``guarantee_rho``, the data-independent ρ the algorithm
+    is certified at:
+
+    * for a fixed schedule, ``rho`` itself;
+    * for a schedule that may stop early, the dp-accounting ρ of its longest path;
+    * for a privacy filter, the filter's budget (fully adaptive composition).
+
+    ``target_rho`` is the budget the caller asked for.  ``relation`` is the neighbouring relation
+    under which the event's sensitivities were computed.
     """
 
     event: dpa.DpEvent
@@ -171,11 +180,21 @@ class PrivacySpent:
     rho: float | None
     target_rho: float | None = None
     details: dict = field(default_factory=dict)
+    guarantee_rho: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.guarantee_rho is None:
+            object.__setattr__(self, "guarantee_rho", self.rho)
+        elif self.rho is not None and self.rho > self.guarantee_rho * (1.0 + 1e-12):
+            raise ValueError(f"guarantee_rho must be >= the released rho {self.rho!r}, "
+                             f"got {self.guarantee_rho!r}")
 
     @classmethod
     def from_event(cls, event: dpa.DpEvent, *, relation: NeighboringRelation = REPLACE_ONE,
-                   target_rho: float | None = None, **details) -> "PrivacySpent":
-        return cls(event, relation, zcdp_rho(event, relation), target_rho, dict(details))
+                   target_rho: float | None = None, guarantee_rho: float | None = None,
+                   **details) -> "PrivacySpent":
+        return cls(event, relation, zcdp_rho(event, relation), target_rho, dict(details),
+                   guarantee_rho)
 
     def epsilon(self, delta: float, accountant: str = "rdp") -> float:
         """(ε, δ)-DP of this run."""
@@ -288,4 +307,4 @@ class ZcdpFilter:
     def privacy_spent(self, target_rho: float | None = None, **details) -> "PrivacySpent":
         """The admitted events and their total, as a :class:`PrivacySpent`."""
         return PrivacySpent(self.event, self.relation, self.spent, target_rho,
-                            dict(details, filter_budget=self.budget))
+                            dict(details, filter_budget=self.budget), guarantee_rho=self.budget)

@@ -308,8 +308,10 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
     differences up to ρ/8 (Lemma 8 says 2ρ with sensitivities L0/n and Φ̂^{1/κ}/n; Theorem 1
     says ρ).  We multiply both by s = √(ρ_printed/ρ), ρ_printed the printed noise's worst-case
     spend (every round runs all T_k steps, T_k − 1 differences), so that worst case is exactly
-    ρ by dp-accounting; each row reports what it actually released (early stops spend less).
-    The schedule is data independent, so s is too.
+    ρ by dp-accounting.  That worst case is the run's guarantee (``guarantee_rho``: the stops
+    depend on noisy releases, so the number of releases is data dependent and only the longest
+    path is certified); each row also reports what it actually released (``rho``, less after
+    early stops).  The schedule is data independent, so s is too.
 
     ``max_steps`` caps the total number of inner steps per row (the row stops where it is;
     ``info["capped"]``).  Rows are vectorized with masks; each row's noise comes from its own
@@ -382,7 +384,7 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
         full_gradient_releases=int(full_releases[r]),
         difference_releases=int(sum(c[r] for c in diff_counts.values())),
         sensitivity_full=plan.sens_full, noise_multiplier_full=z_full,
-        worst_case_rho=worst_case_rho) for r in range(R)]
+        worst_case_rho=worst_case_rho, guarantee_rho=worst_case_rho) for r in range(R)]
     info = {"K": plan.K, "floor": plan.floor, "steps": steps, "T_k": [int(T) for T in plan.T_k],
             "phi_hat": float(plan.phi_hat[-1]), "capped": bool(capped.any()),
             "capped_rows": capped, "beta_prime": plan.beta_prime, "c": plan.c,

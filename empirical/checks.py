@@ -141,6 +141,8 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
         if exp.variable in b.variables:
             asym_expr = b.exponent(exp.variable, **fixed)
             asym = float(sp.N(asym_expr))
+        elif np.ptp(np.log(bvals)) == 0.0:   # the bound does not depend on the variable at all
+            asym_expr, asym = sp.Integer(0), 0.0
         else:  # the variable enters only through check.values (e.g. ε as a function of ρ)
             asym_expr, asym = "n/a", math.nan
         if check.kind != "reject" and math.isnan(asym):

@@ -72,7 +72,9 @@ def _run_thm9(point: dict, rngs: list) -> dict:
                    beta=point["beta"], rng=rngs)
     R = len(rngs)
     return {"excess": prob.regularized_excess(res.w, w0, point["L1t"]),
-            "rho_spent": np.full(R, res.privacy.rho), "rho_target": np.full(R, point["rho"]),
+            "rho_spent": np.full(R, res.privacy.rho),
+            "rho_guarantee": np.full(R, res.privacy.guarantee_rho),
+            "rho_target": np.full(R, point["rho"]),
             "steps": np.full(R, res.info["T"]), "grad_evals": np.full(R, res.grad_evals)}
 
 
@@ -793,6 +795,7 @@ def _with(**override):
 def _privacy_columns(res, rho: float, R: int) -> dict:
     priv = res.privacy if isinstance(res.privacy, list) else [res.privacy] * R
     return {"rho_spent": np.array([p.rho for p in priv], dtype=float),
+            "rho_guarantee": np.array([p.guarantee_rho for p in priv], dtype=float),
             "rho_target": np.full(R, float(rho))}
 
 

@@ -124,3 +124,19 @@ def test_zcdp_filter_rejects_nonlinear_events_and_bad_budget():
         f.try_spend(dpa.LaplaceDpEvent(1.0))
     with pytest.raises(ValueError, match="budget"):
         acc.ZcdpFilter(0.0)
+
+
+def test_guarantee_defaults_to_the_released_rho_and_bounds_it():
+    fixed = acc.PrivacySpent.from_event(acc.gaussian_event(2.0, 8), target_rho=1.0)
+    assert fixed.guarantee_rho == fixed.rho
+    early = acc.PrivacySpent.from_event(acc.gaussian_event(2.0, 4), target_rho=1.0, guarantee_rho=1.0)
+    assert early.rho == pytest.approx(0.5) and early.guarantee_rho == 1.0
+    with pytest.raises(ValueError, match="guarantee_rho"):
+        acc.PrivacySpent.from_event(acc.gaussian_event(2.0, 8), guarantee_rho=0.5)
+
+
+def test_filter_reports_its_budget_as_the_guarantee():
+    f = acc.ZcdpFilter(1.0, acc.REPLACE_ONE)
+    f.spend(acc.gaussian_event(2.0, 2))
+    spent = f.privacy_spent(target_rho=1.0)
+    assert spent.rho == pytest.approx(0.25) and spent.guarantee_rho == 1.0

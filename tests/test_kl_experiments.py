@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+import sympy as sp
 
 import bounds
 from empirical import experiment as registry
@@ -96,15 +97,22 @@ def test_nonconvex_instances_stay_in_their_kl_region(results_root):
         assert all(r["in_kl_region"] == 1.0 for r in rows)
 
 
-def test_every_run_spends_at_most_its_target(results_root):
-    """Privacy: dp-accounting's ρ of every stored run is ≤ its target; the proximal point method
-    (T inner runs at ρ/T each, fixed in advance) spends exactly its target."""
+def test_every_run_is_certified_at_exactly_its_target(results_root):
+    """Privacy: every stored run's guarantee equals its target ρ within accounting precision
+    (1e-9 relative: the calibrations only absorb floating-point rounding, and never exceed ρ),
+    and what it actually released (dp-accounting's ρ of its releases) is at most that.  The
+    guarantee is the released ρ for fixed schedules (noisy GD, proximal point), the longest
+    path's ρ for Spider (its stops depend on noisy releases), and the filter budget for
+    adaptive noisy GD (fully adaptive composition)."""
     for exp_id in NEW_IDS:
         rows = sweep(registry.get(exp_id), results=results_root)   # stored: no recomputation
         spent = np.array([r["rho_spent"] for r in rows], dtype=float)
+        guarantee = np.array([r["rho_guarantee"] for r in rows], dtype=float)
         target = np.array([r["rho_target"] for r in rows], dtype=float)
         assert np.all(np.isfinite(spent)) and np.all(spent > 0), exp_id
-        assert np.all(spent <= target * (1 + 1e-9)), exp_id
+        np.testing.assert_allclose(guarantee, target, rtol=1e-9, err_msg=exp_id)
+        assert np.all(guarantee <= target * (1 + 1e-12)), exp_id
+        assert np.all(spent <= guarantee * (1 + 1e-12)), exp_id
         if exp_id.startswith("kl.ppm."):
             np.testing.assert_allclose(spent, target, rtol=1e-9)
 
@@ -200,3 +208,21 @@ def test_ppm_cap_check_detects_a_binding_cap():
     n = 10**4.5
     assert max(exp.quick_grid) < n
     assert _welch_z(_log_excess(exp, n, 250), _log_excess(exp, n, 1000)) > 3.0
+
+
+@pytest.mark.parametrize("exp_id", ["kl.thm5.n.k4_3", "kl.thm5.n.k2", "kl.thm5.n.k4_3_d1"])
+def test_theorem5_slopes_lie_in_the_band_the_theorem_allows(analyses, exp_id):
+    """Theorem 5's gradient norm lies between its best case (T = Θ̃(min{n√ρ, n²ρ/d})) and its
+    worst case: every n-slope between the steepest term of the best case (√d/(n√ρ), −1) and the
+    worst case (−1/2) is allowed.  Both ends come from bounds/; the observed slope must lie in
+    the band widened by the experiment's own tolerance (0.1: the Õ forms drop Theorem 5's √log
+    factors, which flatten the local slope; at d = 1 the band is the single point −1/2)."""
+    from bounds.core import asymptotic_exponent
+
+    a = analyses[exp_id]
+    best, worst = bounds.get("kl:thm5_best"), bounds.get("kl:thm5_worst")
+    n = best.symbol("n")
+    lo = min(float(asymptotic_exponent(t, n)) for t in sp.Add.make_args(best.expr))
+    hi = float(worst.exponent("n"))
+    tol = a.experiment.checks[0].tolerance
+    assert lo - tol <= a.fit.slope <= hi + tol, (lo, a.fit.slope, hi)
