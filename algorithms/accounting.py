@@ -197,8 +197,14 @@ class PrivacySpent:
                    guarantee_rho)
 
     def epsilon(self, delta: float, accountant: str = "rdp") -> float:
-        """(ε, δ)-DP of this run."""
+        """(ε, δ) of the releases this run made (ex-post, like ``rho``)."""
         return epsilon(self.event, delta, accountant=accountant, relation=self.relation)
+
+    def guarantee_epsilon(self, delta: float) -> float:
+        """(ε, δ)-DP guarantee of the run: ``guarantee_rho``-zCDP converted by dp-accounting."""
+        if self.guarantee_rho is None:
+            raise ValueError("guarantee_rho is None: the event is not zCDP-accountable")
+        return zcdp_to_epsilon(self.guarantee_rho, delta)
 
 
 # ---------------------------------------------------------------------------------------------

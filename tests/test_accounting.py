@@ -140,3 +140,4 @@ def test_filter_reports_its_budget_as_the_guarantee():
     f.spend(acc.gaussian_event(2.0, 2))
     spent = f.privacy_spent(target_rho=1.0)
     assert spent.rho == pytest.approx(0.25) and spent.guarantee_rho == 1.0
+    assert spent.epsilon(1e-5) < spent.guarantee_epsilon(1e-5) == acc.zcdp_to_epsilon(1.0, 1e-5)
