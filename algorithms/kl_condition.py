@@ -106,7 +106,7 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
         noise = np.stack([g.standard_normal((m, dim)) for g in gens], axis=1) * sigma
         for j in range(m):
             grad = problem.gradient(w) + 2.0 * L1t * (w - w0)
-            w = _project(w - (grad + noise[j]) / (L1t * t), w0, radius)
+            w = project_ball(w - (grad + noise[j]) / (L1t * t), w0, radius)
             t += 1
             wsum += t * w
     w_bar = wsum * (2.0 / (T * (T + 1)))
@@ -128,18 +128,6 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
 # =============================================================================================
 # shared helpers
 # =============================================================================================
-def _project(w: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
-    """``project_ball`` without its argument checks, for inner loops (radius checked by the caller)."""
-    diff = w - center
-    norms = np.sqrt(np.einsum("...i,...i->...", diff, diff))[..., None]
-    if np.all(norms <= radius):
-        return w
-    return np.where(norms <= radius, w, center + diff * (radius / np.maximum(norms, _TINY)))
-
-
-_TINY = np.finfo(float).tiny
-
-
 def _ceil(x: float) -> int:
     """⌈x⌉, not bumping values that are integers up to rounding (e.g. (F0/Φ̂)^e = 4 + 1e-15)."""
     return math.ceil(x - 1e-12 * max(1.0, abs(x)))

@@ -50,14 +50,21 @@ def clip_per_sample(grads: np.ndarray, clip_norm: float) -> np.ndarray:
     return g * scale
 
 
+_TINY = np.finfo(float).tiny
+
+
 def project_ball(w: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
     """Euclidean projection of each row of ``w`` onto the ball B(center, radius)."""
     r = check_nonnegative("radius", radius)
     w = np.asarray(w, dtype=float)
     diff = w - center
     norms = np.sqrt(np.einsum("...i,...i->...", diff, diff))[..., None]
-    # Rows already inside are returned bit-for-bit, so projection adds no rounding there.
-    return np.where(norms <= r, w, center + diff * (r / np.maximum(norms, np.finfo(float).tiny)))
+    # Rows already inside are returned bit-for-bit, so projection adds no rounding there; inner
+    # loops call this once per step and are usually inside, hence the early return.
+    inside = norms <= r
+    if inside.all():
+        return w
+    return np.where(inside, w, center + diff * (r / np.maximum(norms, _TINY)))
 
 
 def gaussian_mechanism(rng: np.random.Generator | Sequence[np.random.Generator], value: np.ndarray,

@@ -64,7 +64,11 @@ def plot_analysis(analysis: Analysis, root: str | os.PathLike = "figures") -> Pa
     fixed = ", ".join(f"{k}={v:g}" for k, v in exp.fixed.items() if isinstance(v, (int, float)))
     fig.text(0.01, 0.005, fixed, fontsize=6, color="0.35")
     fig.tight_layout()
-    path = figure_path(analysis, root)
+    return save_figure(fig, figure_path(analysis, root))
+
+
+def save_figure(fig, path: Path) -> Path:
+    """Write ``fig`` to ``path`` atomically (temporary file, then rename) and close it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.png")
     fig.savefig(tmp)

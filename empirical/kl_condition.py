@@ -409,6 +409,28 @@ class NonconvexKL(Problem):
         return np.broadcast_to(self._gradient(W)[:, None, :], (W.shape[0], idx.size, self.d))
 
 
+def _set_regression_constants(prob, second_moment: np.ndarray, m_d1: float | None,
+                              amax: float) -> None:
+    """κ, γ, L0, L1, KL radius of p-th-power regression (see :class:`PowerRegression`), given
+    mean a_i a_iᵀ, m = mean|a_i|^p when d = 1 (exact) and max‖a_i‖.  For d > 1, m is replaced by
+    Jensen's lower bound λ_min^{p/2}, which keeps γ a valid KL constant."""
+    p, B = prob.p, prob.B
+    if m_d1 is not None:
+        m = m_d1
+    else:
+        m = max(float(np.linalg.eigvalsh(second_moment)[0]), 0.0) ** (p / 2.0)
+    if not m > 0:
+        raise ValueError("the design must have full column rank (the KL constant is infinite)")
+    prob.m = m
+    prob.kappa = p / (p - 1.0)
+    prob.gamma = 1.0 / (p * m ** (1.0 / p))
+    prob.L0 = p * B ** (p - 1.0) * amax
+    prob.L1 = p * (p - 1.0) * B ** (p - 2.0) * amax**2
+    prob.kl_radius = B / max(amax, 1e-300)
+    prob.F_star = 0.0
+    prob.smooth = True
+
+
 class PowerRegression(Problem):
     """Realizable p-th-power regression, f(w; a_i) = h(|⟨a_i, w − w*⟩|) = h(|⟨a_i, w⟩ − y_i|),
     y_i = ⟨a_i, w*⟩, with h the power r^p Huberized at B, ‖a_i‖ ≤ 1, p ≥ 2: the data-driven case.
@@ -434,21 +456,8 @@ class PowerRegression(Problem):
         amax = float(np.max(np.linalg.norm(A, axis=1)))
         if amax > 1.0 + 1e-12:
             raise ValueError(f"rows of A must have norm <= 1, got max {amax:.6g}")
-        if self.d == 1:
-            m = float(np.mean(np.abs(A[:, 0]) ** self.p))
-        else:
-            lam_min = float(np.linalg.eigvalsh(A.T @ A / self.n)[0])
-            m = max(lam_min, 0.0) ** (self.p / 2.0)
-        if not m > 0:
-            raise ValueError("A must have full column rank (the KL constant is infinite)")
-        self.m = m
-        self.kappa = self.p / (self.p - 1.0)
-        self.gamma = 1.0 / (self.p * m ** (1.0 / self.p))
-        self.L0 = self.p * self.B ** (self.p - 1.0) * amax
-        self.L1 = self.p * (self.p - 1.0) * self.B ** (self.p - 2.0) * amax**2
-        self.kl_radius = self.B / max(amax, 1e-300)
-        self.F_star = 0.0
-        self.smooth = True
+        m_d1 = float(np.mean(np.abs(A[:, 0]) ** self.p)) if self.d == 1 else None
+        _set_regression_constants(self, A.T @ A / self.n, m_d1, amax)
 
     @classmethod
     def sample(cls, n: int, d: int, p: float, *, B: float = 1.0, data_seed: int = 0) -> "PowerRegression":
@@ -535,22 +544,9 @@ class MomentPowerRegression(Problem):
             if G is not None:
                 Q = (Z[:, :, None] * Z[:, None, :]).reshape(-1, d2)
                 G += Q.T @ Q
-        amax = math.sqrt(amax)
         self.M2, self.G = S / self.n, (None if G is None else G / self.n)
-        lam_min = float(np.linalg.eigvalsh(self.M2)[0])
-        # the KL constant of PowerRegression: m exact for d = 1, Jensen's λ_min^{p/2} otherwise
-        m = float(self.M2[0, 0] if self.p == 2.0 else self.G[0, 0]) if self.d == 1 \
-            else max(lam_min, 0.0) ** (self.p / 2.0)
-        if not m > 0:
-            raise ValueError("the design must have full column rank (the KL constant is infinite)")
-        self.m = m
-        self.kappa = self.p / (self.p - 1.0)
-        self.gamma = 1.0 / (self.p * m ** (1.0 / self.p))
-        self.L0 = self.p * self.B ** (self.p - 1.0) * amax
-        self.L1 = self.p * (self.p - 1.0) * self.B ** (self.p - 2.0) * amax**2
-        self.kl_radius = self.B / max(amax, 1e-300)
-        self.F_star = 0.0
-        self.smooth = True
+        m_d1 = float(self.M2[0, 0] if self.p == 2.0 else self.G[0, 0]) if self.d == 1 else None
+        _set_regression_constants(self, self.M2, m_d1, math.sqrt(amax))
         self.streamed_evals = 0
 
     # -- exact polynomial form on the KL region, streaming outside it ---------------------------
@@ -893,7 +889,7 @@ _KAPPA_TEX = {4.0: "4/3", 3.0: "3/2", 6.0: "6/5", 2.0: "2", 1.5: "3", 4.0 / 3.0:
 _SPIDER_TOL = ("two-sided: on the radial/nonconvex instances Spider's output tracks the Φ̂ floor "
                "(its stopping rule fires at ‖∇‖ ∝ Φ̂^{1/κ} and KL is tight), so Theorem 1 is tight "
                "here; the band [local, asymptotic] spans the log factors of K and log(1/β'); "
-               "0.1 covers the per-round rounding of T_k; 3 seeds suffice because the stopping rule makes runs nearly deterministic (CI half-width ≤ 0.01)")
+               "0.1 covers the per-round rounding of T_k; 3 seeds suffice because the stopping rule makes runs nearly deterministic (CI half-width ≤ 0.02)")
 _SPIDER_REJECT = ("competing rate: Theorem 4's first term (what Algorithm 3 gets without knowing κ), "
                   "exponent 2κ/(4−κ) < κ; tolerance 0.1 as for the main check")
 
@@ -946,7 +942,9 @@ for _p, (_n, _extra) in _SPIDER_DR.items():
     _rej = ({"reject_bound": "kl:thm4_floor",
              "reject_reason": "competing rate: Theorem 4's d-free term (1/(n√ρ))^{κ/2}, the floor "
                               "of Algorithm 3 (d-exponent 0, ρ-exponent −1/2 at κ = 2; its first "
-                              "term has Theorem 1's exponents here); 0.1 as for the main check"}
+                              "term has Theorem 1's exponents here); 0.1 as for the main check, "
+                              "well above the CI half-width (≤ 0.02) of these near-deterministic "
+                              "runs"}
             if _p == 2.0 else {})
     _lbl = f"radial loss p={_p:g}" + (", L1 declared ×8" if _extra else "")
     SPIDER[("d", _t)] = _spider_exp(
@@ -1071,7 +1069,9 @@ ADAPTIVE[("rho", "k4_3_d1")] = _adaptive_exp(
         Check("kl:thm4_intro", "reject", 0.1,
               "the introduction's reading of Theorem 4 (errata KL-E10): d-free term (1/n)^{κ/2} "
               "with no privacy parameter, ρ mapped to ε by the zCDP→DP conversion at δ = 1e-5; "
-              "its ρ-slope (≈ 0 at d = 1) must be ruled out; 0.1 as for the other checks",
+              "its ρ-slope (≈ 0 at d = 1) must be ruled out; 0.1 as for the other checks of this "
+              "sweep: it exceeds the seed noise (CI half-width ≈ 0.06) and the local-vs-asymptotic "
+              "gap of the log factors (≈ 0.02), so a rejection is not a noise artifact",
               values=_intro_values),),
     title="Adaptive noisy GD, radial p=4 (κ=4/3), d=1: excess vs ρ (Theorem 4, d-free term)",
     problem="RadialPowerLoss(p=4), n=1e7, d=1")
@@ -1230,9 +1230,9 @@ def _plot_kappa_overlay(analyses: list, root) -> "Path":
     import sympy as sp
     from pathlib import Path
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from empirical.figures import save_figure      # imported first: it selects the Agg backend
+
+    import matplotlib.pyplot as plt  # noqa: E402
 
     kap = bounds.sym("kappa")
     main = sp.lambdify(kap, bounds.get("kl:thm4_main").exponent("n"), "numpy")
@@ -1268,14 +1268,7 @@ def _plot_kappa_overlay(analyses: list, root) -> "Path":
                  "observed n-slopes (95% CI) against Theorem 4's exponents", fontsize=9)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    path = Path(root) / "kl" / "kl.summary.adaptive_kappa.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp)
-    plt.close(fig)
-    import os
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, Path(root) / "kl" / "kl.summary.adaptive_kappa.png")
 
 
 KAPPA_OVERLAY = register_summary(Summary(

@@ -14,7 +14,7 @@ import bounds
 from empirical import experiment as registry
 from empirical import kl_condition as klx
 from empirical.checks import analyse
-from empirical.runner import sweep
+from empirical.runner import run_point, sweep
 
 NEW_IDS = [i for i in registry.ids("kl") if not i.startswith(("kl.thm9", "toy."))]
 
@@ -177,9 +177,8 @@ def test_erratum_kl_e10_decided_by_the_rho_sweep(analyses):
 
 
 def _log_excess(exp, n: float, cap: int) -> np.ndarray:
-    from empirical.runner import seed_generators
-    point = {**exp.point(n), "inner_max_steps": cap}
-    return np.log(exp.run(point, seed_generators(exp.id, point, exp.seeds))["excess"])
+    rows = run_point(exp.id, {**exp.point(n), "inner_max_steps": cap})
+    return np.log([r["excess"] for r in rows])
 
 
 def _welch_z(a: np.ndarray, b: np.ndarray) -> float:
@@ -190,7 +189,9 @@ def _welch_z(a: np.ndarray, b: np.ndarray) -> float:
                                     pytest.param("kl.ppm.n.k4", marks=pytest.mark.slow)])
 def test_ppm_inner_cap_does_not_bind_on_the_grid(results_root, exp_id):
     """KL-E30: at the grid's largest n, multiplying the inner cap by PPM_CAP_FACTOR leaves the
-    mean log-excess unchanged within 3 standard errors (Welch z over 64 independent seeds each):
+    mean log-excess unchanged within 3 standard errors (Welch z over 64 independent seeds each;
+    3 rather than 2 because the log-excess is heavy-tailed and a false alarm should be rare,
+    ≈ 0.3% under normality, while a binding cap moves it by > 10 SE, see the next test):
     the recorded slope is Algorithm 2's, not an artifact of the cap.  (κ = 4 runs 16000 inner
     steps per call, ~1.5 min, so it is in the slow set; κ = 3 runs by default.)"""
     exp = registry.get(exp_id)
