@@ -383,33 +383,48 @@ def register(bound: Bound) -> Bound:
 
 def ids(paper: str | None = None) -> list[str]:
     """All registered ids, sorted; with ``paper``, only that paper's."""
-    _load_all()
     if paper is not None and paper not in PAPERS:
         raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
+    _load_all(paper)
     return sorted(i for i in _REGISTRY if paper is None or i.startswith(paper + ":"))
 
 
 def get(bound_id: str) -> Bound:
     """The bound registered under ``bound_id``; KeyError naming the closest ids otherwise."""
-    _load_all()
+    paper = bound_id.split(":", 1)[0] if isinstance(bound_id, str) and ":" in bound_id else None
+    _load_all(paper if paper in PAPERS else None)
     try:
         return _REGISTRY[bound_id]
     except KeyError:
+        _load_all()
+        if bound_id in _REGISTRY:
+            return _REGISTRY[bound_id]
         close = difflib.get_close_matches(bound_id, list(_REGISTRY), n=5, cutoff=0.4)
         raise KeyError(f"no bound {bound_id!r}; closest: {close or sorted(_REGISTRY)[:5]}") from None
 
 
-def _load_all() -> None:
+#: bounds/<module>.py of each paper.  A paper's module is imported only when one of its ids is
+#: asked for (or all ids are), so one paper's module never stands in the way of another's.
+PAPER_MODULES: dict[str, str] = {
+    "kan": "kan_correlated_noise",
+    "linreg": "linreg_adaptive_clipping",
+    "sosp": "sosp_nonconvex",
+    "kl": "kl_condition",
+    "userlevel": "user_level_sco",
+}
+
+
+def _load_all(paper: str | None = None) -> None:
     # Paper modules register their bounds on import; importing here keeps `bounds.get` usable
-    # without the caller knowing which module defines which id.
+    # without the caller knowing which module defines which id.  A paper not encoded yet has no
+    # module file and is skipped.
     import importlib
+    import importlib.util
 
-    for mod in _PAPER_MODULES:
-        importlib.import_module(f"bounds.{mod}")
-
-
-#: bounds/<module>.py for each paper that has been encoded.
-_PAPER_MODULES: list[str] = ["kl_condition"]
+    for key in ([paper] if paper else PAPERS):
+        name = f"bounds.{PAPER_MODULES[key]}"
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,10 +20,10 @@ import numpy as np
 import sympy as sp
 
 import bounds
-from empirical.experiment import Check, Experiment
+from empirical.experiment import PRIVACY_UNITS, Check, Experiment
 from empirical.fitting import SlopeFit, fit_slope, ols_slope
 
-__all__ = ["CheckResult", "Analysis", "analyse"]
+__all__ = ["CheckResult", "Analysis", "analyse", "check_privacy"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,8 @@ class CheckResult:
     reason: str
     verdict: str
     message: str
+    level_band: tuple[float, float] | None = None
+    level_range: tuple[float, float] | None = None   # min, max of observed / bound over the grid
 
     @property
     def ok(self) -> bool:
@@ -57,10 +59,46 @@ class Analysis:
     dropped: tuple[tuple[float, str], ...]
     per_point: dict = field(default_factory=dict)   # grid value -> per-seed metric array
     error: str = ""
+    privacy: str = ""          # what the privacy verdict checked
+    privacy_error: str = ""    # non-empty: a stored run broke its privacy claim
 
     @property
     def ok(self) -> bool:
-        return not self.error and all(r.ok for r in self.results)
+        return not self.error and not self.privacy_error and all(r.ok for r in self.results)
+
+
+def check_privacy(exp: Experiment, rows: list[dict]) -> tuple[str, str]:
+    """The privacy verdict of a private experiment's stored rows: ``(summary, error)``.
+
+    Every row must carry ``<unit>_target``, ``<unit>_guarantee`` and ``<unit>_spent`` for one
+    unit of ``PRIVACY_UNITS``; the guarantee (data independent, from dp-accounting) must equal
+    the target within ``exp.privacy_rtol`` and the spend must not exceed the guarantee (relative
+    1e-9, the accountant's rounding).  Whatever the slopes say, a violation fails the experiment.
+    """
+    if not exp.private:
+        return "not private (baseline or control)", ""
+    if not rows:
+        return "", "no rows"
+    unit = next((u for u in PRIVACY_UNITS
+                 if all(f"{u}_{c}" in rows[0] for c in ("target", "guarantee", "spent"))), None)
+    if unit is None:
+        return "", ("private experiment stores no privacy columns (<unit>_target, "
+                    f"<unit>_guarantee, <unit>_spent for a unit in {PRIVACY_UNITS})")
+    bad = []
+    for r in rows:
+        t, g, s = (r.get(f"{unit}_{c}") for c in ("target", "guarantee", "spent"))
+        if any(v is None or not math.isfinite(v) for v in (t, g, s)):
+            bad.append(f"seed {r['seed']}: non-finite privacy value")
+        elif abs(g - t) > exp.privacy_rtol * t:
+            bad.append(f"{exp.variable}={r[f'p_{exp.variable}']:g} seed {r['seed']}: "
+                       f"guarantee {unit}={g:.6g} != target {t:.6g}")
+        elif s > g * (1 + 1e-9):
+            bad.append(f"{exp.variable}={r[f'p_{exp.variable}']:g} seed {r['seed']}: "
+                       f"spent {unit}={s:.6g} > guarantee {g:.6g}")
+    if bad:
+        return "", f"privacy violated in {len(bad)}/{len(rows)} rows; first: {bad[0]}"
+    return (f"{unit}: guarantee = target (rtol {exp.privacy_rtol:g}) and spent <= guarantee "
+            f"in all {len(rows)} rows"), ""
 
 
 def _group(exp: Experiment, rows: list[dict]) -> dict[float, np.ndarray]:
@@ -75,7 +113,16 @@ def _bound_values(exp: Experiment, check: Check, point: dict) -> dict:
     return (check.values or exp.bound_values)(point)
 
 
-def _judge(check: Check, observed: SlopeFit, local: float, asym: float) -> tuple[str, str]:
+def _judge_level(check: Check, ratios: np.ndarray) -> tuple[bool, str]:
+    lo, hi = check.level
+    r_lo, r_hi = float(np.min(ratios)), float(np.max(ratios))
+    ok = lo <= r_lo and r_hi <= hi
+    return ok, (f"; level observed/bound in [{r_lo:.3g}, {r_hi:.3g}] "
+                f"{'inside' if ok else 'OUTSIDE'} band [{lo:g}, {hi:g}]")
+
+
+def _judge(check: Check, observed: SlopeFit, local: float, asym: float,
+           ratios: np.ndarray | None = None) -> tuple[str, str]:
     lo_band, hi_band = min(local, asym), max(local, asym)
     s, tol, hw = observed.slope, check.tolerance, observed.half_width
     if check.kind == "reject":
@@ -95,6 +142,9 @@ def _judge(check: Check, observed: SlopeFit, local: float, asym: float) -> tuple
         excess = s - hi_band
         ok = excess <= tol
         msg = f"observed − upper end of band = {excess:+.3f} (tol {tol}; lower is allowed)"
+    if check.level is not None and ratios is not None:
+        level_ok, level_msg = _judge_level(check, ratios)
+        ok, msg = ok and level_ok, msg + level_msg
     if check.expect == "finding":
         return ("PASS" if ok else "FINDING"), msg + ("" if not ok else "; finding NOT reproduced")
     return ("PASS" if ok else "FAIL"), msg
@@ -103,6 +153,7 @@ def _judge(check: Check, observed: SlopeFit, local: float, asym: float) -> tuple
 def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
     """Fit the experiment's stored rows and evaluate every check."""
     per_point = _group(exp, rows)
+    privacy, privacy_error = check_privacy(exp, rows)
     primary = bounds.get(exp.bound)
     kept, dropped = [], []
     for v, metric in per_point.items():
@@ -128,7 +179,8 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
             kept.append(v)
     if len(kept) < 3:
         return Analysis(exp, None, (), tuple(kept), tuple(dropped), per_point,
-                        error=f"only {len(kept)} usable grid points (need 3)")
+                        error=f"only {len(kept)} usable grid points (need 3)",
+                        privacy=privacy, privacy_error=privacy_error)
     fit = fit_slope(kept, [per_point[v] for v in kept], aggregate=exp.aggregate,
                     rng=np.random.default_rng(0))
     results = []
@@ -147,8 +199,11 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
             asym_expr, asym = "n/a", math.nan
         if check.kind != "reject" and math.isnan(asym):
             raise ValueError(f"{exp.id}: bound {b.id} has no symbol {exp.variable!r}")
-        verdict, msg = _judge(check, fit, local, asym)
+        ratios = fit.y / np.asarray(bvals, dtype=float)
+        verdict, msg = _judge(check, fit, local, asym, ratios)
         results.append(CheckResult(exp.id, b.id, exp.variable, check.kind, check.expect, local,
                                    asym, str(sp.sstr(asym_expr)), fit, check.tolerance, check.reason,
-                                   verdict, msg))
-    return Analysis(exp, fit, tuple(results), tuple(kept), tuple(dropped), per_point)
+                                   verdict, msg, check.level,
+                                   (float(ratios.min()), float(ratios.max()))))
+    return Analysis(exp, fit, tuple(results), tuple(kept), tuple(dropped), per_point,
+                    privacy=privacy, privacy_error=privacy_error)

@@ -67,6 +67,9 @@ def format_table(analyses: list[Analysis]) -> str:
         if a.error:
             lines.append((a.experiment.id, a.experiment.bound, a.experiment.variable, "-", "-",
                           "-", "-", "-", f"ERROR: {a.error}"))
+        if a.privacy_error:
+            lines.append((a.experiment.id, "privacy", "-", "-", "-", "-", "-", "-",
+                          "PRIVACY FAIL"))
         for r in a.results:
             lines.append((r.experiment, r.bound, r.variable, r.kind + ("*" if r.expect == "finding" else ""),
                           f"{r.local:+.3f}", "n/a" if r.asymptotic != r.asymptotic else f"{r.asymptotic:+.3f}",
@@ -83,6 +86,8 @@ def format_table(analyses: list[Analysis]) -> str:
         for r in a.results:
             if r.verdict not in ("PASS", "REJECTED"):
                 notes.append(f"  {r.experiment} vs {r.bound}: {r.verdict}: {r.message}")
+        if a.privacy_error:
+            notes.append(f"  {a.experiment.id}: PRIVACY FAIL: {a.privacy_error}")
     if notes:
         out += ["", "Notes:", *notes]
     out += ["", "kind: two-sided = tight on this instance; one-sided = upper bound only; "
@@ -146,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_figures:
             _draw(analyses, args.figures, None)
         print(format_table(analyses))
-        return 0
+        return 0 if all(a.ok for a in analyses) else 1
     if args.cmd == "verify":
         analyses = _run_and_analyse(_selected(args), args)
         if not args.no_figures:

@@ -13,10 +13,12 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-__all__ = ["Check", "Experiment", "Summary", "register", "register_summary", "summaries", "get",
+__all__ = ["PRIVACY_UNITS", "PAPER_MODULES", "Check", "Experiment", "Summary", "register", "register_summary", "summaries", "get",
            "ids", "experiments"]
 
 _KINDS = ("two-sided", "one-sided", "reject")
+#: Units a private experiment may state its privacy in: ρ-zCDP, or ε at the run's δ.
+PRIVACY_UNITS = ("rho", "epsilon")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,12 @@ class Check:
     values
         Optional map from the experiment's point to the bound's symbol values, when the bound
         needs different ones than the experiment's primary bound (e.g. a competitor's ``D``).
+    level, level_reason
+        Optional band ``(lo, hi)`` for the *level*: at every kept grid point the aggregated
+        metric divided by the bound's value there must lie in ``[lo, hi]``.  A slope alone misses
+        a wrong constant or a small exponent error over a short grid; the level does not.  The
+        reason states where the band comes from (the bound's hidden constant, a calibration
+        run, the instance's exact constant).  Not allowed on ``reject`` checks.
     """
 
     bound: str
@@ -50,8 +58,19 @@ class Check:
     expect: str = "hold"
     note: str = ""
     values: Callable[[Mapping[str, float]], dict] | None = None
+    level: tuple[float, float] | None = None
+    level_reason: str = ""
 
     def __post_init__(self) -> None:
+        if self.level is not None:
+            lo, hi = self.level
+            if not (0 < lo < hi < float("inf")):
+                raise ValueError(f"level must be a band (lo, hi) with 0 < lo < hi < inf, "
+                                 f"got {self.level!r}")
+            if self.kind == "reject":
+                raise ValueError("a reject check has no level band (it is a competitor's rate)")
+            if not self.level_reason.strip():
+                raise ValueError("a level band must state its reason (level_reason)")
         if self.kind not in _KINDS:
             raise ValueError(f"kind must be one of {_KINDS}, got {self.kind!r}")
         if not self.tolerance > 0:
@@ -70,6 +89,14 @@ class Experiment:
     predictions always come from ``bounds/`` at the experiment's own parameters.
     ``vacuous(point, bound_value)`` returns a reason when a grid point must be dropped (the bound
     is trivial there, or the theorem's conditions fail); dropped points are reported.
+
+    ``private``: the algorithm claims differential privacy, so every stored row must carry its
+    privacy columns ``<unit>_target`` (what the experiment asked for), ``<unit>_guarantee`` (the
+    data-independent guarantee dp-accounting computes from the noise and sensitivity actually
+    used) and ``<unit>_spent`` (what the releases actually compose to; ex post when stops are
+    data dependent), for a unit in ``PRIVACY_UNITS``.  ``verify`` fails the experiment unless
+    every row has guarantee = target (relative ``privacy_rtol``) and spent <= guarantee.
+    Non-private runs (baselines, controls) set ``private=False``.
     """
 
     id: str
@@ -91,8 +118,12 @@ class Experiment:
     aggregate: str = "gmean"
     description: str = ""
     extra: Mapping[str, object] = field(default_factory=dict)
+    private: bool = True
+    privacy_rtol: float = 1e-6
 
     def __post_init__(self) -> None:
+        if not 0 < self.privacy_rtol < 1:
+            raise ValueError(f"{self.id}: privacy_rtol must be in (0, 1), got {self.privacy_rtol}")
         if len(self.quick_grid) < 3 or len(self.full_grid) < 3:
             raise ValueError(f"{self.id}: a slope needs at least 3 grid points")
         if self.seeds < 2:
@@ -132,8 +163,14 @@ class Summary:
 
 _REGISTRY: dict[str, Experiment] = {}
 _SUMMARIES: dict[str, Summary] = {}
-#: empirical/<module>.py for each paper whose experiments are encoded.
-_PAPER_MODULES = ["kl_condition"]
+#: empirical/<module>.py of each paper (the same module names as in ``bounds``).
+PAPER_MODULES: dict[str, str] = {
+    "kan": "kan_correlated_noise",
+    "linreg": "linreg_adaptive_clipping",
+    "sosp": "sosp_nonconvex",
+    "kl": "kl_condition",
+    "userlevel": "user_level_sco",
+}
 
 
 def register(exp: Experiment) -> Experiment:
@@ -151,27 +188,40 @@ def register_summary(summary: Summary) -> Summary:
 
 
 def summaries(paper: str | None = None) -> list[Summary]:
-    _load_all()
+    _load_all(paper)
     return [s for _, s in sorted(_SUMMARIES.items()) if paper is None or s.paper == paper]
 
 
-def _load_all() -> None:
-    for mod in _PAPER_MODULES:
-        importlib.import_module(f"empirical.{mod}")
+def _load_all(paper: str | None = None) -> None:
+    # One paper's module is imported only when its experiments are asked for, so a paper being
+    # worked on never breaks another's runs.  Papers not encoded yet have no module and are skipped.
+    import importlib.util
+
+    if paper is not None and paper not in PAPER_MODULES:
+        raise ValueError(f"paper must be one of {tuple(PAPER_MODULES)}, got {paper!r}")
+    for key in ([paper] if paper else PAPER_MODULES):
+        name = f"empirical.{PAPER_MODULES[key]}"
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
 
 
 def ids(paper: str | None = None) -> list[str]:
-    _load_all()
+    _load_all(paper)
     return sorted(i for i, e in _REGISTRY.items() if paper is None or e.paper == paper)
 
 
 def get(exp_id: str) -> Experiment:
-    _load_all()
+    paper = exp_id.split(".", 1)[0] if isinstance(exp_id, str) else None
+    if exp_id not in _REGISTRY:
+        _load_all(paper if paper in PAPER_MODULES else None)
     try:
         return _REGISTRY[exp_id]
     except KeyError:
         import difflib
 
+        _load_all()
+        if exp_id in _REGISTRY:
+            return _REGISTRY[exp_id]
         close = difflib.get_close_matches(exp_id, list(_REGISTRY), n=5, cutoff=0.3)
         raise KeyError(f"no experiment {exp_id!r}; closest: {close}") from None
 

@@ -25,6 +25,7 @@ TOY = register(Experiment(
     fixed={"c": 3.0, "slope": -1.5}, seeds=6, run=run_power_law, metric="metric",
     bound_values=lambda p: {"n": p["n"]},
     checks=(Check("kl:toy_power_law", "two-sided", 0.15, "toy: 6 seeds, 0.3 log-noise"),),
+    private=False,
 ))
 
 WRONG_BOUND = bounds.register(bounds.Bound(id="kl:toy_wrong_rate", expr=1 / bounds.sym("n"),
@@ -36,6 +37,7 @@ TOY_WRONG = register(Experiment(
     quick_grid=TOY.quick_grid, full_grid=TOY.full_grid, fixed=TOY.fixed, seeds=6,
     run=run_power_law, metric="metric", bound_values=lambda p: {"n": p["n"]},
     checks=(Check("kl:toy_wrong_rate", "two-sided", 0.15, "toy"),),
+    private=False,
 ))
 
 #: The same wrong rate recorded as a finding: reported, and verify does not fail.
@@ -44,4 +46,5 @@ TOY_FINDING = register(Experiment(
     quick_grid=TOY.quick_grid, full_grid=TOY.full_grid, fixed=TOY.fixed, seeds=6,
     run=run_power_law, metric="metric", bound_values=lambda p: {"n": p["n"]},
     checks=(Check("kl:toy_wrong_rate", "two-sided", 0.15, "toy", expect="finding"),),
+    private=False,
 ))

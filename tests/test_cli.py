@@ -50,3 +50,10 @@ def test_console_script_entry_point():
     r = subprocess.run([sys.executable, "-m", "empirical.cli", "bounds", "list"],
                        capture_output=True, text=True, check=True)
     assert "kl:thm9" in r.stdout
+
+
+def test_run_exits_nonzero_on_a_failed_check(tmp_path, capsys):
+    import _toy  # noqa: F401
+
+    got = main(["run", "toy.wrong_rate", "--results", str(tmp_path), "--no-figures"])
+    assert got == 1, capsys.readouterr().out

@@ -1,0 +1,81 @@
+"""The verifier's own power: level bands and the privacy verdict fail when they should."""
+import numpy as np
+import pytest
+
+from empirical import experiment as registry
+from empirical.checks import analyse, check_privacy
+from empirical.experiment import Check, Experiment
+
+import _toy  # noqa: F401  (registers the toy experiments)
+
+
+def _rows(exp, *, scale=1.0, privacy=None):
+    """Synthetic rows following the toy law c·n^{-3/2} exactly, times ``scale``."""
+    rows = []
+    rng = np.random.default_rng(1)
+    for v in exp.quick_grid:
+        for r in range(exp.seeds):
+            row = {"experiment": exp.id, "seed": r, f"p_{exp.variable}": v,
+                   exp.metric: scale * v ** -1.5 * np.exp(0.01 * rng.standard_normal())}
+            if privacy is not None:
+                row.update(privacy(v, r))
+            rows.append(row)
+    return rows
+
+
+def _toy(**kw):
+    base = dict(id="toy.level", paper="kl", title="level", variable="n",
+                quick_grid=(1.0, 2.0, 4.0, 8.0), full_grid=(1.0, 2.0, 4.0, 8.0), fixed={},
+                seeds=4, run=lambda p, g: {}, metric="m", bound_values=lambda p: {"n": p["n"]},
+                checks=(Check("kl:toy_power_law", "two-sided", 0.1, "toy",
+                              level=(0.5, 2.0), level_reason="toy: the law's constant is 1"),),
+                private=False)
+    base.update(kw)
+    return Experiment(**base)
+
+
+def test_level_band_catches_a_constant_that_the_slope_cannot_see():
+    exp = _toy()
+    ok = analyse(exp, _rows(exp))
+    assert ok.results[0].verdict == "PASS" and ok.ok
+    off = analyse(exp, _rows(exp, scale=3.0))           # right slope, constant 3x too large
+    assert off.results[0].verdict == "FAIL"
+    assert "OUTSIDE" in off.results[0].message
+    assert off.results[0].level_range[0] == pytest.approx(3.0, rel=0.05)
+
+
+def test_level_band_is_validated():
+    with pytest.raises(ValueError, match="level"):
+        Check("kl:toy_power_law", "two-sided", 0.1, "r", level=(2.0, 1.0), level_reason="x")
+    with pytest.raises(ValueError, match="reason"):
+        Check("kl:toy_power_law", "two-sided", 0.1, "r", level=(0.5, 2.0))
+    with pytest.raises(ValueError, match="reject"):
+        Check("kl:toy_power_law", "reject", 0.1, "r", level=(0.5, 2.0), level_reason="x")
+
+
+def _priv(target, guarantee, spent):
+    return lambda v, r: {"rho_target": target, "rho_guarantee": guarantee, "rho_spent": spent}
+
+
+def test_privacy_verdict_passes_honest_rows_and_fails_every_violation():
+    exp = _toy(private=True)
+    summary, err = check_privacy(exp, _rows(exp, privacy=_priv(0.1, 0.1, 0.095)))
+    assert not err and "rho" in summary
+    # a run that spends more than it guarantees (noise too small for an adaptive stop)
+    _, err = check_privacy(exp, _rows(exp, privacy=_priv(0.1, 0.1, 0.9)))
+    assert "spent" in err
+    # a run certified at the wrong budget
+    _, err = check_privacy(exp, _rows(exp, privacy=_priv(0.1, 0.9, 0.9)))
+    assert "guarantee" in err
+    # a private experiment that stores no privacy at all
+    _, err = check_privacy(exp, _rows(exp))
+    assert "no privacy columns" in err
+    a = analyse(exp, _rows(exp, privacy=_priv(0.1, 0.1, 0.9)))
+    assert a.results[0].verdict == "PASS" and not a.ok   # slopes fine, privacy fails
+
+
+def test_paper_modules_load_lazily_and_in_isolation():
+    assert set(registry.PAPER_MODULES) == {"kan", "linreg", "sosp", "kl", "userlevel"}
+    assert all(e.paper == "kl" for e in registry.experiments("kl"))
+    with pytest.raises(ValueError, match="paper"):
+        registry.ids("nope")
