@@ -7,9 +7,20 @@ values over the kept grid points:
   data fit (all log factors and lower-order terms included);
 * *asymptotic* exponent: ``Bound.exponent(variable, **fixed)``.
 
-Verdicts: PASS / FAIL for checks expected to hold; FINDING when a check recorded as a finding
-(a claim that careful experiments contradict) deviates as documented; REJECTED / NOT REJECTED
-for competing rates.  Only FAIL and NOT REJECTED on ``expect="hold"`` checks fail ``verify``.
+Verdicts are regressions: a check must come out as declared.
+
+* ``expect="hold"``: PASS, or FAIL (fails ``verify``);
+* ``expect="finding"`` (a claim that careful experiments contradict, docs/errata.md): FINDING
+  when the check still fails as documented, NOT REPRODUCED when it passes (fails ``verify``: the
+  recorded finding no longer describes the code, so either the code or the record is wrong);
+* ``reject`` (a competing rate): REJECTED when the data rule out the competitor at its local
+  slope over the grid **and** at its asymptotic exponent (a competitor whose local slope is bent
+  by log factors or lower-order terms must not escape on its asymptotic one, nor the reverse),
+  NOT REJECTED otherwise (fails ``verify``).  When the competitor has no asymptotic exponent in
+  the swept variable (it enters only through ``Check.values``), only the local slope is judged
+  and the message says so.
+
+Only PASS, FINDING and REJECTED let ``verify`` succeed (:attr:`CheckResult.ok`).
 """
 from __future__ import annotations
 
@@ -23,7 +34,13 @@ import bounds
 from empirical.experiment import PRIVACY_UNITS, Check, Experiment
 from empirical.fitting import SlopeFit, fit_slope, ols_slope
 
-__all__ = ["CheckResult", "Analysis", "analyse", "check_privacy"]
+__all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "OK_VERDICTS",
+           "NOT_REPRODUCED"]
+
+#: The verdict of a recorded finding whose check now passes: the record is stale, verify fails.
+NOT_REPRODUCED = "NOT REPRODUCED"
+#: Verdicts that let ``verify`` succeed; everything else (FAIL, NOT REJECTED, NOT REPRODUCED) fails.
+OK_VERDICTS = ("PASS", "REJECTED", "FINDING")
 
 
 @dataclass(frozen=True)
@@ -47,7 +64,7 @@ class CheckResult:
     @property
     def ok(self) -> bool:
         """Whether this result lets ``verify`` succeed."""
-        return self.verdict in ("PASS", "REJECTED", "FINDING")
+        return self.verdict in OK_VERDICTS
 
 
 @dataclass(frozen=True)
@@ -126,12 +143,23 @@ def _judge(check: Check, observed: SlopeFit, local: float, asym: float,
     lo_band, hi_band = min(local, asym), max(local, asym)
     s, tol, hw = observed.slope, check.tolerance, observed.half_width
     if check.kind == "reject":
-        competitor = local
-        far = abs(s - competitor) > tol and not observed.covers(competitor)
+        # Both the local slope and the asymptotic exponent must be ruled out: each must lie
+        # outside the CI and more than the tolerance from the observed slope.
+        def ruled_out(c: float) -> bool:
+            return abs(s - c) > tol and not observed.covers(c)
+
+        far_local = ruled_out(local)
+        if math.isnan(asym):
+            far, where = far_local, (f"local slope {local:+.3f} "
+                                     f"{'outside' if far_local else 'not ruled out by'} the data; "
+                                     "no asymptotic exponent in this variable (local only)")
+        else:
+            far_asym = ruled_out(asym)
+            far = far_local and far_asym
+            where = (f"local slope {local:+.3f} {'outside' if far_local else 'NOT ruled out'}, "
+                     f"asymptotic {asym:+.3f} {'outside' if far_asym else 'NOT ruled out'}")
         verdict = "REJECTED" if far else "NOT REJECTED"
-        msg = (f"competing slope {competitor:+.3f} is {'outside' if far else 'not ruled out by'} "
-               f"the data ({observed}, tolerance {tol})")
-        return verdict, msg
+        return verdict, f"competing rate: {where} ({observed}, tolerance {tol})"
     if hw > tol:
         ok, msg = False, f"inconclusive: CI half-width {hw:.3f} exceeds tolerance {tol}"
     elif check.kind == "two-sided":
@@ -146,7 +174,9 @@ def _judge(check: Check, observed: SlopeFit, local: float, asym: float,
         level_ok, level_msg = _judge_level(check, ratios)
         ok, msg = ok and level_ok, msg + level_msg
     if check.expect == "finding":
-        return ("PASS" if ok else "FINDING"), msg + ("" if not ok else "; finding NOT reproduced")
+        # A finding is a regression test too: if the check now passes, the record is stale.
+        return ((NOT_REPRODUCED, msg + "; the recorded finding is NOT reproduced (check passes)")
+                if ok else ("FINDING", msg))
     return ("PASS" if ok else "FAIL"), msg
 
 

@@ -7,6 +7,7 @@ from empirical.checks import analyse, check_privacy
 from empirical.experiment import Check, Experiment
 
 import _toy  # noqa: F401  (registers the toy experiments)
+import _toy as _toy_mod
 
 
 def _rows(exp, *, scale=1.0, privacy=None):
@@ -79,3 +80,53 @@ def test_paper_modules_load_lazily_and_in_isolation():
     assert all(e.paper == "kl" for e in registry.experiments("kl"))
     with pytest.raises(ValueError, match="paper"):
         registry.ids("nope")
+
+
+# --- verdicts are regressions (issue 9) ------------------------------------------------------
+def test_a_finding_that_no_longer_reproduces_fails_verify():
+    """A check recorded as a finding that now passes is NOT REPRODUCED, and fails verify."""
+    exp = _toy(checks=(Check("kl:toy_power_law", "two-sided", 0.1, "toy", expect="finding"),))
+    a = analyse(exp, _rows(exp))                       # data follow the 'finding' bound exactly
+    assert a.results[0].verdict == "NOT REPRODUCED" and not a.results[0].ok and not a.ok
+    wrong = _toy(checks=(Check("kl:toy_wrong_rate", "two-sided", 0.1, "toy", expect="finding"),))
+    b = analyse(wrong, _rows(wrong))                   # the finding still reproduces
+    assert b.results[0].verdict == "FINDING" and b.ok
+
+
+def test_verify_cli_fails_on_a_stale_finding(tmp_path, capsys):
+    """`dprates verify` exits 1 when a recorded finding passes (test_cli's toy.finding is a
+    reproduced finding and keeps exit 0)."""
+    from empirical.cli import main
+
+    stale = registry.register(Experiment(
+        id="toy.stale_finding", paper="kl", title="toy, stale finding", variable="n",
+        quick_grid=_toy_mod.TOY.quick_grid, full_grid=_toy_mod.TOY.full_grid,
+        fixed=_toy_mod.TOY.fixed, seeds=6, run=_toy_mod.run_power_law, metric="metric",
+        bound_values=lambda p: {"n": p["n"]},
+        checks=(Check("kl:toy_power_law", "two-sided", 0.15, "toy", expect="finding"),),
+        private=False))
+    got = main(["verify", "--experiment", stale.id, "--results", str(tmp_path), "--no-figures"])
+    out = capsys.readouterr().out
+    assert got == 1 and "NOT REPRODUCED" in out
+
+
+def test_competitor_must_be_ruled_out_at_its_asymptotic_exponent_too():
+    """Data with slope −1.5; a competitor whose local slope over the grid is far (−1.0) but whose
+    asymptotic exponent is −1.5 is NOT REJECTED."""
+    import sympy as sp
+
+    import bounds
+
+    n = bounds.sym("n")
+    # n^{-3/2}·(1 + 30/n)^{...}: local slope over n ∈ [1, 8] is much flatter than −1.5
+    bounds.register(bounds.Bound(id="kl:toy_bent", expr=n ** sp.Rational(-3, 2) * (1 + 30 / n) ** 2,
+                                 quantity="toy metric", source="tests/test_checks_core.py"))
+    exp = _toy(checks=(Check("kl:toy_power_law", "two-sided", 0.1, "toy"),
+                       Check("kl:toy_bent", "reject", 0.1, "toy competitor")))
+    a = analyse(exp, _rows(exp))
+    r = a.results[1]
+    assert abs(r.local - (-1.5)) > 0.3 and r.asymptotic == pytest.approx(-1.5)
+    assert r.verdict == "NOT REJECTED" and "asymptotic" in r.message and not a.ok
+    far = _toy(checks=(Check("kl:toy_power_law", "two-sided", 0.1, "toy"),
+                       Check("kl:toy_wrong_rate", "reject", 0.1, "toy competitor")))
+    assert analyse(far, _rows(far)).results[1].verdict == "REJECTED"

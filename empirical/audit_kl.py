@@ -1,0 +1,1 @@
+"""KL audits (placeholder)."""
