@@ -15,7 +15,12 @@ This module knows nothing of numpy runs or experiments.
 from __future__ import annotations
 
 import difflib
+import importlib
+import importlib.metadata
+import importlib.util
 import math
+import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
@@ -29,6 +34,13 @@ __all__ = [
     "get",
     "ids",
     "PAPERS",
+    "PAPER_MODULES",
+    "ENTRY_POINT_GROUP",
+    "papers",
+    "register_paper",
+    "load_paper",
+    "OutsideConditionsWarning",
+    "privacy_notion",
     "asymptotic_exponent",
     "Comparison",
     "compare",
@@ -37,8 +49,99 @@ __all__ = [
     "follows_from",
 ]
 
-#: Paper keys, as used in bound ids ``<paper>:<label>``.
+#: Paper keys of this project, as used in bound ids ``<paper>:<label>``.  A researcher's own
+#: papers are added by :func:`register_paper` or the ``dprates.papers`` entry-point group; see
+#: :func:`papers` and docs/extending.md.
 PAPERS: tuple[str, ...] = ("kan", "linreg", "sosp", "kl", "userlevel")
+#: Entry-point group through which an installed package declares papers:
+#: ``[project.entry-points."dprates.papers"] mypaper = "mypkg.rates"`` registers paper key
+#: ``mypaper``, and ``mypkg.rates`` is imported when its ids are asked for.
+ENTRY_POINT_GROUP = "dprates.papers"
+_PAPER_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+#: paper key -> modules (absolute names) that register its bounds and experiments.
+_PLUGINS: dict[str, list[str]] = {}
+_ENTRY_POINTS_READ = False
+
+
+class OutsideConditionsWarning(UserWarning):
+    """A bound was evaluated where its theorem's ``conditions`` do not hold.
+
+    Evaluation outside the conditions *warns* (the number is still returned: exploring a rate
+    beyond its theorem is legitimate); make it an error with
+    ``warnings.simplefilter("error", OutsideConditionsWarning)``, or skip the check with
+    ``check_conditions=False`` where the caller handles conditions itself.
+    """
+
+
+def register_paper(key: str, *modules: str) -> str:
+    """Declare a paper key outside this project (idempotent) and the modules that define it.
+
+    ``modules`` (absolute module names) are imported when one of the paper's ids is asked for;
+    a module that calls ``register_paper`` for its own key needs not list itself.
+    """
+    if not isinstance(key, str) or not _PAPER_KEY.match(key):
+        raise ValueError(f"paper key must match [a-z][a-z0-9_]* (e.g. 'mypaper'), got {key!r}")
+    mods = _PLUGINS.setdefault(key, [])
+    mods.extend(m for m in modules if m not in mods)
+    return key
+
+
+def _read_entry_points() -> None:
+    global _ENTRY_POINTS_READ
+    if _ENTRY_POINTS_READ:
+        return
+    _ENTRY_POINTS_READ = True
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            register_paper(ep.name, ep.value.partition(":")[0])
+        except ValueError as exc:
+            warnings.warn(f"ignoring entry point {ep.name} = {ep.value} in group "
+                          f"{ENTRY_POINT_GROUP}: {exc}", stacklevel=2)
+
+
+def papers() -> tuple[str, ...]:
+    """Every known paper key: this project's, then registered and entry-point ones, sorted."""
+    _read_entry_points()
+    return PAPERS + tuple(sorted(k for k in _PLUGINS if k not in PAPERS))
+
+
+def load_paper(key: str, package: str = "bounds") -> None:
+    """Import the modules that register ``key``'s bounds (``package="bounds"``) or experiments
+    (``package="empirical"``): this project's ``<package>.<module>`` if present, and a plugin's
+    modules.  A paper not encoded yet has no module and is skipped."""
+    _read_entry_points()
+    if key in PAPER_MODULES:
+        name = f"{package}.{PAPER_MODULES[key]}"
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+    for name in list(_PLUGINS.get(key, ())):
+        importlib.import_module(name)
+
+
+def check_paper(key: str, what: str = "paper") -> str:
+    """``key`` if it is a known paper; else ValueError naming the allowed keys and the closest."""
+    known = papers()
+    if key not in known:
+        close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.3)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"{what} must be one of {known}, got {key!r}{hint}")
+    return key
+
+
+_NOTIONS = (("zCDP", re.compile(r"zCDP", re.I)),
+            ("(ε, δ)-DP", re.compile(r"\(\s*(ε|eps|epsilon)\s*,\s*(δ|delta)\s*\)", re.I)),
+            ("ε-DP", re.compile(r"(^|[^(,\w])(ε|eps|epsilon)-DP|pure DP", re.I)),
+            ("non-private", re.compile(r"non-?private", re.I)))
+
+
+def privacy_notion(text: str) -> str:
+    """The privacy notion a ``Bound.privacy`` text states first (``zCDP``, ``(ε, δ)-DP``,
+    ``ε-DP``, ``non-private``), with `` (user-level)`` when it says so; "" when it names none."""
+    hits = [(m.start(), name) for name, rx in _NOTIONS if (m := rx.search(text or ""))]
+    if not hits:
+        return ""
+    notion = min(hits)[1]
+    return notion + (" (user-level)" if re.search(r"user[- ]level", text, re.I) else "")
 
 # Shared symbol table.  All parameters of the papers are positive reals, except the noise
 # correlation λ which may be 0 (independent noise).  One Symbol object per name, so that bounds
@@ -152,6 +255,10 @@ class Bound:
     conditions:  sympy relationals that must hold for the bound to apply (checked by
                  :meth:`applies`), e.g. Theorem 4's ``L0² log(n√ρ/β)/(L1 n) ≤ √ρ``.
     notes:       readings chosen where the paper is ambiguous (see docs/errata.md).
+    notion:      the privacy notion, when ``privacy`` does not name it plainly (one of
+                 ``zCDP``, ``(ε, δ)-DP``, ``ε-DP``, ``non-private``, optionally followed by
+                 `` (user-level)``); otherwise read from ``privacy`` (:func:`privacy_notion`).
+                 :func:`compare` refuses bounds under different notions.
     """
 
     id: str
@@ -163,12 +270,14 @@ class Bound:
     kind: str = "upper"
     conditions: tuple[sp.Basic, ...] = ()
     notes: str = ""
+    notion: str = ""
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         paper, _, label = self.id.partition(":")
-        if paper not in PAPERS or not label:
-            raise ValueError(f"bound id must be '<paper>:<label>' with paper in {PAPERS}, got {self.id!r}")
+        if paper not in papers() or not label:
+            raise ValueError(f"bound id must be '<paper>:<label>' with paper in {papers()} "
+                             f"(a new paper: bounds.register_paper), got {self.id!r}")
         if self.kind not in _KINDS:
             raise ValueError(f"kind must be one of {_KINDS}, got {self.kind!r}")
         object.__setattr__(self, "expr", sp.sympify(self.expr))
@@ -183,6 +292,11 @@ class Bound:
     @property
     def label(self) -> str:
         return self.id.partition(":")[2]
+
+    @property
+    def privacy_notion(self) -> str:
+        """``notion`` if given, else the notion ``privacy`` names (see :func:`privacy_notion`)."""
+        return self.notion or privacy_notion(self.privacy)
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -218,13 +332,18 @@ class Bound:
 
         ``fixed`` substitutes values first (e.g. ``kappa=sp.Rational(4, 3)``); unspecified
         symbols stay symbolic, so the result may be an expression such as ``-2*kappa/(4-kappa)``.
-        A variable the bound does not depend on has exponent 0.
+        A known parameter (a symbol some bound uses) the bound does not depend on has exponent 0;
+        a name no bound uses is a typo and raises ``KeyError``.
         """
         try:
             x = self.symbol(var)
         except KeyError:
-            if var not in _SYMBOLS and not var.isidentifier():
-                raise
+            if var not in _SYMBOLS:
+                close = difflib.get_close_matches(str(var), list(self.variables) + list(_SYMBOLS),
+                                                  n=1, cutoff=0.5)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise KeyError(f"{self.id}: unknown symbol {var!r}: no bound uses it; this "
+                               f"bound's symbols are {list(self.variables)}{hint}") from None
             return sp.Integer(0)
         if var in self.shape_parameters:
             raise ValueError(f"{self.id}: {var} appears in an exponent of the rate (a shape "
@@ -232,14 +351,19 @@ class Bound:
         e = self.expr.subs(self._subs(fixed, allow_partial=True, exclude=var))
         return sp.simplify(asymptotic_exponent(e, x))
 
-    def local_slope(self, var: str, at: Mapping[str, float]) -> float:
+    def local_slope(self, var: str, at: Mapping[str, float], *,
+                    check_conditions: bool = True) -> float:
         """``d log b / d log var`` at the point ``at`` (which must give every symbol a value).
 
         Central difference in log space at 50 significant digits, so the result is accurate to
         ~1e-15 even across ``Min``/``Max`` (away from their kinks) and deep log factors.
+        Outside ``conditions`` it warns (:class:`OutsideConditionsWarning`) unless
+        ``check_conditions=False``.
         """
         self.symbol(var)  # KeyError for a variable the bound lacks
         vals = self._values(at)
+        if check_conditions:
+            self._warn_outside(at)
         f = self._log_lambda()
         names = self._ordered_names()
         with mpmath.workdps(50):
@@ -263,9 +387,17 @@ class Bound:
                                  "(bound non-positive or undefined there)")
             return float(mpmath.re(slope))
 
-    def __call__(self, **values: float) -> float:
-        """Numeric value of the bound; every symbol must be given a value in its domain."""
+    def __call__(self, *, check_conditions: bool = True, **values: float) -> float:
+        """Numeric value of the bound; every symbol must be given a value in its domain.
+
+        Where the theorem's ``conditions`` fail the value is still returned, with an
+        :class:`OutsideConditionsWarning`; ``check_conditions=False`` skips the test (for callers
+        that decide on conditions themselves, like the harness dropping such grid points).
+        Extra values (symbols the bound lacks) are ignored.
+        """
         vals = self._values(values)
+        if check_conditions:
+            self._warn_outside(values)
         with mpmath.workdps(30):
             try:
                 v = self._lambda()(*[mpmath.mpf(vals[k]) for k in self._ordered_names()])
@@ -286,6 +418,27 @@ class Bound:
             if not bool(r):
                 return False
         return True
+
+    def _failed_conditions(self, values: Mapping[str, float]) -> list[str]:
+        """Conditions that evaluate to False at ``values`` (ones needing absent values: skipped)."""
+        if not self.conditions:
+            return []
+        subs = {sym(k): (sp.nsimplify(v) if isinstance(v, float) else v)
+                for k, v in values.items() if isinstance(k, str) and k in _SYMBOLS}
+        failed = []
+        for c in self.conditions:
+            r = c.subs(subs)
+            if r.free_symbols:
+                continue
+            if r in (sp.false, False):
+                failed.append(sp.sstr(c))
+        return failed
+
+    def _warn_outside(self, values: Mapping[str, float]) -> None:
+        failed = self._failed_conditions(values)
+        if failed:
+            warnings.warn(f"{self.id} evaluated outside its conditions: {'; '.join(failed)} "
+                          f"fails at {dict(values)}", OutsideConditionsWarning, stacklevel=3)
 
     def describe(self, variables: Iterable[str] | None = None) -> str:
         """A multi-line human description: expression, exponents, assumptions, source."""
@@ -383,16 +536,19 @@ def register(bound: Bound) -> Bound:
 
 def ids(paper: str | None = None) -> list[str]:
     """All registered ids, sorted; with ``paper``, only that paper's."""
-    if paper is not None and paper not in PAPERS:
-        raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
+    if paper is not None:
+        check_paper(paper)
     _load_all(paper)
     return sorted(i for i in _REGISTRY if paper is None or i.startswith(paper + ":"))
 
 
 def get(bound_id: str) -> Bound:
     """The bound registered under ``bound_id``; KeyError naming the closest ids otherwise."""
+    if isinstance(bound_id, Bound):
+        return bound_id
     paper = bound_id.split(":", 1)[0] if isinstance(bound_id, str) and ":" in bound_id else None
-    _load_all(paper if paper in PAPERS else None)
+    if bound_id not in _REGISTRY:
+        _load_all(paper if paper in papers() else None)
     try:
         return _REGISTRY[bound_id]
     except KeyError:
@@ -416,15 +572,9 @@ PAPER_MODULES: dict[str, str] = {
 
 def _load_all(paper: str | None = None) -> None:
     # Paper modules register their bounds on import; importing here keeps `bounds.get` usable
-    # without the caller knowing which module defines which id.  A paper not encoded yet has no
-    # module file and is skipped.
-    import importlib
-    import importlib.util
-
-    for key in ([paper] if paper else PAPERS):
-        name = f"bounds.{PAPER_MODULES[key]}"
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
+    # without the caller knowing which module defines which id.
+    for key in ([paper] if paper else papers()):
+        load_paper(key, "bounds")
 
 
 # --------------------------------------------------------------------------------------------
@@ -442,11 +592,47 @@ class Comparison:
     larger: str                  # id of the larger bound at the point
     exponent_gap: sp.Expr        # exponent(first) − exponent(second) as var → ∞
     eventually_larger: str | None  # id that dominates as var → ∞ (None if undecided or equal)
+    privacy_note: str = ""       # set when the bounds are under different privacy notions
 
 
-def compare(first: Bound, second: Bound, var: str, at: Mapping[str, float]) -> Comparison:
-    """Compare two bounds at ``at`` and asymptotically in ``var``."""
-    r = first(**{k: at[k] for k in first.variables}) / second(**{k: at[k] for k in second.variables})
+def _values_for(b: Bound, at: Mapping[str, float], what: str) -> dict:
+    missing = sorted(set(b.variables) - set(at))
+    if missing:
+        raise ValueError(f"{what}: {b.id} needs values for {missing} (given {sorted(at)})")
+    return {k: at[k] for k in b.variables}
+
+
+def _check_notions(first: Bound, second: Bound, allow_mixed_privacy: bool) -> str:
+    a, b = first.privacy_notion, second.privacy_notion
+    if a and b and a != b:
+        note = (f"{first.id} is under {a} but {second.id} under {b}: convert one first "
+                "(e.g. the paper's zCDP <-> (ε, δ) conversion bounds)")
+        if not allow_mixed_privacy:
+            raise ValueError(f"compare: different privacy notions: {note}, or pass "
+                             "allow_mixed_privacy=True to compare the raw rates anyway")
+        return note
+    return ""
+
+
+def compare(first: Bound | str, second: Bound | str, var: str, at: Mapping[str, float], *,
+            allow_mixed_privacy: bool = False) -> Comparison:
+    """Compare two bounds (objects or ids) at ``at`` and asymptotically in ``var``.
+
+    ``at`` must give every symbol of both bounds a value (ValueError naming what is missing).
+    Bounds under different privacy notions (:attr:`Bound.privacy_notion`, e.g. ρ-zCDP against
+    (ε, δ)-DP) are refused unless ``allow_mixed_privacy=True``; the result then says so in
+    ``privacy_note``.
+    """
+    first, second = get(first), get(second)
+    note = _check_notions(first, second, allow_mixed_privacy)
+    if var not in first.variables and var not in second.variables:
+        raise ValueError(f"compare: var {var!r} is a symbol of neither {first.id} "
+                         f"{list(first.variables)} nor {second.id} {list(second.variables)}")
+    at = dict(at)
+    if var not in at and (var in first.variables or var in second.variables):
+        raise ValueError(f"compare: needs a value for {var!r} in at (given {sorted(at)})")
+    r = (first(**_values_for(first, at, "compare"))
+         / second(**_values_for(second, at, "compare")))
     fixed = {k: v for k, v in at.items() if k != var}
     gap = sp.simplify(first.exponent(var, **fixed) - second.exponent(var, **fixed))
     if gap.is_positive:
@@ -455,19 +641,25 @@ def compare(first: Bound, second: Bound, var: str, at: Mapping[str, float]) -> C
         ev = second.id
     else:
         ev = None
-    return Comparison(first.id, second.id, var, r, first.id if r >= 1 else second.id, gap, ev)
+    return Comparison(first.id, second.id, var, r, first.id if r >= 1 else second.id, gap, ev,
+                      note)
 
 
-def crossover(first: Bound, second: Bound, var: str, at: Mapping[str, float],
-              lo: float, hi: float) -> float | None:
+def crossover(first: Bound | str, second: Bound | str, var: str, at: Mapping[str, float],
+              lo: float, hi: float, *, allow_mixed_privacy: bool = False) -> float | None:
     """The value of ``var`` in ``[lo, hi]`` where the two bounds are equal (None if no sign change).
 
-    Solved by Brent's method on ``log(first/second)`` in ``log var``.
+    Bounds may be given as ids.  Solved by Brent's method on ``log(first/second)`` in ``log var``.
     """
     from scipy.optimize import brentq
 
+    first, second = get(first), get(second)
+    _check_notions(first, second, allow_mixed_privacy)
     if not (0 < lo < hi):
         raise ValueError(f"need 0 < lo < hi, got lo={lo}, hi={hi}")
+    probe = dict(at, **{var: lo})
+    _values_for(first, probe, "crossover")
+    _values_for(second, probe, "crossover")
 
     def g(logx: float) -> float:
         pt = dict(at, **{var: math.exp(logx)})

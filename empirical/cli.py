@@ -3,60 +3,133 @@
   dprates bounds list [PAPER]        registered bounds
   dprates bounds show ID             expression, LaTeX, exponents, assumptions, source
   dprates experiments [PAPER]        registered experiments
-  dprates run EXPERIMENT... [opts]   run sweeps (results/ only)
-  dprates verify [--paper P] [opts]  run + fit + check every experiment; exit 1 on a failed check
+  dprates run EXPERIMENT... [opts]   run sweeps, print their checks, draw their figures
+  dprates verify [--paper P] [opts]  run + fit + check every experiment, draw figures
   dprates figures [--paper P]        redraw figures from stored results
+  dprates audit ...                  privacy audits (when empirical/audit.py is present)
 
 Options for run/verify: --full (full grids), --workers N (local processes), --scheduler ADDRESS
-(Dask cluster), --results DIR (default ./results or $DPRATES_RESULTS), --figures DIR.
+(Dask cluster), --results DIR (default ./results or $DPRATES_RESULTS), --figures DIR,
+--no-figures.  ``--module MOD`` (any command, repeatable) imports a researcher's own module that
+registers bounds and experiments (docs/extending.md).
+
+Exit status: 0 all verified; 1 a failed check, privacy violation or error while running;
+2 bad usage (every argument is validated before any work starts, with a one-line error naming
+the argument, the allowed values and the closest match); 130 interrupted (Ctrl-C; every point
+stored so far is kept and a rerun resumes).
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import sys
+import warnings
+from pathlib import Path
 
 import bounds
+from bounds.core import OutsideConditionsWarning, check_paper, papers
 from empirical import experiment as registry
 from empirical.checks import Analysis, analyse
-from empirical.runner import load_rows, stderr_progress, sweep
+from empirical.runner import (PointError, SweepError, SweepStats, check_scheduler,
+                              check_writable, load_rows, results_dir, stderr_progress, sweep)
 
-__all__ = ["main", "format_table"]
+__all__ = ["main", "format_table", "UsageError"]
+
+_AUDIT = "empirical.audit"
+
+
+class UsageError(Exception):
+    """A bad argument: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but an error is one line (no usage dump) and does not exit the interpreter."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return n
+
+
+def _add_module_opt(p: argparse.ArgumentParser, top: bool = False) -> None:
+    # On the subcommands too, so that `dprates verify --module x` works; SUPPRESS keeps a
+    # subcommand from overwriting the top-level value with its default.
+    p.add_argument("--module", action="append", dest="modules", metavar="MODULE",
+                   default=None if top else argparse.SUPPRESS,
+                   help="import this module first (your own bounds/experiments); repeatable")
 
 
 def _add_run_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--full", action="store_true", help="use the full grids (slow)")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    p.add_argument("--workers", type=_workers, default=1, help="local worker processes (default 1)")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://h:8786")
     p.add_argument("--results", default=None, help="results directory (default ./results)")
-    p.add_argument("--figures", default="figures", help="figures directory (default ./figures)")
+    p.add_argument("--figures", default="figures",
+                   help="figures directory (default ./figures; full grids under <DIR>/full)")
     p.add_argument("--no-figures", action="store_true", help="do not draw figures")
+    _add_module_opt(p)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dprates", description="Theory-to-experiment verification "
-                                "of convergence rates of private optimizers.")
-    sub = p.add_subparsers(dest="cmd", required=True)
+    p = _Parser(prog="dprates", description="Theory-to-experiment verification "
+                "of convergence rates of private optimizers.")
+    _add_module_opt(p, top=True)
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     b = sub.add_parser("bounds", help="inspect symbolic bounds")
-    bsub = b.add_subparsers(dest="bcmd", required=True)
+    bsub = b.add_subparsers(dest="bcmd", required=True, parser_class=_Parser)
     bl = bsub.add_parser("list", help="list bound ids")
-    bl.add_argument("paper", nargs="?", choices=bounds.PAPERS)
+    bl.add_argument("paper", nargs="?")
+    _add_module_opt(bl)
     bs = bsub.add_parser("show", help="show one bound")
     bs.add_argument("id")
+    _add_module_opt(bs)
     e = sub.add_parser("experiments", help="list experiments")
-    e.add_argument("paper", nargs="?", choices=bounds.PAPERS)
-    r = sub.add_parser("run", help="run experiments' sweeps")
+    e.add_argument("paper", nargs="?")
+    _add_module_opt(e)
+    r = sub.add_parser("run", help="run experiments' sweeps, print checks, draw figures")
     r.add_argument("experiments", nargs="+")
     _add_run_opts(r)
-    v = sub.add_parser("verify", help="run, fit and check all experiments")
-    v.add_argument("--paper", choices=bounds.PAPERS)
+    v = sub.add_parser("verify", help="run, fit and check all experiments, draw figures")
+    v.add_argument("--paper")
     v.add_argument("--experiment", action="append", default=None, help="only this experiment")
     _add_run_opts(v)
     f = sub.add_parser("figures", help="redraw figures from stored results")
-    f.add_argument("--paper", choices=bounds.PAPERS)
+    f.add_argument("--paper")
     f.add_argument("--full", action="store_true")
     f.add_argument("--results", default=None)
     f.add_argument("--figures", default="figures")
+    _add_module_opt(f)
+    _add_audit(sub)
     return p
+
+
+def _add_audit(sub) -> None:
+    """``dprates audit``: forwarded to empirical/audit.py when that module exists."""
+    a = sub.add_parser("audit", help="privacy audits (empirical/audit.py)", add_help=True)
+    try:
+        present = importlib.util.find_spec(_AUDIT) is not None
+    except (ImportError, ValueError):
+        present = False
+    if not present:
+        a.set_defaults(audit_unavailable="empirical/audit.py is not installed in this checkout")
+        return
+    try:
+        mod = importlib.import_module(_AUDIT)
+        mod.add_arguments(a)
+    except Exception as exc:  # a module under development must not break the other commands
+        a.set_defaults(audit_unavailable=f"empirical/audit.py failed to load: "
+                                         f"{type(exc).__name__}: {exc}")
+        return
+    a.set_defaults(audit_run=mod.run_cli)
 
 
 def format_table(analyses: list[Analysis]) -> str:
@@ -96,14 +169,120 @@ def format_table(analyses: list[Analysis]) -> str:
     return "\n".join(out)
 
 
+# --------------------------------------------------------------------------------------------
+# Validation: every argument, before any work
+# --------------------------------------------------------------------------------------------
+
+def _import_modules(args) -> None:
+    for name in getattr(args, "modules", None) or ():
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            raise UsageError(f"argument --module: cannot import {name!r}: "
+                             f"{type(exc).__name__}: {exc}") from None
+
+
+def _paper(args, attr: str = "paper", flag: str = "--paper") -> str | None:
+    key = getattr(args, attr, None)
+    if key is None:
+        return None
+    try:
+        return check_paper(key, what=f"argument {flag}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _lookup(kind: str, get, ident: str):
+    try:
+        return get(ident)
+    except KeyError as exc:
+        raise UsageError(f"argument {kind}: {exc.args[0]}") from None
+
+
 def _selected(args) -> list:
     if getattr(args, "experiment", None):
-        return [registry.get(i) for i in args.experiment]
-    return registry.experiments(getattr(args, "paper", None))
+        return [_lookup("--experiment", registry.get, i) for i in args.experiment]
+    exps = registry.experiments(getattr(args, "paper", None))
+    if not exps:
+        raise UsageError(f"argument --paper: paper {args.paper!r} has no experiments registered "
+                         "yet" if args.paper else "no experiments are registered")
+    return exps
 
 
-def _draw(analyses: list[Analysis], root: str, paper: str | None) -> None:
-    from empirical.figures import plot_analysis
+def _figure_root(args) -> Path:
+    # Quick and full figures never overwrite each other: full ones live under <figures>/full.
+    root = Path(args.figures)
+    return root / "full" if args.full else root
+
+
+def _check_dirs(args, drawing: bool) -> None:
+    try:
+        check_writable(results_dir(args.results))
+    except SweepError as exc:
+        raise UsageError(f"argument --results: {exc}") from None
+    if drawing:
+        try:
+            check_writable(_figure_root(args))
+        except SweepError as exc:
+            raise UsageError("argument --figures: " + str(exc).replace("results directory",
+                                                                         "figures directory")
+                             ) from None
+
+
+def _check_scheduler(args) -> None:
+    if getattr(args, "scheduler", None):
+        try:
+            check_scheduler(args.scheduler)
+        except SweepError as exc:
+            raise UsageError(f"argument --scheduler: {exc}") from None
+
+
+def _invalid(exps) -> dict[str, str]:
+    """Experiments whose declaration does not match their bounds: id -> reason (not run)."""
+    bad = {}
+    for exp in exps:
+        try:
+            registry.validate_experiment(exp)
+        except ValueError as exc:
+            bad[exp.id] = str(exc)
+    return bad
+
+
+# --------------------------------------------------------------------------------------------
+# Work
+# --------------------------------------------------------------------------------------------
+
+def _analyse(exp, rows) -> Analysis:
+    # The analysis decides on conditions itself (it drops points where the primary bound's
+    # conditions fail, and evaluates competitors' rates wherever the data are): no warnings.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OutsideConditionsWarning)
+        return analyse(exp, rows)
+
+
+def _error(exp, msg: str) -> Analysis:
+    return Analysis(exp, None, (), (), (), {}, error=msg)
+
+
+def _run_and_analyse(exps, args, invalid: dict[str, str], stats: SweepStats) -> list[Analysis]:
+    out = []
+    for exp in exps:
+        if exp.id in invalid:
+            out.append(_error(exp, f"not run: {invalid[exp.id]}"))
+            continue
+        try:
+            rows = sweep(exp, full=args.full, workers=args.workers, scheduler=args.scheduler,
+                         results=args.results, progress=stderr_progress)
+        except PointError as exc:       # this experiment's code failed; the others still run
+            out.append(_error(exp, str(exc)))
+            continue
+        stats += rows.stats
+        out.append(_analyse(exp, rows))
+    return out
+
+
+def _draw(analyses: list[Analysis], root: Path, paper: str | None) -> None:
+    from empirical.figures import figure_style, plot_analysis
 
     for a in analyses:
         if a.fit is not None:
@@ -111,68 +290,122 @@ def _draw(analyses: list[Analysis], root: str, paper: str | None) -> None:
     by_id = {a.experiment.id: a for a in analyses}
     for s in registry.summaries(paper):
         if all(e in by_id for e in s.experiments):
-            s.plot([by_id[e] for e in s.experiments], root)
+            with figure_style():
+                s.plot([by_id[e] for e in s.experiments], root)
 
 
-def _run_and_analyse(exps, args) -> list[Analysis]:
-    out = []
+def _cmd_bounds(args) -> int:
+    if args.bcmd == "show":
+        print(_lookup("ID", bounds.get, args.id).describe())
+        return 0
+    paper = _paper(args, flag="PAPER")
+    found = bounds.ids(paper)
+    if not found:
+        print(f"dprates: no bounds registered for paper {paper!r} yet", file=sys.stderr)
+        return 1
+    for i in found:
+        b = bounds.get(i)
+        print(f"{i:<24} {b.kind:<10} {b.source}")
+    return 0
+
+
+def _cmd_experiments(args) -> int:
+    paper = _paper(args, flag="PAPER")
+    exps = registry.experiments(paper)
+    if not exps:
+        print(f"dprates: no experiments registered for paper {paper!r} yet", file=sys.stderr)
+        return 1
     for exp in exps:
-        rows = sweep(exp, full=args.full, workers=args.workers, scheduler=args.scheduler,
-                     results=args.results, progress=stderr_progress)
-        out.append(analyse(exp, rows))
-    return out
+        print(f"{exp.id:<32} {exp.bound:<14} {exp.variable:<6} {exp.title}")
+    return 0
+
+
+def _cmd_run_or_verify(args) -> int:
+    if args.cmd == "run":
+        exps = [_lookup("EXPERIMENT", registry.get, i) for i in args.experiments]
+        paper = None
+    else:
+        paper = _paper(args)
+        exps = _selected(args)
+    drawing = not args.no_figures
+    _check_dirs(args, drawing)
+    _check_scheduler(args)
+    invalid = _invalid(exps)
+    stats = SweepStats()
+    analyses = _run_and_analyse(exps, args, invalid, stats)
+    if drawing:
+        _draw(analyses, _figure_root(args), paper)
+    print(format_table(analyses))
+    failed = [a.experiment.id for a in analyses if not a.ok]
+    print(f"\npoints: {stats}")
+    if args.cmd == "verify":
+        print(f"{len(analyses) - len(failed)}/{len(analyses)} experiments verified"
+              + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+def _cmd_figures(args) -> int:
+    paper = _paper(args)
+    exps = registry.experiments(paper)
+    try:
+        check_writable(_figure_root(args))
+    except SweepError as exc:
+        raise UsageError("argument --figures: " + str(exc).replace("results", "figures")) from None
+    analyses = []
+    for exp in exps:
+        rows, missing = load_rows(exp, full=args.full, results=args.results)
+        if missing:
+            print(f"{exp.id}: {len(missing)} grid points not stored (or stale); skipped",
+                  file=sys.stderr)
+            continue
+        analyses.append(_analyse(exp, rows))
+    root = _figure_root(args)
+    _draw(analyses, root, paper)
+    print(f"drew figures for {len(analyses)} experiments under {root}/")
+    return 0
+
+
+def _cmd_audit(args) -> int:
+    if getattr(args, "audit_run", None) is None:
+        print(f"dprates: error: audit: {getattr(args, 'audit_unavailable', 'unavailable')}",
+              file=sys.stderr)
+        return 2
+    return int(args.audit_run(args) or 0)
+
+
+def _dispatch(argv: list[str] | None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    _import_modules(args)
+    if args.cmd == "bounds":
+        return _cmd_bounds(args)
+    if args.cmd == "experiments":
+        return _cmd_experiments(args)
+    if args.cmd in ("run", "verify"):
+        return _cmd_run_or_verify(args)
+    if args.cmd == "figures":
+        return _cmd_figures(args)
+    if args.cmd == "audit":
+        return _cmd_audit(args)
+    return 2  # pragma: no cover
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.cmd == "bounds":
-        if args.bcmd == "list":
-            for i in bounds.ids(args.paper):
-                b = bounds.get(i)
-                print(f"{i:<24} {b.kind:<10} {b.source}")
-            return 0
-        try:
-            print(bounds.get(args.id).describe())
-        except KeyError as exc:
-            print(exc.args[0], file=sys.stderr)
-            return 2
-        return 0
-    if args.cmd == "experiments":
-        for exp in registry.experiments(args.paper):
-            print(f"{exp.id:<32} {exp.bound:<14} {exp.variable:<6} {exp.title}")
-        return 0
-    if args.cmd == "run":
-        try:
-            exps = [registry.get(i) for i in args.experiments]
-        except KeyError as exc:
-            print(exc.args[0], file=sys.stderr)
-            return 2
-        analyses = _run_and_analyse(exps, args)
-        if not args.no_figures:
-            _draw(analyses, args.figures, None)
-        print(format_table(analyses))
-        return 0 if all(a.ok for a in analyses) else 1
-    if args.cmd == "verify":
-        analyses = _run_and_analyse(_selected(args), args)
-        if not args.no_figures:
-            _draw(analyses, args.figures, args.paper)
-        print(format_table(analyses))
-        failed = [a.experiment.id for a in analyses if not a.ok]
-        print(f"\n{len(analyses) - len(failed)}/{len(analyses)} experiments verified"
-              + (f"; failed: {', '.join(failed)}" if failed else ""))
-        return 1 if failed else 0
-    if args.cmd == "figures":
-        analyses = []
-        for exp in registry.experiments(args.paper):
-            rows, missing = load_rows(exp, full=args.full, results=args.results)
-            if missing:
-                print(f"{exp.id}: {len(missing)} grid points not run yet; skipped", file=sys.stderr)
-                continue
-            analyses.append(analyse(exp, rows))
-        _draw(analyses, args.figures, args.paper)
-        print(f"drew figures for {len(analyses)} experiments under {args.figures}/")
-        return 0
-    return 2  # pragma: no cover
+    """Run the command; returns the exit status (see the module docstring)."""
+    try:
+        return _dispatch(argv)
+    except UsageError as exc:
+        print(f"dprates: error: {exc}", file=sys.stderr)
+        return 2
+    except SweepError as exc:
+        print(f"dprates: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("dprates: interrupted; every point stored so far is kept, rerun to resume",
+              file=sys.stderr)
+        return 130
+    except SystemExit as exc:       # --help
+        return exc.code if isinstance(exc.code, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

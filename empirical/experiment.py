@@ -13,8 +13,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-__all__ = ["PRIVACY_UNITS", "PAPER_MODULES", "Check", "Experiment", "Summary", "register", "register_summary", "summaries", "get",
-           "ids", "experiments"]
+__all__ = ["PRIVACY_UNITS", "PAPER_MODULES", "Check", "Experiment", "Summary", "register",
+           "register_summary", "summaries", "get", "ids", "experiments", "validate_experiment"]
 
 _KINDS = ("two-sided", "one-sided", "reject")
 #: Units a private experiment may state its privacy in: ρ-zCDP, or ε at the run's δ.
@@ -97,6 +97,9 @@ class Experiment:
     data dependent), for a unit in ``PRIVACY_UNITS``.  ``verify`` fails the experiment unless
     every row has guarantee = target (relative ``privacy_rtol``) and spent <= guarantee.
     Non-private runs (baselines, controls) set ``private=False``.
+
+    ``version`` is optional and kept for compatibility: stored results carry a fingerprint of the
+    code that produced them (empirical/runner.py), so changed code is recomputed without a bump.
     """
 
     id: str
@@ -194,15 +197,14 @@ def summaries(paper: str | None = None) -> list[Summary]:
 
 def _load_all(paper: str | None = None) -> None:
     # One paper's module is imported only when its experiments are asked for, so a paper being
-    # worked on never breaks another's runs.  Papers not encoded yet have no module and are skipped.
-    import importlib.util
+    # worked on never breaks another's runs.  Papers not encoded yet have no module and are
+    # skipped; a researcher's papers (bounds.register_paper, entry points) load the same way.
+    from bounds.core import check_paper, load_paper, papers
 
-    if paper is not None and paper not in PAPER_MODULES:
-        raise ValueError(f"paper must be one of {tuple(PAPER_MODULES)}, got {paper!r}")
-    for key in ([paper] if paper else PAPER_MODULES):
-        name = f"empirical.{PAPER_MODULES[key]}"
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
+    if paper is not None:
+        check_paper(paper)
+    for key in ([paper] if paper else papers()):
+        load_paper(key, "empirical")
 
 
 def ids(paper: str | None = None) -> list[str]:
@@ -211,9 +213,11 @@ def ids(paper: str | None = None) -> list[str]:
 
 
 def get(exp_id: str) -> Experiment:
+    from bounds.core import papers
+
     paper = exp_id.split(".", 1)[0] if isinstance(exp_id, str) else None
     if exp_id not in _REGISTRY:
-        _load_all(paper if paper in PAPER_MODULES else None)
+        _load_all(paper if paper in papers() else None)
     try:
         return _REGISTRY[exp_id]
     except KeyError:
@@ -222,9 +226,75 @@ def get(exp_id: str) -> Experiment:
         _load_all()
         if exp_id in _REGISTRY:
             return _REGISTRY[exp_id]
-        close = difflib.get_close_matches(exp_id, list(_REGISTRY), n=5, cutoff=0.3)
-        raise KeyError(f"no experiment {exp_id!r}; closest: {close}") from None
+        close = difflib.get_close_matches(str(exp_id), list(_REGISTRY), n=3, cutoff=0.3)
+        hint = (f"; closest: {close}" if close else "") + (
+            f"; paper {paper!r} is not known (a new paper: bounds.register_paper, or "
+            "`dprates --module yourpkg.module`, see docs/extending.md)"
+            if paper and paper not in papers() else "")
+        raise KeyError(f"no experiment {exp_id!r}{hint}") from None
 
 
 def experiments(paper: str | None = None) -> list[Experiment]:
     return [get(i) for i in ids(paper)]
+
+
+_VALIDATED: dict[tuple[int, bool], Experiment] = {}
+
+
+def validate_experiment(exp: Experiment, *, full: bool = False) -> None:
+    """Check ``exp`` against its bounds before any point is computed; ValueError naming the
+    experiment, the check and what is wrong.
+
+    Every check's bound must exist; at every grid point ``bound_values`` (or the check's
+    ``values``) must return a mapping giving each of the bound's symbols a value; a check that
+    is not ``reject`` must be on a bound that depends on the swept variable (else its slope is
+    undefined).  Points where a bound is undefined or outside its conditions are not errors:
+    the analysis drops them and says so.
+    """
+    import math
+    import warnings
+
+    import bounds
+    from bounds.core import OutsideConditionsWarning
+
+    if _VALIDATED.get((id(exp), full)) is exp:
+        return
+    grid = exp.grid(full)
+    for i, check in enumerate(exp.checks):
+        where = f"{exp.id}: check {i} ({check.kind} on {check.bound!r})"
+        try:
+            b = bounds.get(check.bound)
+        except KeyError as exc:
+            raise ValueError(f"{where}: {exc.args[0]}") from None
+        fn = check.values or exp.bound_values
+        values = []
+        for v in grid:
+            try:
+                vals = fn(exp.point(v))
+            except Exception as exc:
+                raise ValueError(f"{where}: {'values' if check.values else 'bound_values'} "
+                                 f"raised at {exp.variable}={v:g}: {type(exc).__name__}: {exc}"
+                                 ) from None
+            if not isinstance(vals, Mapping):
+                raise ValueError(f"{where}: bound_values must return a mapping of symbol -> "
+                                 f"value, got {type(vals).__name__}")
+            missing = sorted(set(b.variables) - set(vals))
+            if missing:
+                raise ValueError(f"{where}: bound_values leaves out {missing} at "
+                                 f"{exp.variable}={v:g} ({b.id} needs {list(b.variables)}; "
+                                 f"given {sorted(vals)})")
+            values.append(vals)
+        if check.kind == "reject" or exp.variable in b.variables:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OutsideConditionsWarning)
+            logs = set()
+            for vals in values:
+                try:
+                    logs.add(round(math.log(b(check_conditions=False, **vals)), 12))
+                except (ValueError, TypeError):
+                    continue
+        if len(logs) > 1:
+            raise ValueError(f"{where}: {b.id} has no symbol {exp.variable!r} (its symbols: "
+                             f"{list(b.variables)}), so its slope in {exp.variable} is undefined")
+    _VALIDATED[(id(exp), full)] = exp

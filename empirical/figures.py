@@ -1,8 +1,16 @@
 """Log-log figures, one per experiment: per-seed points (spread), aggregated points, the fitted
 line, the bound's local slope and its asymptotic slope drawn through the data, dropped points
-marked.  Saved as ``figures/<paper>/<experiment>.png``."""
+marked.  Saved as ``figures/<paper>/<experiment>.png`` (``dprates`` puts full-grid figures under
+``figures/full/`` so they never overwrite the quick ones).
+
+Rendering is deterministic: a fixed style and font (DejaVu Sans, shipped with matplotlib), no
+timestamp or version string in the PNG, and a file whose bytes would not change is not
+rewritten, so redrawing from the same data leaves a git checkout clean.
+"""
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import textwrap
 from pathlib import Path
@@ -15,7 +23,24 @@ import numpy as np  # noqa: E402
 
 from empirical.checks import Analysis  # noqa: E402
 
-__all__ = ["plot_analysis", "figure_path"]
+__all__ = ["plot_analysis", "figure_path", "save_figure", "figure_style"]
+
+#: rc settings every figure is drawn under, whatever the user's matplotlibrc says.
+_STYLE = {"font.family": "DejaVu Sans", "font.size": 10.0, "figure.dpi": 110,
+          "savefig.dpi": 110, "text.usetex": False,
+          "svg.hashsalt": "dprates", "path.simplify": True}
+#: PNG text chunks: matplotlib writes its version as "Software" unless told not to.
+_PNG_METADATA = {"Software": None}
+
+
+@contextlib.contextmanager
+def figure_style():
+    """matplotlib's defaults plus :data:`_STYLE`, for figures whose bytes do not depend on the
+    machine's configuration (wrap summary plots in it too)."""
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()
+        matplotlib.rcParams.update(_STYLE)
+        yield
 
 
 def figure_path(analysis: Analysis, root: str | os.PathLike = "figures") -> Path:
@@ -24,6 +49,11 @@ def figure_path(analysis: Analysis, root: str | os.PathLike = "figures") -> Path
 
 
 def plot_analysis(analysis: Analysis, root: str | os.PathLike = "figures") -> Path:
+    with figure_style():
+        return _plot_analysis(analysis, root)
+
+
+def _plot_analysis(analysis: Analysis, root: str | os.PathLike) -> Path:
     exp = analysis.experiment
     fig, ax = plt.subplots(figsize=(6.4, 4.6), dpi=110)
     kept = set(analysis.kept)
@@ -68,10 +98,19 @@ def plot_analysis(analysis: Analysis, root: str | os.PathLike = "figures") -> Pa
 
 
 def save_figure(fig, path: Path) -> Path:
-    """Write ``fig`` to ``path`` atomically (temporary file, then rename) and close it."""
+    """Write ``fig`` to ``path`` atomically (temporary file, then rename) and close it.
+
+    No metadata that changes between runs; an existing file with the same bytes is left alone.
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata=_PNG_METADATA)
     plt.close(fig)
+    data = buf.getvalue()
+    if path.exists() and path.read_bytes() == data:
+        return path
+    tmp = path.with_suffix(".tmp.png")
+    tmp.write_bytes(data)
     os.replace(tmp, path)
     return path

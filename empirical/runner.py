@@ -1,4 +1,4 @@
-"""Running sweeps: seeding, executors, atomic storage and resumption.
+"""Running sweeps: seeding, executors, verified storage and resumption.
 
 Seeds: repetition r of point p of experiment e uses
 ``Generator(PCG64(SeedSequence([h(e), h(p), r])))`` with h a SHA-256 digest of the experiment id
@@ -8,34 +8,87 @@ process pool, or a Dask cluster).
 
 Storage: one JSON file per completed point under ``results/<paper>/<experiment>/<key>.json``,
 written to a temporary file and renamed into place, so a killed sweep leaves only complete
-points and a rerun skips them.  The key hashes the experiment id and version, the point and the
-number of seeds, so a changed algorithm (bump ``Experiment.version``) or grid is never confused
-with old results.
+points and a rerun skips them.  The key hashes the experiment id (and its legacy ``version``),
+the point and the number of seeds.  Each file also carries
+
+* a *code fingerprint*: SHA-256 digests of the source of every module whose code can change the
+  rows (see :func:`code_fingerprint`) and the versions of numpy, scipy and dp-accounting.  A
+  stored point whose fingerprint differs from the current code is *stale* and is recomputed, so
+  a change to an algorithm invalidates exactly the experiments that use it, with no hand-kept
+  version number;
+* a *checksum* of its own content.  A file that is empty, truncated, not an object, missing
+  fields, edited by hand or belonging to another point is *corrupt*: it is named in one line,
+  moved aside to ``<key>.json.corrupt[.N]`` and recomputed.
+
+:func:`sweep` returns the rows with ``.stats`` saying how many points were fresh (computed for
+the first time), cached (read back), and recomputed (stale or corrupt before).
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
+import importlib.metadata
+import importlib.util
 import json
 import math
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
-from empirical.experiment import Experiment, get
+from empirical.experiment import Experiment, get, validate_experiment
 
-__all__ = ["seed_generators", "point_key", "run_point", "sweep", "load_rows", "results_dir"]
+__all__ = ["seed_generators", "point_key", "run_point", "sweep", "load_rows", "results_dir",
+           "code_fingerprint", "check_writable", "check_scheduler", "connect", "SweepStats",
+           "SweepRows", "SweepError", "ResultWriteError", "SchedulerError", "PointError",
+           "RESULT_FORMAT", "stderr_progress"]
+
+#: Layout of a result file; files of another format are stale and recomputed.
+RESULT_FORMAT = 2
+#: Seconds a Dask scheduler gets to answer, and then to show at least one worker.
+DASK_TIMEOUT = 5.0
+
+
+class SweepError(RuntimeError):
+    """A sweep could not run or finish; the message is one line naming the cause."""
+
+
+class ResultWriteError(SweepError):
+    """A result (or the results directory) could not be written.
+
+    ``unsaved`` maps grid values to the rows computed but not stored, so a library caller loses
+    nothing it paid for even when the disk is full.
+    """
+
+    def __init__(self, msg: str, unsaved: Mapping[float, list] | None = None):
+        super().__init__(msg)
+        self.unsaved = dict(unsaved or {})
+
+
+class SchedulerError(SweepError):
+    """The Dask scheduler is unreachable, has no workers, or lost all of them."""
+
+
+class PointError(SweepError):
+    """Running one grid point raised; the message names the experiment, the point and the error."""
 
 
 def results_dir(path: str | os.PathLike | None = None) -> Path:
     """``path``, else $DPRATES_RESULTS, else ./results."""
     return Path(path or os.environ.get("DPRATES_RESULTS", "results"))
+
+
+def _canonical(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=float).encode()
 
 
 def _digest(obj) -> int:
@@ -51,9 +104,138 @@ def seed_generators(exp_id: str, point: dict, seeds: int) -> list[np.random.Gene
 
 
 def point_key(exp: Experiment, point: dict) -> str:
+    # ``version`` stays in the key so that old result trees keep their names; the code
+    # fingerprint inside the file is what now detects changed code.
     blob = {"experiment": exp.id, "version": exp.version, "point": point, "seeds": exp.seeds}
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=float).encode()).hexdigest()[:16]
 
+
+# --------------------------------------------------------------------------------------------
+# Code fingerprint
+# --------------------------------------------------------------------------------------------
+
+#: Modules that never change a row's numbers (declaration, analysis, drawing, the CLI, the
+#: symbolic layer), so editing them must not invalidate stored results.
+_NOT_ROW_CODE = ("empirical.experiment", "empirical.runner", "empirical.checks",
+                 "empirical.fitting", "empirical.figures", "empirical.cli", "empirical.audit",
+                 "empirical.mutants", "bounds")
+#: Numerical core every algorithm may use, fingerprinted whatever the imports say.
+_CORE = ("algorithms.base", "algorithms.accounting", "algorithms.primitives",
+         "algorithms.validation")
+_PROJECT = ("algorithms", "empirical")
+_VERSIONED = ("numpy", "scipy", "dp-accounting")
+_FILE_CACHE: dict[str, tuple[tuple, str, tuple[str, ...]]] = {}
+
+
+def _is_row_code(name: str) -> bool:
+    if any(name == p or name.startswith(p + ".") or name.startswith(p + "_")
+           for p in _NOT_ROW_CODE):
+        return False
+    return name.split(".")[0] in _PROJECT
+
+
+def _module_file(name: str) -> Path | None:
+    mod = sys.modules.get(name)
+    path = getattr(mod, "__file__", None)
+    if path is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        path = spec.origin if spec is not None else None
+    return Path(path) if path and path.endswith(".py") else None
+
+
+def _imports(tree: ast.AST, package: str) -> set[str]:
+    """Absolute names of the modules an AST imports (anywhere, including inside functions)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parent = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{parent}.{base}" if base else parent
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)   # `from pkg import module`
+    return out
+
+
+def _scan_file(name: str, path: Path) -> tuple[str, tuple[str, ...]]:
+    """(SHA-256 of the source, imported module names); cached by path, mtime and size."""
+    st = path.stat()
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _FILE_CACHE.get(str(path))
+    if hit and hit[0] == stamp:
+        return hit[1], hit[2]
+    src = path.read_bytes()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    try:
+        imported = tuple(sorted(_imports(ast.parse(src), package)))
+    except SyntaxError:
+        imported = ()
+    sha = hashlib.sha256(src).hexdigest()[:16]
+    _FILE_CACHE[str(path)] = (stamp, sha, imported)
+    return sha, imported
+
+
+def _package_versions() -> dict[str, str]:
+    out = {}
+    for dist in _VERSIONED:
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = "absent"
+    return out
+
+
+def code_fingerprint(module: str) -> dict:
+    """What a row computed by ``module``'s ``run`` depends on, and its digest.
+
+    Covered: ``module`` itself; every ``algorithms.*`` / ``empirical.*`` module it imports,
+    transitively (imports inside functions count); the numerical core (``algorithms.base``,
+    ``accounting``, ``primitives``, ``validation``); the versions of numpy, scipy and
+    dp-accounting.  Not covered, because they cannot change a row: the harness (``experiment``,
+    ``runner``, ``checks``, ``fitting``, ``figures``, ``cli``, audits) and ``bounds``.
+    Returns ``{"digest", "code": {module: sha}, "versions": {dist: version}}``.
+    """
+    code: dict[str, str] = {}
+    todo = [module, *_CORE]
+    while todo:
+        name = todo.pop()
+        if name in code:
+            continue
+        path = _module_file(name)
+        if path is None:
+            continue
+        sha, imported = _scan_file(name, path)
+        code[name] = sha
+        todo.extend(m for m in imported if _is_row_code(m) and m not in code)
+    versions = _package_versions()
+    digest = hashlib.sha256(_canonical({"format": RESULT_FORMAT, "code": code,
+                                        "versions": versions})).hexdigest()[:16]
+    return {"digest": digest, "code": code, "versions": versions}
+
+
+def _fingerprint_change(old: Mapping, new: Mapping) -> str:
+    """Which modules or package versions differ, in a few words."""
+    parts = []
+    oc, nc = old.get("code") or {}, new.get("code") or {}
+    changed = sorted(k for k in set(oc) | set(nc) if oc.get(k) != nc.get(k))
+    if changed:
+        parts.append("code of " + ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else ""))
+    ov, nv = old.get("versions") or {}, new.get("versions") or {}
+    for k in sorted(set(ov) | set(nv)):
+        if ov.get(k) != nv.get(k):
+            parts.append(f"{k} {ov.get(k)} -> {nv.get(k)}")
+    return "; ".join(parts) or "fingerprint differs"
+
+
+# --------------------------------------------------------------------------------------------
+# Running one point
+# --------------------------------------------------------------------------------------------
 
 def _jsonable(v):
     a = np.asarray(v)
@@ -92,12 +274,39 @@ def run_point(exp_id: str, point: dict, module: str | None = None) -> list[dict]
     return rows
 
 
+def _remote_point(exp_id: str, point: dict, module: str | None) -> tuple[list[dict], dict]:
+    """A worker's rows and the fingerprint of the code *it* ran (compared with the parent's)."""
+    try:
+        if module:
+            importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"worker cannot import {module!r} ({exc}); install the project (and "
+                          "the module's package) on every worker: pip install -e .") from None
+    return run_point(exp_id, point, module), code_fingerprint(module or get(exp_id).run.__module__)
+
+
+# --------------------------------------------------------------------------------------------
+# Storage
+# --------------------------------------------------------------------------------------------
+
+def _umask() -> int:
+    # os.umask can only be read by setting it; done once at import, before any threads write.
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+
+
 def _atomic_write_json(path: Path, obj) -> None:
+    """Write ``obj`` to ``path`` via a temporary file and a rename: never a partial file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
+        os.fchmod(fd, _FILE_MODE)        # mkstemp's 0600 would hide results from other users
         with os.fdopen(fd, "w") as f:
-            json.dump(obj, f)
+            f.write(json.dumps(obj, sort_keys=True))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -107,76 +316,417 @@ def _atomic_write_json(path: Path, obj) -> None:
         raise
 
 
+def check_writable(directory: str | os.PathLike) -> Path:
+    """Create ``directory`` if needed and prove a file can be written there, else one-line error."""
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".probe-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise ResultWriteError(f"results directory {d} is not writable "
+                               f"({exc.strerror or exc})") from None
+    return d
+
+
 def _point_path(root: Path, exp: Experiment, point: dict) -> Path:
     return root / exp.paper / exp.id / f"{point_key(exp, point)}.json"
 
 
-def load_rows(exp: Experiment, *, full: bool = False, results: str | os.PathLike | None = None
-              ) -> tuple[list[dict], list[float]]:
-    """Stored rows of the grid's completed points, and the grid values still missing."""
+def _record(exp: Experiment, point: dict, rows: list[dict], fp: dict) -> dict:
+    rec = {"format": RESULT_FORMAT, "experiment": exp.id, "version": exp.version,
+           "point": point, "seeds": exp.seeds, "fingerprint": fp["digest"],
+           "code": fp["code"], "versions": fp["versions"], "rows": rows}
+    # Round-trip through JSON first so that the checksum is that of what a reader will parse.
+    rec = json.loads(_canonical(rec))
+    rec["checksum"] = hashlib.sha256(_canonical(rec)).hexdigest()
+    return rec
+
+
+_FIELDS = ("format", "experiment", "point", "seeds", "fingerprint", "rows", "checksum")
+
+
+@dataclass
+class _Stored:
+    """What is on disk for one grid point."""
+
+    status: str                 # "ok", "missing", "stale", "corrupt"
+    rows: list | None = None
+    reason: str = ""
+
+
+def _read_point(path: Path, exp: Experiment, point: dict, fp: dict) -> _Stored:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return _Stored("missing")
+    except OSError as exc:
+        return _Stored("corrupt", reason=f"unreadable ({exc.strerror or exc})")
+    if not raw.strip():
+        return _Stored("corrupt", reason="empty file")
+    try:
+        rec = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return _Stored("corrupt", reason=f"truncated or not JSON ({exc})")
+    if not isinstance(rec, dict):
+        return _Stored("corrupt", reason=f"not a JSON object but a {type(rec).__name__}")
+    if rec.get("format") != RESULT_FORMAT and "rows" in rec and "checksum" not in rec:
+        return _Stored("stale", reason="written by an older dprates (no checksum or fingerprint)")
+    missing = [k for k in _FIELDS if k not in rec]
+    if missing:
+        return _Stored("corrupt", reason=f"missing fields {missing}")
+    body = {k: v for k, v in rec.items() if k != "checksum"}
+    if hashlib.sha256(_canonical(body)).hexdigest() != rec["checksum"]:
+        return _Stored("corrupt", reason="checksum mismatch (edited or damaged after writing)")
+    want = json.loads(_canonical({"experiment": exp.id, "point": point, "seeds": exp.seeds}))
+    got = {k: rec[k] for k in want}
+    if got != want:
+        return _Stored("corrupt", reason=f"belongs to another point ({got['experiment']} "
+                       f"{got['point']}, {got['seeds']} seeds)")
+    rows = rec["rows"]
+    if (not isinstance(rows, list) or len(rows) != exp.seeds
+            or not all(isinstance(r, dict) and exp.metric in r for r in rows)):
+        return _Stored("corrupt", reason=f"rows are not {exp.seeds} records with {exp.metric!r}")
+    if rec["fingerprint"] != fp["digest"]:
+        return _Stored("stale", rows=rows, reason="code changed: " + _fingerprint_change(rec, fp))
+    return _Stored("ok", rows=rows)
+
+
+def _move_aside(path: Path) -> Path:
+    """Rename a corrupt file out of the way (never delete evidence), to ``.corrupt[.N]``."""
+    target = path.with_name(path.name + ".corrupt")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt.{n}")
+        n += 1
+    os.replace(path, target)
+    return target
+
+
+@dataclass
+class _Scan:
+    rows: dict[float, list]                  # grid value -> rows, valid points only
+    todo: list[float]                        # grid values to compute
+    redo: set[float] = field(default_factory=set)   # of those, values that had a bad file
+
+
+def _scan(exp: Experiment, grid: Iterable[float], root: Path, fp: dict,
+          say: Callable[[str], None], *, recompute_hint: str) -> _Scan:
+    out = _Scan({}, [])
+    stale: list[str] = []
+    for v in grid:
+        point = exp.point(v)
+        path = _point_path(root, exp, point)
+        got = _read_point(path, exp, point, fp)
+        if got.status == "ok":
+            out.rows[v] = got.rows
+            continue
+        out.todo.append(v)
+        if got.status == "corrupt":
+            try:
+                where = f"moved aside to {_move_aside(path).name}"
+            except OSError as exc:
+                where = f"could not move it aside ({exc.strerror or exc})"
+            say(f"{path}: corrupt result file: {got.reason}; {where}; {recompute_hint}")
+            out.redo.add(v)
+        elif got.status == "stale":
+            stale.append(got.reason)
+            out.redo.add(v)
+    if stale:
+        say(f"[{exp.id}] {len(stale)} stored point(s) are stale ({stale[0]}); {recompute_hint}")
+    return out
+
+
+def load_rows(exp: Experiment, *, full: bool = False, results: str | os.PathLike | None = None,
+              progress: Callable[[str], None] | None = None) -> tuple[list[dict], list[float]]:
+    """Stored rows of the grid's valid points, and the grid values still missing.
+
+    Stale points (code changed) and corrupt files count as missing; corrupt files are named on
+    ``progress`` (default: stderr) and moved aside.
+    """
     root = results_dir(results)
-    rows, missing = [], []
-    for v in exp.grid(full):
-        path = _point_path(root, exp, exp.point(v))
-        if path.exists():
-            rows.extend(json.loads(path.read_text())["rows"])
-        else:
-            missing.append(v)
-    return rows, missing
+    fp = code_fingerprint(exp.run.__module__)
+    scan = _scan(exp, exp.grid(full), root, fp, progress or stderr_progress,
+                 recompute_hint=f"`dprates run {exp.id}` recomputes it")
+    rows = [r for v in exp.grid(full) if v in scan.rows for r in scan.rows[v]]
+    return rows, scan.todo
+
+
+# --------------------------------------------------------------------------------------------
+# Sweeps
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class SweepStats:
+    """Points of one sweep: computed for the first time, read back, or recomputed (a stale or
+    corrupt file was there)."""
+
+    fresh: int = 0
+    cached: int = 0
+    recomputed: int = 0
+
+    def __iadd__(self, other: "SweepStats") -> "SweepStats":
+        self.fresh += other.fresh
+        self.cached += other.cached
+        self.recomputed += other.recomputed
+        return self
+
+    def __str__(self) -> str:
+        return f"{self.fresh} fresh, {self.cached} cached, {self.recomputed} recomputed"
+
+
+class SweepRows(list):
+    """The rows of a sweep (a plain list) with the sweep's :class:`SweepStats` as ``.stats``."""
+
+    stats: SweepStats
+
+
+def _check_workers(workers) -> int:
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    return int(workers)
 
 
 def sweep(exp: Experiment, *, full: bool = False, workers: int = 1, scheduler: str | None = None,
           results: str | os.PathLike | None = None, progress: Callable[[str], None] | None = None,
-          on_point_done: Callable[[float], None] | None = None) -> list[dict]:
-    """Run the missing points of ``exp``'s grid and return all its rows.
+          on_point_done: Callable[[float], None] | None = None) -> SweepRows:
+    """Run the missing (or stale, or corrupt) points of ``exp``'s grid and return all its rows.
 
     ``workers`` > 1 uses a local process pool; ``scheduler`` (a Dask scheduler address, e.g.
     ``tcp://host:8786``) runs the points on that cluster instead.  Each point is stored as soon
     as it completes.  ``on_point_done`` is called after each store (tests use it to interrupt).
+    Before any point runs, the experiment is validated against its bounds and the results
+    directory is proved writable.  Raises :class:`SweepError` subclasses with one-line messages.
     """
-    if workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers}")
+    workers = _check_workers(workers)
+    validate_experiment(exp, full=full)
     root = results_dir(results)
+    check_writable(root / exp.paper / exp.id)
     say = progress or (lambda msg: None)
-    todo = [v for v in exp.grid(full) if not _point_path(root, exp, exp.point(v)).exists()]
+    module = exp.run.__module__
+    fp = code_fingerprint(module)
     grid = exp.grid(full)
-    done = len(grid) - len(todo)
-    if done:
-        say(f"[{exp.id}] {done}/{len(grid)} points already stored, resuming")
+    scan = _scan(exp, grid, root, fp, say, recompute_hint="recomputing")
+    stats = SweepStats(cached=len(scan.rows))
+    if scan.rows and scan.todo:
+        say(f"[{exp.id}] {len(scan.rows)}/{len(grid)} points already stored, resuming")
 
-    def store(v, rows):
-        nonlocal done
+    def store(v: float, rows: list[dict], worker_fp: dict | None = None) -> None:
+        if worker_fp is not None and worker_fp["digest"] != fp["digest"]:
+            raise SweepError(f"{exp.id}: a worker ran different code than this machine "
+                             f"({_fingerprint_change(fp, worker_fp)}); install the same "
+                             "project and package versions on every worker")
         point = exp.point(v)
-        _atomic_write_json(_point_path(root, exp, point),
-                           {"experiment": exp.id, "version": exp.version, "point": point,
-                            "rows": rows})
-        done += 1
-        say(f"[{exp.id}] {done}/{len(grid)} {exp.variable}={v:g} "
+        path = _point_path(root, exp, point)
+        try:
+            _atomic_write_json(path, _record(exp, point, rows, fp))
+        except OSError as exc:
+            raise ResultWriteError(f"cannot write {path}: {exc.strerror or exc}",
+                                   {v: rows}) from None
+        scan.rows[v] = rows
+        if v in scan.redo:
+            stats.recomputed += 1
+        else:
+            stats.fresh += 1
+        say(f"[{exp.id}] {len(scan.rows)}/{len(grid)} {exp.variable}={v:g} "
             f"({rows[0]['seconds_per_point']:.1f}s)")
         if on_point_done is not None:
             on_point_done(v)
 
-    if not todo:
+    if not scan.todo:
         pass
     elif scheduler:
-        from dask.distributed import Client, as_completed as dask_completed
-
-        with Client(scheduler) as client:
-            futs = {client.submit(run_point, exp.id, exp.point(v), exp.run.__module__, pure=False): v for v in todo}
-            for fut in dask_completed(futs):
-                store(futs[fut], fut.result())
-    elif workers > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-            futs = {pool.submit(run_point, exp.id, exp.point(v), exp.run.__module__): v for v in todo}
-            for fut in as_completed(futs):
-                store(futs[fut], fut.result())
+        _sweep_dask(exp, scan.todo, module, scheduler, store)
+    elif workers > 1 and len(scan.todo) > 1:
+        _sweep_pool(exp, scan.todo, module, min(workers, len(scan.todo)), store)
     else:
-        for v in todo:
-            store(v, run_point(exp.id, exp.point(v), exp.run.__module__))
-    rows, missing = load_rows(exp, full=full, results=root)
-    if missing:  # pragma: no cover - only if files vanish underneath us
-        raise RuntimeError(f"{exp.id}: points {missing} missing after the sweep")
-    return rows
+        for v in scan.todo:
+            try:
+                rows = run_point(exp.id, exp.point(v), module)
+            except Exception as exc:
+                raise _point_error(exp, v, exc) from exc
+            store(v, rows)
+    out = SweepRows(r for v in grid for r in scan.rows[v])
+    out.stats = stats
+    return out
+
+
+def _point_error(exp: Experiment, v: float, exc: BaseException) -> PointError:
+    msg = str(exc).splitlines()[0] if str(exc) else ""
+    return PointError(f"{exp.id} at {exp.variable}={v:g}: {type(exc).__name__}: {msg}")
+
+
+def _drain(futures: dict, next_done: Iterable, store: Callable, exp: Experiment,
+           result: Callable, cancel: Callable[[], None]) -> None:
+    """Store each completed future; on the first failure cancel what has not started, keep
+    storing what still completes (nothing computed is thrown away), then raise that failure."""
+    failure: BaseException | None = None
+    unsaved: dict[float, list] = {}
+    for fut in next_done:
+        v = futures[fut]
+        try:
+            rows, worker_fp = result(fut)
+        except CancelledError:
+            continue
+        except SweepError as exc:
+            failure = failure or exc
+            cancel()
+            continue
+        except Exception as exc:
+            failure = failure or _point_error(exp, v, exc)
+            cancel()
+            continue
+        try:
+            store(v, rows, worker_fp)
+        except ResultWriteError as exc:
+            unsaved.update(exc.unsaved)
+            failure = failure or exc
+            cancel()
+        except SweepError as exc:
+            failure = failure or exc
+            cancel()
+    if isinstance(failure, ResultWriteError):
+        failure.unsaved.update(unsaved)
+    if failure is not None:
+        raise failure
+
+
+# -- local process pool -------------------------------------------------------------------------
+
+def _pool_init(parent: int) -> None:
+    """Make a pool worker die with its parent and leave Ctrl-C to the parent."""
+    # Ctrl-C reaches the whole process group; the parent handles it and ends the workers, so
+    # the workers must not print their own KeyboardInterrupt tracebacks.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)          # PR_SET_PDEATHSIG: killed when the parent dies
+        except (OSError, AttributeError):  # pragma: no cover - no prctl: the watchdog suffices
+            pass
+
+    def watchdog() -> None:                     # portable fallback (and forkserver children)
+        while True:
+            time.sleep(1.0)
+            try:
+                os.kill(parent, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:  # pragma: no cover - pid reused by another user's process
+                os._exit(1)
+
+    threading.Thread(target=watchdog, daemon=True, name="dprates-parent-watchdog").start()
+
+
+def _sweep_pool(exp: Experiment, todo: list[float], module: str, workers: int,
+                store: Callable) -> None:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_pool_init,
+                               initargs=(os.getpid(),))
+    try:
+        futs = {pool.submit(_remote_point, exp.id, exp.point(v), module): v for v in todo}
+        _drain(futs, as_completed(futs), store, exp, lambda f: f.result(),
+               lambda: [f.cancel() for f in futs])
+    except BaseException:
+        # Ctrl-C, a failed store, or a failed point: stop now.  Every stored point is complete
+        # (atomic writes), so ending running workers loses nothing written.
+        _terminate_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _terminate_pool(pool: ProcessPoolExecutor) -> None:
+    pool.shutdown(wait=False, cancel_futures=True)
+    # ProcessPoolExecutor has no public kill; its worker table is the only handle on them.
+    for proc in list(getattr(pool, "_processes", {}).values()):
+        if proc.is_alive():
+            proc.terminate()
+    for proc in list(getattr(pool, "_processes", {}).values()):
+        proc.join(timeout=5)
+
+
+# -- Dask ---------------------------------------------------------------------------------------
+
+def connect(address: str, timeout: float = DASK_TIMEOUT):
+    """A Dask client for ``address`` whose scheduler answered and has at least one worker,
+    within ``timeout`` seconds each; else :class:`SchedulerError` with one line."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SchedulerError("--scheduler needs dask.distributed: pip install -e '.[distributed]'"
+                             ) from None
+    import logging
+
+    # distributed logs every failed connection attempt as a traceback; the one-line error says it.
+    log = logging.getLogger("distributed")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        try:
+            client = Client(address, timeout=timeout, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise SchedulerError(f"cannot reach Dask scheduler {address} within {timeout:g}s "
+                                 f"({why[:160]})") from None
+    finally:
+        log.setLevel(level)
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except TimeoutError:
+        client.close()
+        raise SchedulerError(f"Dask scheduler {address} has no workers (waited {timeout:g}s); "
+                             f"start some with `dask worker {address}`") from None
+    return client
+
+
+def check_scheduler(address: str, timeout: float = DASK_TIMEOUT) -> int:
+    """Number of workers at ``address`` (at least 1), or :class:`SchedulerError`."""
+    client = connect(address, timeout)
+    try:
+        return len(client.scheduler_info()["workers"])
+    finally:
+        client.close()
+
+
+def _sweep_dask(exp: Experiment, todo: list[float], module: str, address: str,
+                store: Callable, grace: float = 3 * DASK_TIMEOUT) -> None:
+    client = connect(address)
+    try:
+        # pure=False: every submission runs; a worker that dies takes only its running points
+        # with it, and the scheduler reschedules them on the remaining workers.
+        futs = {client.submit(_remote_point, exp.id, exp.point(v), module, pure=False): v
+                for v in todo}
+        _drain(futs, _dask_completed(client, futs, grace, exp), store, exp,
+               lambda f: f.result(), lambda: client.cancel(list(futs)))
+    finally:
+        client.close()
+
+
+def _dask_completed(client, futs: dict, grace: float, exp: Experiment, poll: float = 0.05):
+    """Yield futures as they finish; fail if the cluster has had no worker for ``grace`` s."""
+    pending = list(futs)
+    lonely_since, last_look = None, time.monotonic()
+    while pending:
+        done = [f for f in pending if f.done()]
+        if done:
+            gone = {id(f) for f in done}
+            pending = [f for f in pending if id(f) not in gone]
+            yield from done
+            lonely_since = None
+            continue
+        time.sleep(poll)
+        if time.monotonic() - last_look < 1.0:
+            continue
+        last_look = time.monotonic()
+        if client.scheduler_info().get("workers"):
+            lonely_since = None
+        elif lonely_since is None:
+            lonely_since = last_look
+        elif last_look - lonely_since > grace:
+            raise SchedulerError(f"{exp.id}: every Dask worker left; {len(pending)} point(s) "
+                                 "not computed (stored points kept; rerun to resume)")
 
 
 def stderr_progress(msg: str) -> None:
