@@ -1,0 +1,148 @@
+"""Synthetic user-level problems with exact population risk (no Monte Carlo of F).
+
+Each problem draws n users × m i.i.d. items from its P with the run's generator and exposes the
+``algorithms.user_level_sco.UserData`` interface plus ``excess(x) = F(x) − F*`` in closed form
+(or exact quadrature).  𝒳 is the ball B(0, R/2) (R is the paper's diameter).
+
+* ``QuadraticUsers``: f(x, z) = ½‖x − z‖², z = μ0 + ξ with ξ a Rademacher vector / √d
+  (E‖ξ‖² = 1).  F(x) − F* = ½‖x − μ0‖².  A user's mean gradient x − z̄_u needs only z̄_u, and
+  the sum of m Rademacher signs is 2·Binomial(m, ½) − m, so drawing a user costs O(d) whatever
+  m is (gradients are still counted per item).  β = 1, μ = 1, L = R/2 + ‖μ0‖ + 1.
+* ``LeastSquaresUsers``: f(x, (a, b)) = ½(⟨a, x⟩ − b)², a ~ Unif(S^{d−1}), b = ⟨a, w*⟩ + ξ,
+  ξ ~ Unif[−½, ½], ‖w*‖ = 1.  F(x) − F* = ‖x − w*‖²/(2d) exactly (E aaᵀ = I/d).  Users are
+  stored by their sufficient statistics A_u = (1/m)Σ aaᵀ, c_u = (1/m)Σ ab (drawn in chunks), and
+  items too when ``keep_items`` (Algorithm 1 needs single items).  β = 1, L = R/2 + 1.5.
+* ``LadUsers``: f(x, (a, b)) = |⟨a, x⟩ − b| (non-smooth), a ~ Unif(S^{d−1}), b = ⟨a, w*⟩ + ξ,
+  ξ ~ Laplace(0, s).  With v = ‖x − w*‖ and t = ⟨a, e⟩ (density ∝ (1 − t²)^{(d−3)/2}),
+  F(x) = E_t[g(vt)], g(u) = |u| + s e^{−|u|/s}; F* = s at x = w*.  Evaluated by Gauss–Jacobi
+  quadrature.  L = 1 on all of R^d (so smoothing needs no domain enlargement).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import roots_jacobi
+
+from algorithms.user_level_sco import UserData
+from algorithms.validation import check_positive
+
+__all__ = ["QuadraticUsers", "LeastSquaresUsers", "LadUsers"]
+
+
+def _sphere(rng: np.random.Generator, shape: tuple, d: int) -> np.ndarray:
+    g = rng.standard_normal((*shape, d))
+    return g / np.linalg.norm(g, axis=-1, keepdims=True)
+
+
+class QuadraticUsers(UserData):
+    """f(x, z) = ½‖x − z‖² with z = μ0 + Rademacher/√d; per-user means drawn exactly in O(d)."""
+
+    def __init__(self, n: int, m: int, d: int, rng: np.random.Generator, *, R: float = 4.0,
+                 mu_norm: float = 1.0, adversarial: int = 0, adv_direction: np.ndarray | None = None):
+        L = R / 2 + mu_norm + 1.0
+        super().__init__(n, m, d, L, R, beta=1.0)
+        e = np.ones(d) / math.sqrt(d)
+        self.mu0 = mu_norm * e
+        signs = 2.0 * rng.binomial(self.m, 0.5, size=(self.n, self.d)) - self.m
+        self.zbar = self.mu0 + signs / (self.m * math.sqrt(self.d))
+        self.var_item = 1.0            # E‖ξ‖² (trace of the item-gradient covariance)
+        if adversarial:
+            u = np.zeros(d) if adv_direction is None else np.asarray(adv_direction, float)
+            if adv_direction is None:
+                u[0] = 1.0
+            # adversarial users' items all sit at −(R/2)u: mean gradient ≈ L away from honest ones
+            self.zbar[:adversarial] = -0.5 * R * u
+
+    def excess(self, x: np.ndarray) -> np.ndarray:
+        X = np.atleast_2d(x)
+        return 0.5 * np.einsum("ij,ij->i", X - self.mu0, X - self.mu0)
+
+    def _user_mean_gradients(self, x, users):
+        return x[None, :] - self.zbar[users]
+
+    def _item_gradients(self, X, users, items):  # pragma: no cover - Algorithm 1 uses LeastSquares
+        raise NotImplementedError("QuadraticUsers stores per-user means only")
+
+
+class LeastSquaresUsers(UserData):
+    """Least squares with features on the sphere; exact excess ‖x − w*‖²/(2d)."""
+
+    CHUNK = 1 << 20   # items per generation chunk
+
+    def __init__(self, n: int, m: int, d: int, rng: np.random.Generator, *, R: float = 4.0,
+                 keep_items: bool = False, adversarial: int = 0):
+        super().__init__(n, m, d, R / 2 + 1.5, R, beta=1.0)
+        self.w_star = np.ones(d) / math.sqrt(d)
+        self.A = np.empty((n, d, d))
+        self.c = np.empty((n, d))
+        self.items_a = np.empty((n, m, d)) if keep_items else None
+        self.items_b = np.empty((n, m)) if keep_items else None
+        per = max(1, self.CHUNK // m)
+        for s in range(0, n, per):
+            k = min(per, n - s)
+            a = _sphere(rng, (k, m), d)
+            b = a @ self.w_star + rng.uniform(-0.5, 0.5, size=(k, m))
+            self.A[s:s + k] = np.einsum("kmi,kmj->kij", a, a) / m
+            self.c[s:s + k] = np.einsum("kmi,km->ki", a, b) / m
+            if keep_items:
+                self.items_a[s:s + k], self.items_b[s:s + k] = a, b
+        if adversarial:
+            # flipped labels along one direction: items (e1, −2·sign⟨e1, w*⟩·(R/2)) for every item
+            u = np.zeros(d)
+            u[0] = 1.0
+            y = -(R / 2 + 1.0) * np.sign(self.w_star[0])
+            self.A[:adversarial] = np.outer(u, u)
+            self.c[:adversarial] = y * u
+            if keep_items:
+                self.items_a[:adversarial] = u
+                self.items_b[:adversarial] = y
+
+    def excess(self, x: np.ndarray) -> np.ndarray:
+        X = np.atleast_2d(x)
+        return np.einsum("ij,ij->i", X - self.w_star, X - self.w_star) / (2 * self.d)
+
+    def _user_mean_gradients(self, x, users):
+        return self.A[users] @ x - self.c[users]
+
+    def _item_gradients(self, X, users, items):
+        if self.items_a is None:
+            raise ValueError("LeastSquaresUsers(keep_items=False) cannot give single items")
+        a = self.items_a[users, items]
+        r = np.einsum("ij,ij->i", a, X) - self.items_b[users, items]
+        return r[:, None] * a
+
+
+class LadUsers(UserData):
+    """Least absolute deviation (non-smooth, L = 1), exact F by Gauss–Jacobi quadrature."""
+
+    def __init__(self, n: int, m: int, d: int, rng: np.random.Generator, *, s: float = 0.1,
+                 R: float = 4.0, nodes: int = 64):
+        super().__init__(n, m, d, 1.0, R, beta=0.0)
+        if d < 2:
+            raise ValueError(f"d must be an integer >= 2 for LadUsers, got {d}")
+        self.s = check_positive("s", s)
+        self.w_star = np.ones(d) / math.sqrt(d)
+        self.a = _sphere(rng, (n, m), d)
+        self.b = self.a @ self.w_star + rng.laplace(0.0, s, size=(n, m))
+        al = (d - 3) / 2.0
+        t, w = roots_jacobi(nodes, al, al)
+        self._t, self._w = t, w / w.sum()
+        self.F_star = self.s
+
+    def excess(self, x: np.ndarray) -> np.ndarray:
+        X = np.atleast_2d(x)
+        v = np.linalg.norm(X - self.w_star, axis=1)
+        u = np.abs(v[:, None] * self._t[None, :])
+        # g(u) − s = |u| + s(e^{−|u|/s} − 1), computed without cancellation via expm1
+        g = u + self.s * np.expm1(-u / self.s)
+        return g @ self._w
+
+    def _user_mean_gradients(self, x, users):
+        r = self.a[users] @ x - self.b[users]
+        return np.einsum("km,kmd->kd", np.sign(r), self.a[users]) / self.m
+
+    def _item_gradients(self, X, users, items):
+        a = self.a[users, items]
+        r = np.einsum("ij,ij->i", a, X) - self.b[users, items]
+        return np.sign(r)[:, None] * a
