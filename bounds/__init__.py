@@ -6,11 +6,17 @@
 -2
 
 Each paper has a module (``bounds.kl_condition`` for the KL paper, ...) that registers its
-bounds under ids ``<paper>:<label>``; ``bounds.core`` holds the shared machinery.  This layer
+bounds under ids ``<paper>:<label>``; ``bounds.core`` holds the shared machinery.  A researcher's
+own paper registers its key with ``bounds.register_paper`` (or the ``dprates.papers`` entry-point
+group) and lives in their own package: see docs/extending.md.  This layer
 knows nothing of numpy runs or experiments.
 """
-from bounds.core import (PAPERS, Bound, Comparison, Derivation, asymptotic_exponent, compare,
-                         crossover, follows_from, get, ids, register, sym)
+from bounds.core import (ENTRY_POINT_GROUP, PAPERS, Bound, Comparison, Derivation,
+                         OutsideConditionsWarning, asymptotic_exponent, compare, crossover,
+                         follows_from, get, ids, papers, privacy_notion, register, register_paper,
+                         sym)
 
-__all__ = ["PAPERS", "Bound", "Comparison", "Derivation", "asymptotic_exponent", "compare",
-           "crossover", "follows_from", "get", "ids", "register", "sym"]
+__all__ = ["ENTRY_POINT_GROUP", "PAPERS", "Bound", "Comparison", "Derivation",
+           "OutsideConditionsWarning", "asymptotic_exponent", "compare", "crossover",
+           "follows_from", "get", "ids", "papers", "privacy_notion", "register",
+           "register_paper", "sym"]

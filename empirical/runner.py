@@ -38,7 +38,7 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
+from concurrent.futures import BrokenExecutor, CancelledError, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
@@ -539,7 +539,7 @@ def sweep(exp: Experiment, *, full: bool = False, workers: int = 1, scheduler: s
     elif scheduler:
         _sweep_dask(exp, scan.todo, module, scheduler, store)
     elif workers > 1 and len(scan.todo) > 1:
-        _sweep_pool(exp, scan.todo, module, min(workers, len(scan.todo)), store)
+        _sweep_pool(exp, scan.todo, module, workers, store, say)
     else:
         for v in scan.todo:
             try:
@@ -569,7 +569,7 @@ def _drain(futures: dict, next_done: Iterable, store: Callable, exp: Experiment,
             rows, worker_fp = result(fut)
         except CancelledError:
             continue
-        except SweepError as exc:
+        except (SweepError, BrokenExecutor) as exc:      # a dead pool worker: retried by caller
             failure = failure or exc
             cancel()
             continue
@@ -621,35 +621,62 @@ def _pool_init(parent: int) -> None:
     threading.Thread(target=watchdog, daemon=True, name="dprates-parent-watchdog").start()
 
 
+#: How often a sweep starts a new pool after a worker process died (killed, out of memory).
+POOL_RESTARTS = 2
+
+
 def _sweep_pool(exp: Experiment, todo: list[float], module: str, workers: int,
-                store: Callable) -> None:
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_pool_init,
-                               initargs=(os.getpid(),))
-    try:
-        futs = {pool.submit(_remote_point, exp.id, exp.point(v), module): v for v in todo}
-        _drain(futs, as_completed(futs), store, exp, lambda f: f.result(),
-               lambda: [f.cancel() for f in futs])
-    except BaseException:
-        # Ctrl-C, a failed store, or a failed point: stop now.  Every stored point is complete
-        # (atomic writes), so ending running workers loses nothing written.
-        _terminate_pool(pool)
-        raise
-    pool.shutdown(wait=True)
+                store: Callable, say: Callable[[str], None] = lambda m: None) -> None:
+    stored: set[float] = set()
+
+    def keep(v, rows, worker_fp=None):
+        store(v, rows, worker_fp)
+        stored.add(v)
+
+    for attempt in range(POOL_RESTARTS + 1):
+        left = [v for v in todo if v not in stored]
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(left)), initializer=_pool_init,
+                                   initargs=(os.getpid(),))
+        try:
+            futs = {pool.submit(_remote_point, exp.id, exp.point(v), module): v for v in left}
+            _drain(futs, as_completed(futs), keep, exp, lambda f: f.result(),
+                   lambda: [f.cancel() for f in futs])
+        except BrokenExecutor as exc:
+            # A worker process died: only the points it (and the broken pool) had not finished
+            # are lost; every completed point is already stored.  Run them again in a new pool.
+            _terminate_pool(pool)
+            lost = [v for v in todo if v not in stored]
+            if attempt == POOL_RESTARTS:
+                raise PointError(f"{exp.id}: a pool worker died {attempt + 1} times "
+                                 f"({type(exc).__name__}); {len(lost)} point(s) not computed "
+                                 f"(first {exp.variable}={lost[0]:g}); stored points kept"
+                                 ) from None
+            say(f"[{exp.id}] a worker process died; retrying {len(lost)} point(s) in a new pool")
+            continue
+        except BaseException:
+            # Ctrl-C, a failed store, or a failed point: stop now.  Every stored point is
+            # complete (atomic writes), so ending running workers loses nothing written.
+            _terminate_pool(pool)
+            raise
+        pool.shutdown(wait=True)
+        return
 
 
 def _terminate_pool(pool: ProcessPoolExecutor) -> None:
+    # ProcessPoolExecutor has no public kill; its worker table is the only handle on them (and
+    # shutdown() drops it, so take it first).
+    procs = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
-    # ProcessPoolExecutor has no public kill; its worker table is the only handle on them.
-    for proc in list(getattr(pool, "_processes", {}).values()):
+    for proc in procs:
         if proc.is_alive():
             proc.terminate()
-    for proc in list(getattr(pool, "_processes", {}).values()):
+    for proc in procs:
         proc.join(timeout=5)
 
 
 # -- Dask ---------------------------------------------------------------------------------------
 
-def connect(address: str, timeout: float = DASK_TIMEOUT):
+def connect(address: str, timeout: float | None = None):
     """A Dask client for ``address`` whose scheduler answered and has at least one worker,
     within ``timeout`` seconds each; else :class:`SchedulerError` with one line."""
     try:
@@ -659,6 +686,7 @@ def connect(address: str, timeout: float = DASK_TIMEOUT):
                              ) from None
     import logging
 
+    timeout = DASK_TIMEOUT if timeout is None else timeout
     # distributed logs every failed connection attempt as a traceback; the one-line error says it.
     log = logging.getLogger("distributed")
     level = log.level
@@ -681,7 +709,7 @@ def connect(address: str, timeout: float = DASK_TIMEOUT):
     return client
 
 
-def check_scheduler(address: str, timeout: float = DASK_TIMEOUT) -> int:
+def check_scheduler(address: str, timeout: float | None = None) -> int:
     """Number of workers at ``address`` (at least 1), or :class:`SchedulerError`."""
     client = connect(address, timeout)
     try:
@@ -691,8 +719,9 @@ def check_scheduler(address: str, timeout: float = DASK_TIMEOUT) -> int:
 
 
 def _sweep_dask(exp: Experiment, todo: list[float], module: str, address: str,
-                store: Callable, grace: float = 3 * DASK_TIMEOUT) -> None:
+                store: Callable, grace: float | None = None) -> None:
     client = connect(address)
+    grace = 3 * DASK_TIMEOUT if grace is None else grace
     try:
         # pure=False: every submission runs; a worker that dies takes only its running points
         # with it, and the scheduler reschedules them on the remaining workers.
