@@ -290,26 +290,20 @@ def _draw_figures(states: list[ExperimentState]) -> dict[str, bytes]:
 # ---------------------------------------------------------------------------------------------
 
 def _audits(states: list[ExperimentState], results: str | os.PathLike | None) -> dict[str, str]:
-    """Audited privacy lower bounds per experiment id, when ``empirical.audit`` stores them.
+    """Audited privacy lower bounds per experiment id, from *stored* audit results.
 
-    The audit module is optional (it may not exist yet); without it every cell shows "—".
+    ``empirical.audit`` runs audits on demand and (as of this writing) stores none, so every cell
+    shows "—".  Hook: if it gains ``load_audits(results) -> {experiment id: result}``, the
+    result's ``str`` fills the column; the report never runs an audit itself.
     """
     try:
         audit = importlib.import_module("empirical.audit")
-    except ImportError:
+        load = getattr(audit, "load_audits", None)
+        stored = load(results) if load is not None else {}
+    except Exception:  # an optional module's failure must not take the report down
         return {}
-    load = getattr(audit, "load_audit", None) or getattr(audit, "load_audits", None)
-    if load is None:
-        return {}
-    out = {}
-    for st in states:
-        try:
-            res = load(st.experiment.id, results=results)
-        except Exception:
-            continue
-        if res:
-            out[st.experiment.id] = str(res)
-    return out
+    ids = {st.experiment.id for st in states}
+    return {k: str(v) for k, v in dict(stored or {}).items() if k in ids and v}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -595,7 +589,7 @@ dl.facts { display: grid; grid-template-columns: 150px 1fr; gap: 2px 12px; margi
            font-size: 14px; }
 dl.facts dt { color: #555; } dl.facts dd { margin: 0; }
 math { font-size: 1.12em; }
-.formula { overflow-x: auto; margin: 2px 0 10px 24px; }
+.formula { overflow-x: auto; overflow-y: hidden; padding: 6px 0; margin: 0 0 6px 24px; }
 .formula math[display="block"] { display: inline-block; font-size: 19px; }
 p.stmt { margin: 4px 0 2px; }
 figure { margin: 8px 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
@@ -696,6 +690,18 @@ def _facts(items: list[tuple[str, str]]) -> str:
 
 
 def _exponents_html(b: bounds.Bound) -> str:
+    # Exact exponents cost sympy time; a bound does not change within a process, so each is
+    # computed once (reports built twice in one session, as in the tests, reuse them).
+    key = (b.id, sp.srepr(b.expr))
+    if key not in _EXPONENT_CACHE:
+        _EXPONENT_CACHE[key] = _compute_exponents_html(b)
+    return _EXPONENT_CACHE[key]
+
+
+_EXPONENT_CACHE: dict[tuple[str, str], str] = {}
+
+
+def _compute_exponents_html(b: bounds.Bound) -> str:
     parts = []
     for v in b.scale_variables:
         try:
@@ -996,6 +1002,10 @@ exponent); <b>one-sided</b>, only an upper bound is claimed (the observed slope 
 # Markdown summary
 # ---------------------------------------------------------------------------------------------
 
+# Colour stand-ins on code hosts, which strip styles from Markdown tables.
+_MD_MARK = {"ok": "✅", "finding": "🟧", "bad": "❌", "none": "⬜"}
+
+
 def _md(s: str) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
@@ -1016,7 +1026,7 @@ def render_markdown(states: list[ExperimentState], env: dict[str, str], *,
               f"`{html_path.as_posix()}` (build output, not committed)." if html_path else ""),
            "",
            "Verdicts: PASS, a rate checks out; REJECTED, a competing rate the data rule out; "
-           "FINDING, a claim the experiments contradict (see [errata](errata.md)); "
+           f"FINDING, a claim the experiments contradict (see [errata]({rel(_ERRATA)})); "
            "FAIL / NOT REJECTED, a check that did not hold; NOT RUN, no stored results.", ""]
     for paper in papers:
         pstates = [st for st in states if st.experiment.paper == paper]
@@ -1028,7 +1038,11 @@ def render_markdown(states: list[ExperimentState], env: dict[str, str], *,
             row = []
             for v in variables:
                 entries = cells.get((paper, b, v))
-                row.append(_cell_summary([(e, x) for e, x, _ in entries])[1] if entries else "·")
+                if entries:
+                    worst, text = _cell_summary([(e, x) for e, x, _ in entries])
+                    row.append(f"{_MD_MARK[_CSS_CLASS.get(worst, 'none')]} {text}")
+                else:
+                    row.append("·")
             out.append(f"| `{b}` | " + " | ".join(row) + " |")
         out += ["", "### Checks", "",
                 "| experiment | bound | var | kind | local | asymptotic | observed [95% CI] | tol "
