@@ -72,8 +72,9 @@ def test_numeric_value_and_bad_input():
     # Outside the theorem's range the printed log goes negative: the value is returned as is
     # (the harness drops such points as vacuous), but no log-slope exists there.
     far = dict(n=1, d=1e9, rho=1e-9, beta=0.1, L0=1, L1t=1)
-    assert b(**far) < 0 and not b.applies(**far)
-    with pytest.raises(ValueError, match="not finite"):
+    with pytest.warns(bounds.OutsideConditionsWarning):
+        assert b(**far) < 0 and not b.applies(**far)
+    with pytest.raises(ValueError, match="not finite"), pytest.warns(bounds.OutsideConditionsWarning):
         b.local_slope("n", far)
 
 
@@ -140,3 +141,53 @@ def test_piecewise_and_shape_parameters():
     z = bounds.Bound(id="kl:zero_tmp", expr=n ** (1 / (2 - kappa)), quantity="q", source="s")
     with pytest.raises(ValueError, match="undefined"):
         z(n=3.0, kappa=2.0)
+
+
+def test_unknown_symbols_are_refused():
+    b = bounds.get("kl:thm9")
+    with pytest.raises(KeyError, match="unknown symbol 'not_a_symbol'"):
+        b.exponent("not_a_symbol")
+    with pytest.raises(KeyError, match="did you mean 'rho'"):
+        b.exponent("rhoo")
+    assert b.exponent("kappa") == 0          # a known parameter this bound does not depend on
+    with pytest.raises(KeyError, match="no symbol"):
+        b.local_slope("not_a_symbol", dict(n=10, d=1, rho=1, beta=0.1, L0=1, L1t=1))
+
+
+def test_evaluation_outside_conditions_warns_and_can_be_made_an_error():
+    import warnings
+
+    b = bounds.get("kl:thm9")
+    far = dict(n=1, d=1e9, rho=1e-9, beta=0.1, L0=1, L1t=1)
+    ok = dict(n=1e4, d=10, rho=1, beta=0.1, L0=1, L1t=1)
+    with pytest.warns(bounds.OutsideConditionsWarning, match="kl:thm9 evaluated outside"):
+        b(**far)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bounds.OutsideConditionsWarning)
+        b(**ok)
+        b(check_conditions=False, **far)
+        with pytest.raises(bounds.OutsideConditionsWarning):
+            b(**far)
+
+
+def test_compare_takes_ids_names_missing_values_and_minds_privacy_notions():
+    c = bounds.compare("kl:thm9", "kl:thm9", "n", dict(n=1e3, d=10, rho=1, beta=0.1, L0=1, L1t=1))
+    assert c.ratio == pytest.approx(1.0) and c.exponent_gap == 0 and not c.privacy_note
+    with pytest.raises(ValueError, match=r"kl:thm9 needs values for \['L0', 'L1t', 'beta'\]"):
+        bounds.compare("kl:toy_power_law", "kl:thm9", "n", dict(n=10, d=1, rho=1))
+    with pytest.raises(KeyError, match="no bound 'kl:thm99'"):
+        bounds.compare("kl:thm99", "kl:thm9", "n", {})
+    zcdp = bounds.Bound(id="kl:cmp_z", expr=d / (n**2 * rho), quantity="q", source="s",
+                        privacy="ρ-zCDP, replace-one")
+    approx = bounds.Bound(id="kl:cmp_a", expr=d / n**2, quantity="q", source="s",
+                          privacy="(ε, δ)-DP, replace-one")
+    assert (zcdp.privacy_notion, approx.privacy_notion) == ("zCDP", "(ε, δ)-DP")
+    with pytest.raises(ValueError, match="different privacy notions"):
+        bounds.compare(zcdp, approx, "n", dict(n=10.0, d=1.0, rho=1.0))
+    mixed = bounds.compare(zcdp, approx, "n", dict(n=10.0, d=1.0, rho=1.0),
+                           allow_mixed_privacy=True)
+    assert "zCDP" in mixed.privacy_note and mixed.exponent_gap == 0
+    with pytest.raises(ValueError, match="different privacy notions"):
+        bounds.crossover(zcdp, approx, "n", dict(d=1.0, rho=1.0), 1.0, 10.0)
+    assert bounds.Bound(id="kl:cmp_n", expr=n, quantity="q", source="s",
+                        notion="ε-DP").privacy_notion == "ε-DP"

@@ -57,3 +57,67 @@ def test_run_exits_nonzero_on_a_failed_check(tmp_path, capsys):
 
     got = main(["run", "toy.wrong_rate", "--results", str(tmp_path), "--no-figures"])
     assert got == 1, capsys.readouterr().out
+
+
+def _one_line_error(capsys, argv, *needles):
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert err.count("\n") == 0 and err.startswith("dprates: error: "), err
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["run", "toy.power_law", "--workers", "0"], ["--workers", ">= 1", "'0'"]),
+    (["verify", "--workers", "two"], ["--workers", "'two'"]),
+    (["verify", "--experiment", "kl.thm9.nn"], ["--experiment", "kl.thm9.n"]),
+    (["verify", "--paper", "klx"], ["--paper", "did you mean 'kl'", "userlevel"]),
+    (["experiments", "kll"], ["PAPER", "did you mean 'kl'"]),
+    (["bounds", "show", "kl:thm99"], ["ID", "closest"]),
+    (["run", "kl.thm9.nn"], ["EXPERIMENT", "kl.thm9.n"]),
+    (["--module", "no_such_module_xyz", "experiments"], ["--module", "no_such_module_xyz"]),
+    (["verify", "--bogus"], ["unrecognized arguments: --bogus"]),
+    (["frobnicate"], ["invalid choice", "verify"]),
+])
+def test_bad_arguments_are_one_line_errors_before_any_work(capsys, tmp_path, argv, needles):
+    import _toy  # noqa: F401
+
+    _toy.CALLS.clear()
+    _one_line_error(capsys, argv + ["--results", str(tmp_path)] if argv[0] in ("run", "verify")
+                    and "--bogus" not in argv else argv, *needles)
+    assert not _toy.CALLS and not list(tmp_path.rglob("*.json"))
+
+
+def test_paper_without_bounds_says_so(capsys, monkeypatch):
+    from bounds import core
+
+    monkeypatch.setattr(core, "_PLUGINS", {**core._PLUGINS, "emptypaper": []})
+    assert main(["bounds", "list", "emptypaper"]) == 1
+    assert "no bounds registered for paper 'emptypaper'" in capsys.readouterr().err
+    assert main(["experiments", "emptypaper"]) == 1
+    assert "no experiments registered" in capsys.readouterr().err
+    _one_line_error(capsys, ["verify", "--paper", "emptypaper"], "has no experiments")
+
+
+def test_audit_subcommand_forwards_or_explains(capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("empirical.audit") is not None:
+        assert main(["audit", "--help"]) == 0
+    else:
+        assert main(["audit"]) == 2
+        assert "empirical/audit.py" in capsys.readouterr().err
+
+
+def test_verify_reports_fresh_cached_and_recomputed_points(tmp_path, capsys):
+    import _toy  # noqa: F401
+
+    args = ["verify", "--experiment", "toy.power_law", "--results", str(tmp_path), "--no-figures"]
+    assert main(args) == 0
+    assert "points: 6 fresh, 0 cached, 0 recomputed" in capsys.readouterr().out
+    next(tmp_path.rglob("*.json")).write_text("{}")
+    assert main(args) == 0
+    out = capsys.readouterr()
+    assert "points: 0 fresh, 5 cached, 1 recomputed" in out.out and "corrupt" in out.err
