@@ -339,6 +339,8 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
     ``H`` holds the training features h(x_i): (n, dp) shared by all rows, or (R·k, n, dp) with
     k = ``rows_per_seed`` data sets per generator.  Rows r·k..r·k+k−1 share generator r's batches
     and noise (the coupled runs of Theorem C.22 on S and its neighbours S^{(i)}); ``y`` likewise.
+    ``lam`` and ``noise_multiplier`` may be arrays of length k: row r·k + j then uses λ_j, κ_j
+    with generator r's batches and Z (paired comparisons at common random numbers).
     ``R_star = inf`` disables the projection (the unprojected auxiliary trajectory W̃ of the
     proof).  Per-example gradient norms come from the rank-one structure
     ‖∇ℓ‖ = |ℓ'|·‖a(x)‖·‖h(x)‖, so no per-example tensor is formed: the cost per step is
@@ -348,11 +350,16 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
     T = check_int("T", T, minimum=1)
     eta = check_positive("eta", eta)
     C_clip = check_positive("C_clip", C_clip)
-    lam = check_lam(lam)
-    kappa = check_nonnegative("noise_multiplier", noise_multiplier)
+    k = check_int("rows_per_seed", rows_per_seed)
+    # λ and κ may differ between the k rows of one generator (paired runs: same batches, same Z)
+    lam_rows = np.broadcast_to(np.asarray(lam, dtype=float), (k,))
+    kap_rows = np.broadcast_to(np.asarray(noise_multiplier, dtype=float), (k,))
+    for v in lam_rows:
+        check_lam(float(v))
+    for v in kap_rows:
+        check_nonnegative("noise_multiplier", float(v))
     if not (isinstance(R_star, (int, float)) and R_star > 0):
         raise ValueError(f"R_star must be in (0, inf], got {R_star!r}")
-    k = check_int("rows_per_seed", rows_per_seed)
     eval_every = check_int("eval_every", eval_every)
     H = np.asarray(H, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -378,8 +385,10 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
     sched = np.repeat(sched, k, axis=0)
     Hnorm = np.linalg.norm(H, axis=2)                                           # ‖h(x_i)‖
     rows = np.arange(R)[:, None]
-    z_prev = np.zeros((len(gens), m, dp))
-    noise_scale = eta * C_clip * kappa / B
+    z_prev = np.zeros((R, m, dp))
+    noisy = bool(np.any(kap_rows > 0))
+    lam_r = np.tile(lam_rows, len(gens))[:, None, None]           # per row (seed-major)
+    scale_r = np.tile(eta * C_clip * kap_rows / B, len(gens))[:, None, None]
     eval_steps = sorted(set(range(0, T, eval_every)) | {T - 1})
     train_curve, test_curve = [], []
     max_drift = np.zeros(R)
@@ -403,11 +412,10 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
         clipped += (gnorm > C_clip).mean(axis=1)
         v = np.matmul(np.swapaxes(a * (lp * scale / B)[..., None], 1, 2), Hb)   # (R, m, dp)
         step = eta * v
-        if kappa > 0:
-            z = np.stack([g.standard_normal((m, dp)) for g in gens])
-            xi = z - lam * z_prev if lam else z
+        if noisy:
+            z = np.repeat(np.stack([g.standard_normal((m, dp)) for g in gens]), k, axis=0)
+            step = step + scale_r * (z - lam_r * z_prev)
             z_prev = z
-            step = step + noise_scale * np.repeat(xi, k, axis=0)
         W = W - step
         diff = W - W0
         dn = np.sqrt(np.einsum("rij,rij->r", diff, diff))
@@ -433,9 +441,10 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
                   max_drift=max_drift, final_drift_sq=np.einsum("rij,rij->r", diff, diff),
                   projection_active=proj_active / max(steps, 1),
                   clip_fraction=clipped / max(steps, 1),
-                  params={"T": T, "eta": eta, "B": B, "C_clip": C_clip, "lam": lam,
-                          "noise_multiplier": kappa, "R_star": R_star, "sampler": sampler,
-                          "noise_std": C_clip * kappa / B, "releases": steps})
+                  params={"T": T, "eta": eta, "B": B, "C_clip": C_clip, "lam": np.tile(lam_rows, len(gens)),
+                          "noise_multiplier": np.tile(kap_rows, len(gens)), "R_star": R_star,
+                          "sampler": sampler, "noise_std": np.tile(C_clip * kap_rows / B, len(gens)),
+                          "releases": steps})
 
 
 # =============================================================================================
@@ -581,8 +590,8 @@ def _rdp_epsilon(event: dpa.DpEvent, delta: float, relation: NeighboringRelation
 
 
 def tight_epsilon(noise_multiplier: float, *, lam: float, steps: int, n: int, B: int,
-                  sampler: str, delta: float, relation: NeighboringRelation = ADD_OR_REMOVE_ONE
-                  ) -> float:
+                  sampler: str, delta: float, relation: NeighboringRelation = ADD_OR_REMOVE_ONE,
+                  amplification: bool = True) -> float:
     """ε(δ) of Algorithm 1's ``steps`` releases with noise multiplier κ (noise std C_clip·κ on the
     summed clipped gradient), from dp-accounting, with the sensitivity the sampler really allows.
 
@@ -602,7 +611,8 @@ def tight_epsilon(noise_multiplier: float, *, lam: float, steps: int, n: int, B:
       the example takes part at most τ times, whose worst case is a contiguous block
       (:func:`contiguous_block_sensitivity`); by joint convexity of the hockey-stick divergence
       ε ≤ min_τ ε_Gauss(κ/sens_τ, δ − tail_τ).  This is the F.12 argument without its slack
-      (exact binomial tail, exact sensitivity, exact Gaussian ε).
+      (exact binomial tail, exact sensitivity, exact Gaussian ε).  ``amplification=False`` uses
+      this route at λ = 0 too (the λ → 0⁺ limit of the λ > 0 accountant).
     """
     kappa = check_positive("noise_multiplier", noise_multiplier)
     lam = check_lam(lam)
@@ -621,7 +631,7 @@ def tight_epsilon(noise_multiplier: float, *, lam: float, steps: int, n: int, B:
     if sampler != "fresh":
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
     best = math.inf
-    if lam == 0 and r < 1:
+    if lam == 0 and r < 1 and amplification:
         ev = _wor_event(kappa, n, B, steps) if relation == REPLACE_ONE else _poisson_event(kappa, r, steps)
         best = _rdp_epsilon(ev, delta, relation)
     for tau, sens, dprime in _fresh_tau_route(lam, steps, r, delta):
@@ -630,11 +640,13 @@ def tight_epsilon(noise_multiplier: float, *, lam: float, steps: int, n: int, B:
 
 
 def tight_noise_multiplier(epsilon: float, *, lam: float, steps: int, n: int, B: int, sampler: str,
-                           delta: float, relation: NeighboringRelation = ADD_OR_REMOVE_ONE) -> float:
+                           delta: float, relation: NeighboringRelation = ADD_OR_REMOVE_ONE,
+                           amplification: bool = True) -> float:
     """Smallest κ with :func:`tight_epsilon` ≤ ε (Brent on log κ; ε is decreasing in κ)."""
     eps = check_positive("epsilon", epsilon)
     f = lambda lk: tight_epsilon(math.exp(lk), lam=lam, steps=steps, n=n, B=B,   # noqa: E731
-                                 sampler=sampler, delta=delta, relation=relation) - eps
+                                 sampler=sampler, delta=delta, relation=relation,
+                                 amplification=amplification) - eps
     lo, hi = -4.0, 2.0
     while f(lo) < 0:
         lo -= 2.0
@@ -684,7 +696,7 @@ class KanPrivacy:
 
 
 def calibrate(epsilon: float, delta: float, *, lam: float, T: int, n: int, B: int, sampler: str,
-              calibration: str) -> KanPrivacy:
+              calibration: str, amplification: bool = True) -> KanPrivacy:
     """κ for (ε, δ)-DP of Algorithm 1 with T iterates (T − 1 releases) under ``calibration``,
     and the ε every route certifies for that κ.
 
@@ -700,7 +712,8 @@ def calibrate(epsilon: float, delta: float, *, lam: float, T: int, n: int, B: in
     if B > n:
         raise ValueError(f"B must be in [1, n={n}], got {B}")
     steps = T - 1
-    kw = dict(lam=lam, steps=steps, n=n, B=B, sampler=sampler, delta=delta)
+    kw = dict(lam=lam, steps=steps, n=n, B=B, sampler=sampler, delta=delta,
+              amplification=amplification)
     if calibration == "thm5.1":
         kappa = noise_multiplier_thm_f12(lam, T, B, n, eps, delta)
         relation = ADD_OR_REMOVE_ONE

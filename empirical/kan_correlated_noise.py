@@ -1,0 +1,397 @@
+"""Experiments for the KAN paper (Wang et al., ``kan_correlated_noise.txt``, issue 8): a data
+generator with a guaranteed NTK margin, and sweeps of Algorithm 1
+(``algorithms.kan_correlated_noise``) checked against ``bounds.kan_correlated_noise``.
+
+Problem (the notes' G1, "NTK teacher with a hard margin")
+---------------------------------------------------------
+Draw the KAN's initialisation (W₀, c) first.  Its tangent features at initialisation are
+φ(x) = ∇_W f_{W₀}(x) = a₀(x) h(x)ᵀ (rank one).  The teacher is the unit vector
+u = Σ_k α_k φ(z_k)/‖Σ_k α_k φ(z_k)‖ over K anchors z_k, and the score of x is s(x) = ⟨φ(x), u⟩
+(computed from the rank-one factors: ⟨φ(x), φ(z)⟩ = ⟨a₀(x), a₀(z)⟩⟨h(x), h(z)⟩).  Inputs are
+x ~ Unif([−1, 1]^d)/√d (so ‖x‖ ≤ 1), labels y = sign s(x), and candidates with |s(x)| < γ₀ are
+rejected.  Then y_i⟨φ(x_i), u⟩ = |s(x_i)| ≥ γ₀ for every sample of every size: Assumption 3.3
+holds with γ ≥ γ₀, so γ is a knob.  γ₀ is the ``margin_quantile`` quantile of |s| over a fixed
+reference sample of the instance, and the acceptance rate is 1 − that quantile.  The distribution
+depends on the initialisation, which is legitimate conditionally on it (the theorems hold
+with probability over the init, for the init drawn).
+
+:func:`estimate_margin` estimates γ for any data set (the hard-margin SVM in tangent features by
+Frank–Wolfe on the dual: a certified lower bound from a feasible unit u and an upper bound from
+the dual value).  Population risk is the logistic loss on a held-out sample from the same
+distribution, with its standard error.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from algorithms.kan_correlated_noise import KAN, check_unit_ball, logistic_loss
+from algorithms.validation import check_int, check_open_interval
+
+__all__ = ["NTKTeacher", "make_instance", "estimate_margin", "tangent_factors"]
+
+
+def tangent_factors(model: KAN, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a₀, h): the rank-one factors of the tangent features φ(x_i) = a₀(x_i) h(x_i)ᵀ at W₀,
+    shapes (n, m) and (n, dp)."""
+    H = model.features(X)
+    _, a = model.forward_and_factors(model.W0[None], H)
+    return a[0], H
+
+
+@dataclass(frozen=True)
+class NTKTeacher:
+    """The distribution P of G1 for one KAN initialisation (see the module docstring)."""
+
+    model: KAN
+    anchor_a: np.ndarray     # (K', m) anchors and reference draws
+    anchor_h: np.ndarray     # (K', dp)
+    alpha: np.ndarray        # (K',) weights: u = Σ α_k φ(z_k)/‖·‖
+    u_norm: float            # ‖Σ_k α_k φ(z_k)‖
+    gamma0: float            # guaranteed margin
+    acceptance: float        # fraction of candidates kept
+
+    @property
+    def d(self) -> int:
+        return self.model.d
+
+    def score(self, X: np.ndarray) -> np.ndarray:
+        """s(x) = ⟨φ(x), u⟩ for each row of X."""
+        a, H = tangent_factors(self.model, X)
+        return ((a @ self.anchor_a.T) * (H @ self.anchor_h.T)) @ self.alpha / self.u_norm
+
+    def _candidates(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        return rng.uniform(-1.0, 1.0, (size, self.d)) / math.sqrt(self.d)
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """n i.i.d. draws (X, y) from P (rejection sampling, candidates from ``rng``)."""
+        n = check_int("n", n)
+        xs, ys, have = [], [], 0
+        while have < n:
+            want = int(1.2 * (n - have) / self.acceptance) + 16
+            X = self._candidates(rng, want)
+            s = self.score(X)
+            keep = np.abs(s) >= self.gamma0
+            xs.append(X[keep])
+            ys.append(np.sign(s[keep]))
+            have += int(keep.sum())
+        return np.concatenate(xs)[:n], np.concatenate(ys)[:n]
+
+
+@lru_cache(maxsize=16)
+def make_instance(m: int, d: int, p: int, margin_quantile: float, seed: int = 0,
+                  anchors: int = 20) -> NTKTeacher:
+    """The KAN initialisation and teacher of one instance (cached per process).
+
+    ``seed`` fixes W₀, c, the anchors and the reference sample that sets
+    γ₀ = quantile_q |s(x)| over 20 000 candidates."""
+    m, d, p = check_int("m", m), check_int("d", d), check_int("p", p, minimum=4)
+    q = check_open_interval("margin_quantile", margin_quantile, 0.0, 1.0)
+    rng = np.random.default_rng([int(seed), m, d, p, 7])
+    model = KAN.init(m, d, p, rng)
+    # Tangent kernels at init are mostly positive (h ≥ 0), so Σ α_k φ(z_k) alone labels almost
+    # everything alike.  The teacher is therefore v − (⟨v, φ̄⟩/‖φ̄‖²) φ̄, v = Σ_k α_k φ(z_k), with
+    # φ̄ the mean tangent feature of 256 reference draws: orthogonal to the mean, so the labels
+    # are balanced, and still a combination of tangent features (no bias term, as Assumption 3.3
+    # has none).
+    Z = rng.uniform(-1.0, 1.0, (anchors, d)) / math.sqrt(d)
+    Zr = rng.uniform(-1.0, 1.0, (256, d)) / math.sqrt(d)
+    a, H = tangent_factors(model, np.vstack([Z, Zr]))
+    G = (a @ a.T) * (H @ H.T)
+    alpha = np.concatenate([rng.standard_normal(anchors), np.zeros(256)])
+    mean_w = np.concatenate([np.zeros(anchors), np.full(256, 1.0 / 256)])
+    c = float(alpha @ G @ mean_w) / float(mean_w @ G @ mean_w)
+    alpha = alpha - c * mean_w
+    u_norm = float(math.sqrt(alpha @ G @ alpha))
+    proto = NTKTeacher(model, a, H, alpha, u_norm, 0.0, 1.0)
+    ref = np.abs(proto.score(proto._candidates(rng, 20000)))
+    gamma0 = float(np.quantile(ref, q))
+    return NTKTeacher(model, a, H, alpha, u_norm, gamma0, float(np.mean(ref >= gamma0)))
+
+
+def estimate_margin(model: KAN, X: np.ndarray, y: np.ndarray, iters: int = 2000,
+                    tol: float = 1e-3) -> tuple[float, float]:
+    """(lower, upper) bounds on the NTK margin γ of (X, y) at W₀ (Assumption 3.3):
+    γ = max_{‖u‖=1} min_i y_i⟨φ(x_i), u⟩ = min_{α ∈ simplex} ‖Σ_i α_i y_i φ(x_i)‖ (hard-margin
+    SVM duality, for separable data).  Frank–Wolfe on the dual over the n×n Gram matrix
+    K_ij = y_i y_j⟨a_i, a_j⟩⟨h_i, h_j⟩: ‖Σα y φ‖ at any α is an upper bound, and the unit
+    u = Σα y φ/‖·‖ certifies the lower bound min_i y_i⟨φ_i, u⟩.  Stops when they agree to ``tol``
+    (relative)."""
+    X = check_unit_ball(X)
+    y = np.asarray(y, dtype=float)
+    a, H = tangent_factors(model, X)
+    K = (a @ a.T) * (H @ H.T) * np.outer(y, y)
+    n = K.shape[0]
+    alpha = np.full(n, 1.0 / n)
+    Ka = K @ alpha
+    lo, hi = -math.inf, math.inf
+    for _ in range(iters):
+        q = float(alpha @ Ka)
+        hi = min(hi, math.sqrt(max(q, 0.0)))
+        if q > 0:
+            lo = max(lo, float(Ka.min()) / math.sqrt(q))      # margins of u ∝ Σ α y φ
+        if hi - lo <= tol * hi:
+            break
+        i = int(np.argmin(Ka))                                 # FW vertex
+        Ki = K[:, i]
+        # exact line search for min ‖(1−s)v + s y_iφ_i‖² over s ∈ [0, 1]
+        num = q - float(alpha @ Ki)
+        den = q - 2.0 * float(alpha @ Ki) + K[i, i]
+        s = 0.0 if den <= 0 else min(1.0, max(0.0, num / den))
+        alpha *= 1.0 - s
+        alpha[i] += s
+        Ka = (1.0 - s) * Ka + s * Ki
+    return lo, hi
+
+
+# =============================================================================================
+# Shared run machinery
+# =============================================================================================
+from algorithms.kan_correlated_noise import (calibrate, dp_sgd_correlated,  # noqa: E402
+                                             noise_multiplier_thm_f12)
+from empirical.experiment import Check, Experiment, register  # noqa: E402
+
+__all__ += ["sample_rows", "N_TEST"]
+
+#: held-out sample size for population risk (standard error ≈ 0.3/√N_TEST per iterate)
+N_TEST = 4000
+
+
+def _instance(point: dict) -> NTKTeacher:
+    return make_instance(int(point["m"]), int(point["d"]), int(point["p"]),
+                         float(point["margin_quantile"]), int(point.get("instance_seed", 0)))
+
+
+@lru_cache(maxsize=8)
+def _test_set(m: int, d: int, p: int, q: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    inst = make_instance(m, d, p, q, seed)
+    X, y = inst.sample(N_TEST, np.random.default_rng([seed, m, d, p, 99]))
+    return inst.model.features(X), y
+
+
+def sample_rows(inst: NTKTeacher, n: int, rngs: list) -> tuple[np.ndarray, np.ndarray]:
+    """One training set S ~ Pⁿ per seed (from that seed's generator): features (R, n, dp), labels."""
+    Hs, ys = [], []
+    for g in rngs:
+        X, y = inst.sample(n, g)
+        Hs.append(inst.model.features(X))
+        ys.append(y)
+    return np.stack(Hs), np.stack(ys)
+
+
+def _common(point: dict, run, R: int) -> dict:
+    """Theorem parameters actually used, as row columns (one entry per seed)."""
+    out = {k: np.full(R, float(np.ravel(v)[-1])) for k, v in run.params.items()
+           if k in ("T", "eta", "B", "C_clip", "R_star", "releases")}
+    out["sampler_cyclic"] = np.full(R, float(run.params["sampler"] == "cyclic"))
+    return out
+
+
+# =============================================================================================
+# λ at a fixed noise multiplier (Theorem 4.1's λ structure, Remark 4.2)
+# =============================================================================================
+def _paired_lam_rows(point: dict, rngs: list, kappas: list[float], lams: list[float],
+                     n: int, B: int, sampler: str):
+    inst = _instance(point)
+    H, y = sample_rows(inst, n, rngs)
+    k = len(lams)
+    H = np.repeat(H, k, axis=0)
+    y = np.repeat(y, k, axis=0)
+    run = dp_sgd_correlated(inst.model, H, y, T=int(point["T"]), eta=point["eta"], B=B,
+                            C_clip=point["C_clip"], lam=lams, noise_multiplier=kappas,
+                            R_star=math.inf, rng=rngs, sampler=sampler, rows_per_seed=k,
+                            eval_every=int(point["eval_every"]))
+    return inst, run
+
+
+def _run_lam_fixed(point: dict, rngs: list) -> dict:
+    """Rows per seed: non-private, λ = 0 and λ at the same κ, same batches and Z.
+    Metric: E(λ)/E(0), E = avg L_S(noisy) − avg L_S(non-private) (paired)."""
+    lam, kappa = float(point["lam"]), float(point["noise_multiplier"])
+    n = int(point["n"])
+    inst, run = _paired_lam_rows(point, rngs, [0.0, kappa, kappa], [0.0, 0.0, lam], n, n, "fresh")
+    L = run.avg_train_loss.reshape(len(rngs), 3)
+    e0, el = L[:, 1] - L[:, 0], L[:, 2] - L[:, 0]
+    dsq = run.final_drift_sq.reshape(len(rngs), 3)
+    R = len(rngs)
+    T, m, dp = int(point["T"]), inst.model.m, inst.model.dim // inst.model.m
+    c = point["C_clip"] * kappa / n
+    steps = T - 1
+    # closed form of the noise drift (cancellation identity): E‖ηcΣ_s(Z_s − λZ_{s−1})‖² =
+    # η²c² mdp (1 + (1 − λ)²(steps − 1))
+    pred = point["eta"] ** 2 * c * c * m * dp * (1 + (1 - lam) ** 2 * (steps - 1))
+    return {"noise_excess_ratio": el / e0, "excess_lam": el, "excess_lam0": e0,
+            "loss_nonprivate": L[:, 0], "drift_sq_noise": dsq[:, 2], "drift_sq_signal": dsq[:, 0],
+            "drift_sq_noise_pred": np.full(R, pred), "noise_std": np.full(R, c),
+            "lam": np.full(R, lam), "noise_multiplier": np.full(R, kappa),
+            "gamma0": np.full(R, inst.gamma0), "clip_fraction": run.clip_fraction.reshape(R, 3)[:, 2],
+            **_common(point, run, R)}
+
+
+def _lam_values(point: dict) -> dict:
+    return {"lam": point["lam"], "eta": point["eta"], "T": point["T"]}
+
+
+LAM_FIXED = register(Experiment(
+    id="kan.lam.fixed_kappa",
+    paper="kan",
+    title="Alg. 1 full batch, λ at a fixed noise multiplier: noise-induced excess E(λ)/E(0) "
+          "(Thm 4.1's (1−λ) and (1−λ)²+ηλ² factors, Remark 4.2)",
+    variable="lam",
+    quick_grid=(0.3, 0.5, 0.7, 0.8, 0.9),
+    full_grid=(0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95),
+    fixed={"n": 100, "m": 32, "d": 5, "p": 6, "margin_quantile": 0.5, "T": 300, "eta": 1.0,
+           "C_clip": 1.0, "noise_multiplier": 10.0, "eval_every": 5},
+    seeds=6,
+    run=_run_lam_fixed,
+    metric="noise_excess_ratio",
+    bound_values=_lam_values,
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1), full batch B = n",
+    algorithm="algorithms.kan_correlated_noise.dp_sgd_correlated (Algorithm 1), κ fixed, unprojected",
+    checks=(
+        Check("kan:lam_linear", "one-sided", 0.15,
+              "ratio test on E(λ)/E(0) against the linear factor 1−λ: the upper bound's noise "
+              "terms fall at least as fast as (1−λ) when the quadratic term is kept small (12βη ≤ 1); "
+              "0.15 allows 4 paired seeds (CI half-width ≈ 0.05) and the λ²-type floor near λ → 1",
+              level=(0.05, 1.2),
+              level_reason="E(λ)/E(0) ÷ (1−λ): ≤ 1 if the excess is any mix of the linear and "
+                           "quadratic terms (1.2: seed noise of the paired ratio); ≥ 0.05 keeps a "
+                           "pure (1−λ)² decay ((1−λ) ≥ 0.1 on the grid) inside"),
+        Check("kan:lam_quadratic", "reject", 0.3,
+              "A_corr's quadratic factor (1−λ)² + ηλ² with the printed constant 1 at η = 1 has its "
+              "minimum at λ* = 1/(1+η) = 0.5 and rises beyond; the data must rule that rise out "
+              "(the explicit constant is 12βη ≤ 1, errata KAN-E22)"),
+    ),
+))
+
+
+# =============================================================================================
+# λ under a privacy calibration: Theorem 5.1 (F.12) and the tight accountant, per sampler
+# =============================================================================================
+def _run_lam_calibrated(point: dict, rngs: list) -> dict:
+    """Rows per seed: non-private, λ = 0 and λ, each private row with κ from ``calibration`` at
+    the same (ε, δ); same batches and Z.  Metric: E_cal(λ)/E_cal(0).  The privacy columns are
+    those of the λ row (the λ = 0 reference row is certified at the same ε by the same route)."""
+    lam = float(point["lam"])
+    n, B, T = int(point["n"]), int(point["B"]), int(point["T"])
+    sampler = "cyclic" if point["sampler_cyclic"] else "fresh"
+    cal = {0: "thm5.1", 1: "tight"}[int(point["calibration_tight"])]
+    eps, delta = point["epsilon"], point["delta"]
+    priv = calibrate(eps, delta, lam=lam, T=T, n=n, B=B, sampler=sampler, calibration=cal)
+    # λ = 0 reference by the same accountant route as λ > 0 (for fresh batches: the truncation
+    # route, i.e. no amplification by subsampling, which only exists for λ = 0); the amplified
+    # λ = 0 noise multiplier is reported beside it
+    priv0 = calibrate(eps, delta, lam=0.0, T=T, n=n, B=B, sampler=sampler, calibration=cal,
+                      amplification=False)
+    amp0 = (calibrate(eps, delta, lam=0.0, T=T, n=n, B=B, sampler=sampler, calibration=cal).noise_multiplier
+            if cal == "tight" else priv0.noise_multiplier)
+    inst, run = _paired_lam_rows(point, rngs, [0.0, priv0.noise_multiplier, priv.noise_multiplier],
+                                 [0.0, 0.0, lam], n, B, sampler)
+    R = len(rngs)
+    L = run.avg_train_loss.reshape(R, 3)
+    e0, el = L[:, 1] - L[:, 0], L[:, 2] - L[:, 0]
+    cols = {k: np.full(R, v) for k, v in priv.columns().items()}
+    return {"noise_excess_ratio": el / e0, "excess_lam": el, "excess_lam0": e0,
+            "loss_nonprivate": L[:, 0], "noise_multiplier_lam0": np.full(R, priv0.noise_multiplier),
+            "noise_multiplier_lam0_amplified": np.full(R, amp0),
+            "kappa_ratio": np.full(R, priv.noise_multiplier / priv0.noise_multiplier),
+            "epsilon_lam0_guarantee": np.full(R, priv0.epsilon_guarantee),
+            "noise_std": np.full(R, point["C_clip"] * priv.noise_multiplier / B),
+            "lam": np.full(R, lam), "gamma0": np.full(R, inst.gamma0),
+            "clip_fraction": run.clip_fraction.reshape(R, 3)[:, 2],
+            **cols, **_common(point, run, R)}
+
+
+def _lam_cal_values(point: dict) -> dict:
+    return {"lam": point["lam"], "eta": point["eta"], "T": point["T"]}
+
+
+_CAL_BASE = {"m": 16, "d": 5, "p": 6, "margin_quantile": 0.5, "T": 200, "eta": 1.0,
+             "C_clip": 0.5, "epsilon": 1.0, "delta": 1e-4, "eval_every": 20}
+
+LAM_THM51 = register(Experiment(
+    id="kan.lam.thm51",
+    paper="kan",
+    title="Alg. 1, λ under the Theorem 5.1 (F.12) calibration: E(λ)/E(0) at equal (ε, δ) — "
+          "no gain, a cost growing like ηλ²/(1−λ)²",
+    variable="lam",
+    quick_grid=(0.3, 0.5, 0.7, 0.8, 0.9),
+    full_grid=(0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95),
+    fixed={**_CAL_BASE, "n": 1000, "B": 200, "sampler_cyclic": 0, "calibration_tight": 0},
+    seeds=4,
+    run=_run_lam_calibrated,
+    metric="noise_excess_ratio",
+    bound_values=_lam_cal_values,
+    problem="NTK teacher with margin γ₀ (G1); fresh batches, B/n = 0.2",
+    algorithm="dp_sgd_correlated (Algorithm 1), κ(λ) from Thm F.12 as stated",
+    checks=(
+        Check("kan:lam_quadratic_calibrated", "one-sided", 0.2,
+              "ratio test: the calibrated bound's λ-factor ((1−λ)²+ηλ²)((1−λ^T)/(1−λ))² is an upper "
+              "bound on how fast the cost may grow; the loss saturates (ℓ ≤ log 2 + |f|), so "
+              "slower growth is allowed; 0.2 covers 4 seeds (CI half-width ≈ 0.1)"),
+        Check("kan:lam_linear", "reject", 0.3,
+              "competitor: the fixed-κ gain (1−λ) of Remark 4.2; under the calibration κ grows "
+              "like (1−λ^T)/(1−λ) and cancels it, so the data must rule out any decrease"),
+    ),
+))
+
+_TIGHT_FIXED = {**_CAL_BASE, "n": 4000, "B": 200, "calibration_tight": 1, "epsilon": 0.1,
+                "eval_every": 40}
+
+LAM_TIGHT_FRESH = register(Experiment(
+    id="kan.lam.tight.fresh",
+    paper="kan",
+    title="Alg. 1, λ under tight accounting, fresh batches (the paper's sampler): E(λ)/E(0) "
+          "at equal (ε, δ) — the open question",
+    variable="lam",
+    quick_grid=(0.3, 0.5, 0.7, 0.8, 0.9),
+    full_grid=(0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95),
+    fixed={**_TIGHT_FIXED, "sampler_cyclic": 0},
+    seeds=4,
+    run=_run_lam_calibrated,
+    metric="noise_excess_ratio",
+    bound_values=_lam_cal_values,
+    problem="NTK teacher with margin γ₀ (G1); fresh batches, B/n = 0.05",
+    algorithm="dp_sgd_correlated (Algorithm 1), κ(λ) from dp-accounting with the exact "
+              "matrix-mechanism sensitivity (adjacent participations possible)",
+    checks=(
+        Check("kan:lam_quadratic_calibrated", "one-sided", 0.2,
+              "with adjacent participations possible, the exact worst case is a contiguous block "
+              "whose sensitivity grows like 1/(1−λ), as in F.11; the calibrated shape bounds the "
+              "growth; 0.2 covers 4 seeds"),
+        Check("kan:lam_linear", "reject", 0.3,
+              "competitor: a λ gain (1−λ); tight accounting of fresh batches must still rule it out"),
+    ),
+))
+
+LAM_TIGHT_CYCLIC = register(Experiment(
+    id="kan.lam.tight.cyclic",
+    paper="kan",
+    title="Alg. 1, λ under tight accounting, cyclic batches (separation ⌊n/B⌋ = 20): E(λ)/E(0) "
+          "at equal (ε, δ) — the open question",
+    variable="lam",
+    quick_grid=(0.3, 0.5, 0.7, 0.8, 0.9),
+    full_grid=(0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95),
+    fixed={**_TIGHT_FIXED, "sampler_cyclic": 1},
+    seeds=4,
+    run=_run_lam_calibrated,
+    metric="noise_excess_ratio",
+    bound_values=_lam_cal_values,
+    problem="NTK teacher with margin γ₀ (G1); cyclic fixed-order batches, B/n = 0.05",
+    algorithm="dp_sgd_correlated (Algorithm 1), κ(λ) from dp-accounting with the exact "
+              "matrix-mechanism sensitivity for participations 20 steps apart",
+    checks=(
+        Check("kan:lam_linear", "one-sided", 0.2,
+              "with participations ⌊n/B⌋ ≫ 1/(1−λ) apart the sensitivity grows only like "
+              "1/√(1−λ²), so the fixed-κ gain survives in part: E(λ)/E(0) falls at most as fast "
+              "as (1−λ) (upper-bound direction); 0.2 covers 4 seeds"),
+        Check("kan:lam_quadratic_calibrated", "reject", 0.3,
+              "competitor: the paper's calibrated no-gain shape (increasing in λ); sharper "
+              "accounting with a cyclic sampler must rule it out"),
+    ),
+))
