@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -33,7 +33,11 @@ from algorithms.primitives import (as_generators, mean_gradient_sensitivity, pro
 from algorithms.validation import (check_finite_array, check_int, check_interval,
                                    check_open_interval, check_positive)
 
-__all__ = ["noisy_gd", "noisy_gd_steps", "kl_spider", "kl_spider_plan", "SpiderPlan",
+#: ``observe(kind, rows, released, sigma)``: called at each release with the row indices, the
+#: released noisy values (one per listed row) and the noise std used (scalar or per row).
+Observer = Callable[[str, np.ndarray, np.ndarray, "float | np.ndarray"], None]
+
+__all__ = ["Observer", "noisy_gd", "noisy_gd_steps", "kl_spider", "kl_spider_plan", "SpiderPlan",
            "proximal_point", "proximal_point_rounds", "adaptive_noisy_gd", "SELECT_SHARE"]
 
 
@@ -47,7 +51,8 @@ def noisy_gd_steps(n: int, d: int, rho: float, beta: float) -> int:
 
 def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: float,
              beta: float = 0.1, T: int | None = None, max_steps: int | None = None,
-             rng: np.random.Generator | Sequence[np.random.Generator]) -> Result:
+             rng: np.random.Generator | Sequence[np.random.Generator],
+             observe: Observer | None = None) -> Result:
     """Algorithm 4: noisy projected gradient descent on F̃(w) = F(w) + L̃1‖w − w0‖².
 
     For t = 1..T−1: w_{t+1} = Π_{B(w0, L0/(2L̃1))}(w_t − η_t(∇F̃(w_t) + ξ_t)), η_t = 1/(L̃1 t),
@@ -70,6 +75,9 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
     max_steps: optional cap on T (reported in ``info["capped"]``), for inner loops whose
         theoretical T is infeasible.
     rng: a Generator, or one per seed row (output then has shape (R, d)).
+    observe: optional :data:`Observer`, called once per release with kind ``"gradient"``, all
+        rows, the released ∇F(w_t) + ξ_t (the data-dependent part; the regulariser's gradient is
+        public) and σ — for step-by-step privacy audits and noise measurements.
     """
     rho = check_positive("rho", rho)
     L0 = check_positive("L0", L0)
@@ -103,9 +111,12 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
     t = 1
     while t <= steps:
         m = min(block, steps - t + 1)
-        noise = np.stack([g.standard_normal((m, dim)) for g in gens], axis=1) * sigma
+        noise = _noise_block(gens, m, dim) * sigma
         for j in range(m):
-            grad = problem.gradient(w) + 2.0 * L1t * (w - w0)
+            data_grad = problem.gradient(w)
+            if observe is not None:
+                observe("gradient", np.arange(R), data_grad + noise[j], sigma)
+            grad = data_grad + 2.0 * L1t * (w - w0)
             w = project_ball(w - (grad + noise[j]) / (L1t * t), w0, radius)
             t += 1
             wsum += t * w
@@ -138,6 +149,21 @@ def _check_w0(problem: Problem, w0) -> np.ndarray:
     if w0.shape[0] != problem.d:
         raise ValueError(f"w0 must have shape ({problem.d},), got {w0.shape}")
     return w0
+
+
+def _noise_block(gens: Sequence[np.random.Generator], m: int, d: int) -> np.ndarray:
+    """Standard normals of shape (m, R, d): m steps of noise for every row, row r from gens[r].
+    (A module-level function so that the mutation self-test can replace the noise draw.)"""
+    return np.stack([g.standard_normal((m, d)) for g in gens], axis=1)
+
+
+def _spider_update(est: np.ndarray, G_new: np.ndarray, G_old: np.ndarray,
+                   noise: np.ndarray) -> np.ndarray:
+    """Spider's recursive estimate ∇_{k,t+1} = ∇_{k,t} + [∇F(w_{k,t+1}) − ∇F(w_{k,t})] + noise.
+
+    Privacy rests on the bracket: only the gradient *difference* is queried, whose sensitivity
+    Φ̂_k^{1/κ}/(2γn) the noise σ_k is calibrated to (a fresh ∇F(w_{k,t+1}) would have 2L0/n)."""
+    return est + (G_new - G_old) + noise
 
 
 def _draw(gens: Sequence[np.random.Generator], rows: np.ndarray, d: int) -> np.ndarray:
@@ -262,7 +288,7 @@ def kl_spider_plan(n: int, d: int, *, rho: float, kappa: float, gamma: float, L0
 def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: float, gamma: float,
               kappa: float, F0: float, beta: float = 0.1,
               rng: np.random.Generator | Sequence[np.random.Generator],
-              max_steps: int | None = None) -> Result:
+              max_steps: int | None = None, observe: Observer | None = None) -> Result:
     """Algorithm 1 (KL Spider): noisy normalized gradient descent with Spider gradient estimates.
 
     Schedule (lines 1–7, :func:`kl_spider_plan`), e = (2−κ)/κ:
@@ -303,7 +329,9 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
 
     ``max_steps`` caps the total number of inner steps per row (the row stops where it is;
     ``info["capped"]``).  Rows are vectorized with masks; each row's noise comes from its own
-    generator.  ``info``: "K", "floor", "steps" (per row), "T_k" (planned, list), "phi_hat"
+    generator.  ``observe`` (optional :data:`Observer`) sees each release: kind ``"full"`` (the
+    noisy ∇_{k,0}, σ̂) and ``"difference"`` (the updated estimate ∇_{k,t+1}, σ_k).
+    ``info``: "K", "floor", "steps" (per row), "T_k" (planned, list), "phi_hat"
     (Φ̂_K), "capped", and the plan's "beta_prime", "c", "scale", "sigma_hat", "trivial",
     "rounds_stopped_early" (per row), "paper_rho_worst", "paper_rho_lemma8", "worst_case_rho".
     """
@@ -341,6 +369,8 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
         grad_calls[rows] += 1
         full_releases[rows] += 1
         est = G + plan.sigma_hat * _draw(gens, rows, d)
+        if observe is not None:
+            observe("full", rows, est.copy(), plan.sigma_hat)
         active = np.ones(rows.size, dtype=bool)
         for t in range(T):
             norms = np.linalg.norm(est, axis=1)
@@ -362,7 +392,12 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
             if t + 1 < T:
                 G_new = problem.gradient(W[r_idx])
                 grad_calls[r_idx] += 1
-                est[idx] = est[idx] + (G_new - G[idx]) + plan.sigma_k[k] * _draw(gens, r_idx, d)
+                est[idx] = _spider_update(est[idx], G_new, G[idx],
+                                          plan.sigma_k[k] * _draw(gens, r_idx, d))
+                if observe is not None:
+                    # what the round has released so far: the new estimate (the previous one is
+                    # public, so this is equivalent to releasing the noisy difference)
+                    observe("difference", r_idx, est[idx].copy(), plan.sigma_k[k])
                 G[idx] = G_new
                 diff_counts[T][r_idx] += 1
 
@@ -470,7 +505,8 @@ SELECT_SHARE = 1.0 / 3.0
 
 def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: float,
                       beta: float = 0.1, rng: np.random.Generator | Sequence[np.random.Generator],
-                      select: str = "last", max_steps: int | None = None) -> Result:
+                      select: str = "last", max_steps: int | None = None,
+                      observe: Observer | None = None) -> Result:
     """Algorithm 3 (adaptive noisy GD) with a zCDP privacy filter; Theorem 5's selection optional.
 
     With ρ_run = ρ (select="last") or ρ_run = ρ − ρ_sel (select="exponential"),
@@ -507,6 +543,8 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
     iterate from the row's own generator, running argmax), which has exactly the exponential
     mechanism's distribution and does not need to store the iterates.
 
+    ``observe`` (optional :data:`Observer`) sees each gradient release (kind ``"gradient"``,
+    ∇F(w_t) + N(0, σ_t²I), σ_t per row).
     ``info``: "T" (per row), "t_star" (per row, or None), "stopped_by" (per row: "floor",
     "budget" or "max_steps"), "N" (released noisy norms per row; the first T belong to executed
     steps), "grad_norms" (exact ‖∇F(w_t)‖, t = 0..T, per row), "A", "sigma_hat", "sigma_min",
@@ -592,6 +630,8 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
             idx = np.asarray(step_rows)
             r_idx = rows[idx]
             noise = _draw(gens, r_idx, d) * np.asarray(step_sigma)[:, None]
+            if observe is not None:
+                observe("gradient", r_idx, G[idx] + noise, np.asarray(step_sigma))
             W[r_idx] = W[r_idx] - eta * (G[idx] + noise)
             T[r_idx] += 1
 

@@ -34,8 +34,8 @@ import bounds
 from empirical.experiment import PRIVACY_UNITS, Check, Experiment
 from empirical.fitting import SlopeFit, fit_slope, ols_slope
 
-__all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "OK_VERDICTS",
-           "NOT_REPRODUCED"]
+__all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "check_settings",
+           "detectable_exponent_error", "OK_VERDICTS", "NOT_REPRODUCED"]
 
 #: The verdict of a recorded finding whose check now passes: the record is stale, verify fails.
 NOT_REPRODUCED = "NOT REPRODUCED"
@@ -60,6 +60,7 @@ class CheckResult:
     message: str
     level_band: tuple[float, float] | None = None
     level_range: tuple[float, float] | None = None   # min, max of observed / bound over the grid
+    ratios: tuple[float, ...] | None = None          # observed / bound at each kept point
 
     @property
     def ok(self) -> bool:
@@ -116,6 +117,72 @@ def check_privacy(exp: Experiment, rows: list[dict]) -> tuple[str, str]:
         return "", f"privacy violated in {len(bad)}/{len(rows)} rows; first: {bad[0]}"
     return (f"{unit}: guarantee = target (rtol {exp.privacy_rtol:g}) and spent <= guarantee "
             f"in all {len(rows)} rows"), ""
+
+
+def check_settings(exp: Experiment, rows: list[dict]) -> tuple[str, str]:
+    """Every parameter of a theorem is exercised as the theorem sets it: ``(summary, error)``.
+
+    For each pair of row columns ``used_<x>`` / ``theory_<x>`` the value the algorithm actually
+    used (step count, noise std, clip, batch) must equal the theorem's setting, which the
+    experiment computes *independently* of the algorithm (relative 1e-9); for each pair
+    ``max_<x>`` / ``limit_<x>`` the measured value must not exceed the limit (an invariant such
+    as ‖w_t − w0‖ ≤ the projection radius).  Rows without such columns pass trivially.
+    """
+    if not rows:
+        return "", ""
+    keys = rows[0].keys()
+    eq = sorted(k[5:] for k in keys if k.startswith("used_") and f"theory_{k[5:]}" in keys)
+    le = sorted(k[4:] for k in keys if k.startswith("max_") and f"limit_{k[4:]}" in keys)
+    bad = []
+    for r in rows:
+        for x in eq:
+            u, t = float(r[f"used_{x}"]), float(r[f"theory_{x}"])
+            if not abs(u - t) <= 1e-9 * max(abs(t), 1e-300):
+                bad.append(f"{exp.variable}={r[f'p_{exp.variable}']:g}: {x} used {u:.6g} "
+                           f"!= theorem's {t:.6g}")
+        for x in le:
+            m, lim = float(r[f"max_{x}"]), float(r[f"limit_{x}"])
+            if not m <= lim * (1 + 1e-9):
+                bad.append(f"{exp.variable}={r[f'p_{exp.variable}']:g}: {x} reached {m:.6g} "
+                           f"> limit {lim:.6g}")
+    if bad:
+        return "", f"settings violated in {len(bad)} row values; first: {bad[0]}"
+    if not (eq or le):
+        return "", ""
+    return f"settings as the theorem sets them: {', '.join(eq + le)}", ""
+
+
+def detectable_exponent_error(result: CheckResult,
+                              kept: tuple[float, ...] | None = None) -> tuple[float, float] | None:
+    """The smallest exponent errors e < 0 and e > 0 this check would detect on these data.
+
+    A bug that multiplies the metric by v^e (v the swept variable) moves the fitted slope by
+    exactly e and every level ratio by v^e.  The check then fails once s + e leaves its
+    acceptance interval (two-sided: [lo_band − tol, hi_band + tol]; one-sided: only the upper
+    end) or once some ratio·v^e leaves the level band.  Returns ``(down, up)``: the largest
+    undetected negative and positive e bound (−inf/inf: never detected in that direction);
+    None for ``reject`` checks.
+    """
+    if result.kind == "reject":
+        return None
+    s, tol = result.observed.slope, result.tolerance
+    lo_band = min(result.local, result.asymptotic)
+    hi_band = max(result.local, result.asymptotic)
+    up = hi_band + tol - s
+    down = (lo_band - tol - s) if result.kind == "two-sided" else -math.inf
+    if result.level_band is not None and result.ratios is not None:
+        x = np.log(np.asarray(result.observed.x, dtype=float))
+        lr = np.log(np.asarray(result.ratios, dtype=float))
+        llo, lhi = math.log(result.level_band[0]), math.log(result.level_band[1])
+        # need llo <= lr_i + e x_i <= lhi for all i: intersect the intervals over i
+        e_hi, e_lo = math.inf, -math.inf
+        for xi, li in zip(x, lr):
+            if xi > 0:
+                e_hi, e_lo = min(e_hi, (lhi - li) / xi), max(e_lo, (llo - li) / xi)
+            elif xi < 0:
+                e_hi, e_lo = min(e_hi, (llo - li) / xi), max(e_lo, (lhi - li) / xi)
+        up, down = min(up, e_hi), max(down, e_lo)
+    return float(down), float(up)
 
 
 def _group(exp: Experiment, rows: list[dict]) -> dict[float, np.ndarray]:
@@ -184,6 +251,7 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
     """Fit the experiment's stored rows and evaluate every check."""
     per_point = _group(exp, rows)
     privacy, privacy_error = check_privacy(exp, rows)
+    _, settings_error = check_settings(exp, rows)
     primary = bounds.get(exp.bound)
     kept, dropped = [], []
     for v, metric in per_point.items():
@@ -209,7 +277,8 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
             kept.append(v)
     if len(kept) < 3:
         return Analysis(exp, None, (), tuple(kept), tuple(dropped), per_point,
-                        error=f"only {len(kept)} usable grid points (need 3)",
+                        error="; ".join(x for x in (f"only {len(kept)} usable grid points (need 3)",
+                                                    settings_error) if x),
                         privacy=privacy, privacy_error=privacy_error)
     fit = fit_slope(kept, [per_point[v] for v in kept], aggregate=exp.aggregate,
                     rng=np.random.default_rng(0))
@@ -234,6 +303,8 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
         results.append(CheckResult(exp.id, b.id, exp.variable, check.kind, check.expect, local,
                                    asym, str(sp.sstr(asym_expr)), fit, check.tolerance, check.reason,
                                    verdict, msg, check.level,
-                                   (float(ratios.min()), float(ratios.max()))))
+                                   (float(ratios.min()), float(ratios.max())),
+                                   tuple(float(x) for x in ratios)))
+    # A theorem setting not exercised as stated is an error of the run, whatever the slopes say.
     return Analysis(exp, fit, tuple(results), tuple(kept), tuple(dropped), per_point,
-                    privacy=privacy, privacy_error=privacy_error)
+                    error=settings_error, privacy=privacy, privacy_error=privacy_error)

@@ -1,0 +1,351 @@
+"""Mutation self-test: deliberately broken variants of the algorithms, and which checks catch them.
+
+A :class:`Mutant` is a list of :class:`Patch` es, each replacing one module attribute (a noise
+draw, a sensitivity, a step count, a projection, an accountant call) for the duration of
+:func:`applied`; no algorithm source is edited.  ``run_mutant`` applies one in a fresh
+subprocess (so cached problems, plans and registries start clean), re-runs the mutant's quick
+grids with ``verify``'s analysis (slopes, levels, privacy and settings verdicts), its privacy
+audits and its unit tests, and reports what failed.  A mutant is *caught* when anything failed;
+every registered mutant must be caught (``dprates audit --mutants``; as a test:
+``DPRATES_MUTATION=1 pytest tests/test_mutants.py``).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+__all__ = ["Patch", "Mutant", "register_mutant", "mutants", "get_mutant", "applied",
+           "run_mutant", "run_all", "format_mutant_table", "run_cli"]
+
+
+@dataclass(frozen=True)
+class Patch:
+    """Replace ``module.attribute`` by ``make(original)``.
+
+    ``everywhere``: also replace every module global in ``sys.modules`` bound to the same
+    original object (``from module import f`` copies), so a bug in a shared primitive reaches
+    all its callers; ``False`` confines the bug to ``module`` (e.g. one paper's use of a shared
+    sensitivity function)."""
+
+    module: str
+    attribute: str
+    make: Callable[[Any], Any]
+    everywhere: bool = True
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    paper: str
+    description: str
+    patches: tuple[Patch, ...]
+    experiments: tuple[str, ...] = ()
+    audits: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()
+    audit_trials: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.patches:
+            raise ValueError(f"{self.name}: a mutant needs at least one patch")
+        if not (self.experiments or self.audits or self.tests):
+            raise ValueError(f"{self.name}: a mutant must name experiments, audits or tests "
+                             "that should catch it")
+
+
+_MUTANTS: dict[str, Mutant] = {}
+
+
+def register_mutant(m: Mutant) -> Mutant:
+    _MUTANTS[m.name] = m
+    return m
+
+
+def _load() -> None:
+    from empirical import experiment as registry
+
+    registry._load_all()
+    importlib.import_module("empirical.audit")
+
+
+def mutants(selection: Sequence[str] | None = None) -> list[Mutant]:
+    _load()
+    if not selection:
+        return [m for _, m in sorted(_MUTANTS.items())]
+    out = []
+    for s in selection:
+        hits = [m for n, m in sorted(_MUTANTS.items()) if n == s or n.startswith(s + ".")
+                or m.paper == s]
+        if not hits:
+            raise KeyError(f"no mutant {s!r}; known: {sorted(_MUTANTS)}")
+        out += [m for m in hits if m not in out]
+    return out
+
+
+def get_mutant(name: str) -> Mutant:
+    if name not in _MUTANTS:
+        _load()
+    return _MUTANTS[name]
+
+
+@contextlib.contextmanager
+def applied(m: Mutant) -> Iterator[Mutant]:
+    """Apply ``m``'s patches (see :class:`Patch`), restoring every replaced binding on exit."""
+    saved: list[tuple[Any, str, Any]] = []
+    try:
+        for p in m.patches:
+            mod = importlib.import_module(p.module)
+            orig = getattr(mod, p.attribute)
+            new = p.make(orig)
+            holders = [mod]
+            if p.everywhere:
+                holders += [x for x in list(sys.modules.values())
+                            if x is not None and x is not mod
+                            and getattr(x, "__dict__", {}).get(p.attribute, None) is orig]
+                # also other names bound to the same object
+                for x in list(sys.modules.values()):
+                    d = getattr(x, "__dict__", None)
+                    if not isinstance(d, dict):
+                        continue
+                    for k, v in list(d.items()):
+                        if v is orig and k != p.attribute:
+                            saved.append((x, k, v))
+                            setattr(x, k, new)
+            for h in holders:
+                saved.append((h, p.attribute, orig))
+                setattr(h, p.attribute, new)
+        yield m
+    finally:
+        for holder, attr, val in reversed(saved):
+            setattr(holder, attr, val)
+
+
+# =============================================================================================
+# running one mutant (inside its own process)
+# =============================================================================================
+def _run_here(m: Mutant, results: str, audit_trials: int | None) -> dict:
+    """Apply ``m`` in this process and run everything that should catch it."""
+    from empirical import audit
+    from empirical import experiment as registry
+    from empirical.checks import analyse, detectable_exponent_error
+    from empirical.runner import sweep
+
+    _load()
+    report: dict = {"mutant": m.name, "experiments": {}, "audits": {}, "tests": {}}
+    with applied(m):
+        for eid in m.experiments:
+            exp = registry.get(eid)
+            try:
+                rows = sweep(exp, results=os.path.join(results, m.name), workers=1)
+                a = analyse(exp, rows)
+                failed = [f"{r.bound} {r.kind}: {r.verdict}" for r in a.results if not r.ok]
+                if a.privacy_error:
+                    failed.append(f"privacy: {a.privacy_error}")
+                if a.error:
+                    failed.append(f"error: {a.error}")
+                report["experiments"][eid] = {
+                    "caught": bool(failed), "failed": failed,
+                    "checks": [{"bound": r.bound, "kind": r.kind, "verdict": r.verdict,
+                                "slope": r.observed.slope, "tolerance": r.tolerance,
+                                "level_range": r.level_range, "level_band": r.level_band,
+                                "detectable": detectable_exponent_error(r, a.kept)}
+                               for r in a.results]}
+            except Exception as exc:   # a crash under the mutant is a catch too, but say so
+                report["experiments"][eid] = {"caught": True,
+                                              "failed": [f"crashed: {type(exc).__name__}: {exc}"],
+                                              "checks": []}
+        for name in m.audits:
+            t = audit.get_target(name)
+            r = audit.run_audit(t, trials=audit_trials or m.audit_trials)
+            caught = r.audited > r.claimed
+            report["audits"][name] = {"caught": caught, "claimed": r.claimed,
+                                      "audited": r.audited, "verdict": r.verdict}
+        if m.tests:
+            import pytest
+
+            code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", *m.tests])
+            report["tests"] = {" ".join(m.tests): {"caught": int(code) != 0, "code": int(code)}}
+    report["caught_by"] = ([f"experiment {k}: {'; '.join(v['failed'])}"
+                            for k, v in report["experiments"].items() if v["caught"]]
+                           + [f"audit {k}: ε_lo {v['audited']:.2f} > claimed {v['claimed']:.2f}"
+                              for k, v in report["audits"].items() if v["caught"]]
+                           + [f"tests {k}" for k, v in report["tests"].items() if v["caught"]])
+    report["caught"] = bool(report["caught_by"])
+    return report
+
+
+def run_mutant(m: Mutant, *, results: str | None = None, audit_trials: int | None = None,
+               timeout: float = 1800) -> dict:
+    """Run ``m`` in a fresh subprocess; returns its report (``caught``, ``caught_by``, ...)."""
+    root = results or tempfile.mkdtemp(prefix="dprates-mutants-")
+    with tempfile.NamedTemporaryFile("r", suffix=".json", delete=False) as fh:
+        out = fh.name
+    cmd = [sys.executable, "-m", "empirical.mutants", "--one", m.name, "--results", root,
+           "--json", out] + (["--audit-trials", str(audit_trials)] if audit_trials else [])
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        with open(out) as fh:
+            rep = json.load(fh)
+    except (OSError, json.JSONDecodeError):
+        rep = {"mutant": m.name, "caught": False, "caught_by": [],
+               "error": f"subprocess exit {proc.returncode}: {proc.stderr[-2000:]}"}
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(out)
+    rep["seconds"] = time.perf_counter() - t0
+    return rep
+
+
+def run_all(selection: Sequence[str] | None = None, **kw) -> list[dict]:
+    return [run_mutant(m, **kw) for m in mutants(selection)]
+
+
+def format_mutant_table(reports: Sequence[dict]) -> str:
+    lines = []
+    for r in reports:
+        m = _MUTANTS.get(r["mutant"])
+        lines.append(f"{r['mutant']:<44} {'CAUGHT' if r['caught'] else 'MISSED'}  "
+                     f"({r.get('seconds', 0):.0f}s)  {m.description if m else ''}")
+        for c in r.get("caught_by", []):
+            lines.append(f"    caught by {c}")
+        if r.get("error"):
+            lines.append(f"    ERROR {r['error']}")
+    det = []
+    for r in reports:
+        for eid, e in r.get("experiments", {}).items():
+            for c in e.get("checks", []):
+                if c["kind"] != "reject" and c.get("detectable"):
+                    lo, hi = c["detectable"]
+                    det.append(f"  {eid:<28} {c['bound']:<18} {c['kind']:<10} tol {c['tolerance']:<5g}"
+                               f" detectable exponent error {lo:+.3f} / {hi:+.3f}"
+                               + (" (slope and level)" if c.get("level_band") else " (slope only)"))
+    if det:
+        lines += ["", "Smallest detectable exponent error (a factor v^e on the metric; under the "
+                  "mutant's data), beside each check's tolerance:", *sorted(set(det))]
+    return "\n".join(lines)
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    try:
+        sel = mutants(getattr(args, "mutant", None))
+    except KeyError as exc:
+        print(exc.args[0], file=sys.stderr)
+        return 2
+    reports = []
+    for m in sel:
+        print(f"[mutant] {m.name} ...", file=sys.stderr)
+        reports.append(run_mutant(m, results=getattr(args, "results", None),
+                                  audit_trials=getattr(args, "trials", None)))
+        print(f"[mutant] {m.name}: {'CAUGHT' if reports[-1]['caught'] else 'MISSED'}",
+              file=sys.stderr)
+    print(format_mutant_table(reports))
+    missed = [r["mutant"] for r in reports if not r["caught"]]
+    print(f"\n{len(reports) - len(missed)}/{len(reports)} mutants caught"
+          + (f"; MISSED: {', '.join(missed)}" if missed else ""))
+    return 1 if missed else 0
+
+
+# =============================================================================================
+# the registry of broken variants
+# =============================================================================================
+def _scaled(factor: Callable[..., float]):
+    """make(orig) for a noise draw returning standard normals of shape (..., d): multiply them."""
+    def make(orig):
+        def draw(*a, **k):
+            z = orig(*a, **k)
+            return z * factor(z)
+        return draw
+    return make
+
+
+def _const(value):
+    return lambda orig: (lambda *a, **k: value)
+
+
+_KL = "algorithms.kl_condition"
+_THM9 = ("kl.thm9.n", "kl.thm9.d", "kl.thm9.rho")
+_SPIDER = ("kl.spider.n.k4_3", "kl.spider.rho.k4_3")
+
+register_mutant(Mutant(
+    "kl.noisy_gd.noise_halved", "kl", "Algorithm 4 draws half the noise it reports",
+    (Patch(_KL, "_noise_block", _scaled(lambda z: 0.5)),),
+    experiments=_THM9, audits=("kl.noisy_gd.stepwise",),
+    tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",)))
+register_mutant(Mutant(
+    "kl.noisy_gd.noise_d^-0.1", "kl", "Algorithm 4's noise scaled by d^(−0.1)",
+    (Patch(_KL, "_noise_block", _scaled(lambda z: z.shape[-1] ** -0.1)),),
+    experiments=("kl.thm9.d",)))
+register_mutant(Mutant(
+    "kl.noisy_gd.add_remove_sensitivity", "kl",
+    "KL algorithms use the add/remove sensitivity L0/n for their replace-one claim",
+    (Patch(_KL, "mean_gradient_sensitivity",
+           lambda orig: (lambda L, n, relation=None: orig(L, n) / 2.0), everywhere=False),),
+    experiments=_THM9, audits=("kl.noisy_gd.stepwise",)))
+register_mutant(Mutant(
+    "kl.noisy_gd.wrong_step_count", "kl", "Algorithm 4 runs 20 steps instead of Theorem 9's T",
+    (Patch(_KL, "noisy_gd_steps", _const(20)),),
+    experiments=_THM9))
+register_mutant(Mutant(
+    "kl.noisy_gd.noise_removed", "kl", "Algorithm 4 adds no noise (accounting unchanged)",
+    (Patch(_KL, "_noise_block", _scaled(lambda z: 0.0)),),
+    experiments=("kl.thm9.n",), audits=("kl.noisy_gd.stepwise",)))
+register_mutant(Mutant(
+    "kl.noisy_gd.projection_removed", "kl", "Algorithm 4 never projects onto its ball",
+    (Patch(_KL, "project_ball", lambda orig: (lambda w, c, r: w), everywhere=False),),
+    experiments=_THM9))
+register_mutant(Mutant(
+    "kl.spider.no_correction", "kl",
+    "Spider queries a fresh gradient instead of the gradient difference (same σ_k)",
+    (Patch(_KL, "_spider_update", lambda orig: (lambda est, G_new, G_old, noise: G_new + noise)),),
+    experiments=_SPIDER, audits=("kl.spider.stepwise",)))
+register_mutant(Mutant(
+    "kl.spider.noise_removed", "kl", "Spider adds no noise (accounting unchanged)",
+    (Patch(_KL, "_draw", _scaled(lambda z: 0.0)),),
+    experiments=_SPIDER, audits=("kl.spider.stepwise",),
+    tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",)))
+register_mutant(Mutant(
+    "kl.spider.noise_doubled", "kl", "Spider draws twice the noise it reports",
+    (Patch(_KL, "_draw", _scaled(lambda z: 2.0)),),
+    experiments=_SPIDER,
+    tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",)))
+register_mutant(Mutant(
+    "kl.accountant_off_by_2", "kl", "the zCDP accountant under-reports ρ by a factor 2",
+    (Patch("algorithms.accounting", "zcdp_rho",
+           lambda orig: (lambda *a, **k: 0.5 * orig(*a, **k))),),
+    experiments=("kl.thm9.n", "kl.spider.n.k4_3"), audits=("kl.spider.stepwise",),
+    tests=("tests/test_accounting.py",)))
+
+
+# =============================================================================================
+def _main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m empirical.mutants")
+    p.add_argument("--one", help="run this mutant in this process and write --json")
+    p.add_argument("--json")
+    p.add_argument("--results", default=None)
+    p.add_argument("--audit-trials", type=int, default=None)
+    p.add_argument("mutant", nargs="*")
+    a = p.parse_args(argv)
+    if a.one:
+        rep = _run_here(get_mutant(a.one), a.results or tempfile.mkdtemp(), a.audit_trials)
+        with open(a.json, "w") as fh:
+            json.dump(rep, fh, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o))
+        return 0
+    ns = argparse.Namespace(mutant=a.mutant or None, results=a.results, trials=a.audit_trials)
+    return run_cli(ns)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(_main())
