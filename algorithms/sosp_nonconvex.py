@@ -46,7 +46,7 @@ from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy.optimize import brentq
+from scipy.optimize import brentq, minimize_scalar
 
 from algorithms import accounting
 from algorithms.primitives import as_generators
@@ -200,7 +200,8 @@ def spider_design(n: int, d: int, *, epsilon: float, delta: float, G_sens: float
     held fixed across a sweep; no exponent is supplied: the n, d, ε, m dependence of α is what
     the balance of Lemma 7's terms produces (the paper's eq. 102–104 do the same balance in
     closed form, up to constants).  For each κ the smallest root of α − 4c_χψ(α; κ) on
-    [1e−8, 1e3] is taken (ψ(α) → const > 0 as α → 0 and grows like α^{1/4} at large α)."""
+    [1e−8, 1e3] is taken (ψ(α) → const > 0 as α → 0 and grows like α^{1/4} at large α); the
+    best grid κ is refined by a bounded scalar minimisation between its grid neighbours."""
     n, d, m = check_int("n", n), check_int("d", d), check_int("m", m)
     epsilon, delta = check_positive("epsilon", epsilon), check_delta(delta)
     c_chi = check_positive("c_chi", c_chi)
@@ -210,20 +211,30 @@ def spider_design(n: int, d: int, *, epsilon: float, delta: float, G_sens: float
               U=check_positive("U", U), hessian_lipschitz=check_positive("hessian_lipschitz",
                                                                          hessian_lipschitz))
     grid = np.geomspace(1e-7, 1.0, 141) if kappa_grid is None else np.asarray(kappa_grid, float)
-    best = None
     alphas = np.geomspace(1e-8, 1e3, 221)
-    for kappa in grid:
+
+    def smallest_root(kappa: float) -> float:
         f = np.array([a - 4.0 * c_chi * design_noise(a, kappa, **kw) for a in alphas])
         sign = np.flatnonzero((f[:-1] < 0) & (f[1:] >= 0))
         if sign.size == 0:
-            continue
+            return math.inf
         i = sign[0]
-        a = brentq(lambda a: a - 4.0 * c_chi * design_noise(a, kappa, **kw), alphas[i],
-                   alphas[i + 1], xtol=1e-15, rtol=1e-12)
-        if best is None or a < best[0]:
-            best = (a, float(kappa))
-    if best is None:
+        return brentq(lambda a: a - 4.0 * c_chi * design_noise(a, kappa, **kw), alphas[i],
+                      alphas[i + 1], xtol=1e-15, rtol=1e-12)
+
+    vals = np.array([smallest_root(k) for k in grid])
+    if not np.isfinite(vals).any():
         raise ValueError("no accuracy α in [1e-8, 1e3] satisfies α = 4c_χψ(α; κ) on the κ grid")
+    j = int(np.argmin(vals))
+    # refine between the grid neighbours (α(κ) is smooth there), so that the design, and hence
+    # every parameter of the run, varies smoothly along a sweep instead of in κ-grid steps
+    lo, hi = math.log(grid[max(j - 1, 0)]), math.log(grid[min(j + 1, grid.size - 1)])
+    best = (float(vals[j]), float(grid[j]))
+    if hi > lo:
+        opt = minimize_scalar(lambda lk: smallest_root(math.exp(lk)), bounds=(lo, hi),
+                              method="bounded", options={"xatol": 1e-6})
+        if opt.success and opt.fun < best[0]:
+            best = (float(opt.fun), float(math.exp(opt.x)))
     a, kappa = best
     return Design(alpha=float(a), kappa=kappa, c_chi=c_chi,
                   psi=design_noise(a, kappa, **kw))

@@ -55,7 +55,8 @@ Private model selection (Theorem 4, Remark 4, §7):
 * ``sosp:thm4``              α' of Algorithm 4 (seven terms, as printed).
 * ``sosp:thm4_hessian_error`` eq. 142: ‖∇²F̄ − ∇²F‖ ≤ M√(log(d/ω')/(mn)) + M d √(T·log_delta)/(√m nε)
                              at a fixed number T of candidates.
-* ``sosp:thm4_hessian_error_tied``  the same with T = UM²/(√ρ α^{5/2}), α = Theorem 3's rate.
+* ``sosp:thm4_hessian_error_tied``  the same with T = c_T UM²/(√ρ α^{5/2}), α = Theorem 3's rate
+                             (M_s multiplies eq. 142; M is the landscape's, inside T and α).
 * ``sosp:thm4_gradient_error`` eq. 141: G√(log(d/ω')/(mn)) + G √(d T·log_delta)/(√m nε).
 * ``sosp:rem4_threshold``    Remark 4's dimension limit min{(√m nε)², (√m nε)^{6/13}}.
 """
@@ -357,9 +358,13 @@ THM4_GRADIENT_ERROR = register(Bound(
 #: T tied to the accuracy: Lemma 6's count U M²/(√ρ α^{5/2}) at α = Theorem 3's rate.
 T_TIED = (U * M**2 / (_sqrt(rho_h) * alpha**R_(5, 2))).subs(alpha, THM3_SAMPLING_EXPR + THM3_PRIVACY_EXPR)
 
+#: c_T: the constant of T = c_T·UM²/(√ρ α^{5/2}); M_s: the per-record Hessian spread that
+#: multiplies eq. 142 (= M in the paper; kept apart from the landscape M inside T and α).
+c_T, M_s = sym("c_T"), sym("M_s")
+
 THM4_HESSIAN_ERROR_TIED = register(Bound(
     id="sosp:thm4_hessian_error_tied",
-    expr=THM4_HESSIAN_ERROR.expr.subs(T, T_TIED),
+    expr=THM4_HESSIAN_ERROR.expr.subs(M, M_s).subs(T, c_T * T_TIED),
     quantity="eq. 142's Hessian error with T = Õ(α^{−5/2}) candidates, α = Theorem 3's rate",
     source=_THM4_SRC + ", eq. 142 with the T of Lemma 6 (as in Theorem 4's last step)",
     privacy=_ICRL, kind="upper",
