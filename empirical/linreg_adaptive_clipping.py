@@ -1,0 +1,370 @@
+"""Experiments for the linear-regression paper (Varshney, Thakurta, Jain,
+``linreg_adaptive_clipping.txt``, issue 11).  The paper has no experiments: every sweep here is
+ours, on streamed synthetic data with exact excess risk ½(w − w*)ᵀH(w − w*).
+
+Measured quantities (common random numbers, :mod:`algorithms.linreg_adaptive_clipping`): each
+seed runs the private iterate and a reference iterate on the *same* data with the same clip
+levels but no Gaussian gradient noise.  With no clipping (the clip fraction is stored and tested)
+the update is affine, so
+
+* ``privacy`` = ½‖w̄ − w̄_ref‖²_H is exactly the response to the privacy noise (the privacy term);
+* ``nonprivate`` = ½‖w̄_ref − w*‖²_H is the non-private term (label noise + bias);
+* ``excess`` = ½‖w̄ − w*‖²_H is what the theorems bound.
+
+The privacy term is therefore measured, not assumed: nothing in the metric is computed from a
+formula, and a σ = 0 run does not hide it (for DP-AMBSSGD the privacy term itself scales with σ²,
+which is the paper's claim under test).
+
+Fixed parameters shared by the DP-AMBSSGD sweeps: Gaussian design with H = I (κ = 1), ‖w*‖ = 1,
+σ = 1, δ = 10⁻⁶, Theorem 3.7's schedule with c₁ = 1 (T = ⌈ln n⌉, b = ⌊10n/(11T)⌋, s = ⌊n/(11T)⌋,
+η = b/(R_x² + b − 1)), DP-STAT with L = 40 levels, dithered grid and break threshold s − 3α√(L+1)
+(errata LR-E12…E14), α calibrated so that dp-accounting certifies exactly the target (ε, δ).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from algorithms.linreg_adaptive_clipping import (LinearRegressionDesign, alpha_for_epsilon,
+                                                 dp_ambssgd, dp_ssgd)
+from empirical.experiment import Check, Experiment, register
+
+__all__ = ["design_for", "run_ambssgd", "run_ssgd", "amb_values", "DELTA"]
+
+DELTA = 1e-6
+_TAIL_A = {"gaussian": 0.5, "laplace": 1.0}
+_DESIGN_CODE = {0: "gaussian", 1: "laplace"}
+
+
+def design_for(point: dict) -> LinearRegressionDesign:
+    return LinearRegressionDesign.make(
+        int(round(point["d"])), condition_number=point.get("condition_number", 1.0),
+        w_norm=point["w_norm"], sigma=point["sigma"],
+        design=_DESIGN_CODE[int(point.get("design", 0))], seed=int(point.get("data_seed", 0)))
+
+
+def _clip_level(point: dict, des: LinearRegressionDesign, n: int) -> float | None:
+    """The fixed clip of the baselines: Theorem 3.2's ζ = 4R_x log^{2a} n (‖w*‖_H + √κσ)
+    (``clip`` = 1), or the worst-case clip log^{2a} n (R_x²‖w*‖ + R_xσ) (``clip`` = 2)."""
+    c = int(point.get("clip", 0))
+    la = math.log(n) ** (2 * des.tail_a)
+    rx = math.sqrt(des.rx2)
+    if c == 1:
+        return 4 * rx * la * (des.w_norm + math.sqrt(des.condition_number) * des.sigma)
+    if c == 2:
+        return la * (des.rx2 * des.w_norm + rx * des.sigma)
+    return None
+
+
+def run_ambssgd(point: dict, rngs: list) -> dict:
+    """DP-AMBSSGD (``clip`` = 0) or the fixed-clip baseline (``clip`` = 1, 2) at one point."""
+    n = int(round(point["n"]))
+    des = design_for(point)
+    zeta = _clip_level(point, des, n)
+    T = int(point["T"]) if "T" in point else None
+    res = dp_ambssgd(des, n, epsilon=point["epsilon"], delta=DELTA, rng=rngs,
+                     clip="adaptive" if zeta is None else "fixed", zeta=zeta, T=T,
+                     rule=("slack", "quantile")[int(point.get("stat_rule", 0))])
+    info = res.info
+    R = len(rngs)
+    tail = info["zeta"][:, info["T"] // 2:]
+    priv = des.h_norm_sq(res.w - info["w_reference"])
+    # Plug-in variance of the tail average given the logged clips: (1/T)·4α²η²Tr(H⁻¹)·mean ζ²/b²
+    # (nearly independent tail iterates, η ≈ 1): used by the tests, not by any check.
+    plugin = (4 * info["alpha"] ** 2 * info["eta"] ** 2 * float(np.sum(1 / des.eigenvalues))
+              * np.mean(tail ** 2, axis=1) / (info["T"] * info["b"] ** 2))
+    full = lambda v: np.full(R, float(v))  # noqa: E731
+    return {"excess": des.excess(res.w), "privacy": priv,
+            "nonprivate": des.excess(info["w_reference"]), "privacy_plugin": plugin,
+            "clip_fraction": info["clip_fraction"], "zeta_tail_rms": np.sqrt(np.mean(tail**2, axis=1)),
+            "T_used": full(info["T"]), "b_used": full(info["b"]), "s_used": full(info["s"]),
+            "eta_used": full(info["eta"]), "alpha_used": full(info["alpha"]),
+            "B_used": full(info["B"]), "rx2_used": full(info["rx2"]),
+            "stat_rounds_max": info["stat_rounds"].max(axis=1).astype(float),
+            "epsilon_target": full(point["epsilon"]),
+            "epsilon_guarantee": full(info["epsilon_guarantee"]),
+            "epsilon_spent": info["epsilon_spent"], "rho_guarantee": full(info["rho_guarantee"]),
+            "delta": full(DELTA)}
+
+
+def amb_values(point: dict) -> dict:
+    """Bound symbols at an experiment point: the theorem's (n, d, ε, δ, σ, κ, ‖w*‖_H, K₂ = 1, a)
+    and the parameters the algorithm used (T, α), recomputed exactly as the algorithm does."""
+    n = int(round(point["n"]))
+    kappa = point.get("condition_number", 1.0)
+    T = int(point["T"]) if "T" in point else math.ceil(kappa * math.log(n))
+    return {"n": n, "d": int(round(point["d"])), "epsilon": point["epsilon"], "delta": DELTA,
+            "sigma": point["sigma"], "condition_number": kappa, "w_norm": point["w_norm"],
+            "K2": 1.0, "a": _TAIL_A[_DESIGN_CODE[int(point.get("design", 0))]], "T": T,
+            "alpha": alpha_for_epsilon(point["epsilon"], DELTA)}
+
+
+#: σ = 0 enters the bounds as this value: sympy's symbols are positive, and σ² = 10⁻²⁴ is below
+#: every other term (the experiments themselves run with σ = 0 exactly).
+SIGMA_ZERO = 1e-12
+
+
+def amb_values_sigma0(point: dict) -> dict:
+    return dict(amb_values(point), sigma=max(point["sigma"], SIGMA_ZERO))
+
+
+# ------------------------------------------------------------------------------------------------
+# Tolerances and level bands (each states why)
+# ------------------------------------------------------------------------------------------------
+_TOL_PRIV = ("0.15: the band [local, asymptotic] spans the bound's log^{4a+1} n; 16 seeds over a "
+             "16× range give a CI half-width ≈ 0.1 (the privacy term of one seed is ≈ χ²_d/d, "
+             "log-sd ≈ √(2/d) ≈ 0.35, inflated by the phase-to-phase spread of ζ_t)")
+_TOL_REJ = ("0.15, the main check's tolerance: the competitor must be ruled out at the same "
+            "resolution at which the claim is accepted")
+_LEVEL_LEM311 = ("Lemma 3.11 has explicit constants (96, 8·12, K₂ = 1, log^{4a} n): its α-terms "
+                 "bound the privacy term whenever nothing is clipped, so observed/bound ≤ 1; the "
+                 "lower end 1e-3 only catches a run that adds no noise (the lemma's product terms "
+                 "make it ≈ 30–70× loose at b ≈ 10⁴)")
+_LEVEL_NONPRIV = ("Theorem 3.7's explicit 8σ²d/n: the tail average over T/2 phases of b fresh "
+                  "points has variance ≈ σ²d/(Tb) ≈ 1.1σ²d/n, so observed/bound ≈ 0.14 ≤ 1; the "
+                  "lower end is the minimax rate σ²d/(2n) (1/16 of the bound) times 0.8 for "
+                  "the geometric mean over seeds of a χ²_d/d-type variable")
+_LEVEL_FIXED = ("eq. (60) with ζ_t ≡ ζ has explicit constants (8, 4): observed/bound ≤ 1 when "
+                "nothing is clipped (tail iterates nearly independent: ≈ η²/8 ≈ 0.12); the lower "
+                "end 1e-3 only catches a run without noise")
+
+_AMB = {"d": 16, "epsilon": 4.0, "sigma": 1.0, "w_norm": 1.0, "clip": 0, "stat_rule": 0}
+_N_QUICK = (25_000, 50_000, 100_000, 200_000, 400_000)
+_N_FULL = _N_QUICK + (800_000, 1_600_000)
+
+
+def _amb(id_: str, title: str, variable: str, quick, full, fixed: dict, metric: str, checks,
+         seeds: int = 16, description: str = "", values=None) -> Experiment:
+    return register(Experiment(
+        id=id_, paper="linreg", title=title, variable=variable, quick_grid=tuple(quick),
+        full_grid=tuple(full), fixed={k: v for k, v in fixed.items() if k != variable},
+        seeds=seeds, run=run_ambssgd, metric=metric,
+        bound_values=values or amb_values, checks=tuple(checks),
+        problem="Gaussian design x ~ N(0, H), y = ⟨x, w*⟩ + N(0, σ²), streamed",
+        algorithm=("algorithms.linreg_adaptive_clipping.dp_ambssgd ("
+                   + ("Algorithms 2 + 3" if not fixed.get("clip") else "fixed-clip baseline") + ")"),
+        description=description, private=True))
+
+
+# ------------------------------------------------------------------------------------------------
+# DP-AMBSSGD: n, d, ε sweeps of the privacy term and the non-private term
+# ------------------------------------------------------------------------------------------------
+_N_NOTE = ("LR-E15: at n ≤ 4·10⁵ the privacy term falls as ≈ n^{−1.45}, flatter than the bound's "
+           "local −1.74 (log³n kept): DP-STAT estimates the (1 − Γ_p/s) quantile of the residuals "
+           "with Γ_p ∝ α√L fixed and s ∝ n/T, so γ_t² grows like 2 ln(s/Γ_p), a log whose "
+           "relative change per e-fold of n is 1/ln(s/Γ_p) ≈ 0.2–0.3; the fixed-quantile ablation "
+           "(linreg.amb.n.privacy_quantile) removes the drift")
+AMB_N_PRIVACY = _amb(
+    "linreg.amb.n.privacy", "DP-AMBSSGD privacy term vs n (Theorem 3.7: n⁻² up to logs)", "n",
+    _N_QUICK, _N_FULL, _AMB, "privacy",
+    (Check("linreg:thm37_privacy", "two-sided", 0.15, _TOL_PRIV, expect="finding", note=_N_NOTE),
+     Check("linreg:naive_privacy", "reject", 0.15,
+           "without batching, per-step noise composes to a 1/n privacy term; " + _TOL_REJ)))
+
+AMB_N_QUANTILE = _amb(
+    "linreg.amb.n.privacy_quantile",
+    "Ablation: DP-STAT at a fixed quantile level, privacy term vs n (n⁻² up to logs)", "n",
+    _N_QUICK, _N_FULL, {**_AMB, "stat_rule": 1}, "privacy",
+    (Check("linreg:thm37_privacy", "two-sided", 0.15,
+           "0.15: with the threshold (1 − 0.05)s, γ_t estimates a fixed quantile of the residuals "
+           "and ζ_t² ∝ log^{2a} n only, T ∝ log n: the algorithm's logs are those of the bound; "
+           "CI half-width ≈ 0.1"),
+     Check("linreg:lem311_privacy", "one-sided", 0.15,
+           "upper bound with explicit constants: the slope may be steeper, not flatter; 0.15 as "
+           "the main check", level=(1e-3, 1.0), level_reason=_LEVEL_LEM311),
+     Check("linreg:naive_privacy", "reject", 0.15,
+           "without batching, per-step noise composes to a 1/n privacy term; " + _TOL_REJ)),
+    description="Diagnostic for LR-E15 (not the paper's rule): same privacy guarantee, the "
+                "threshold is data independent.")
+
+AMB_N_NONPRIVATE = _amb(
+    "linreg.amb.n.nonprivate", "DP-AMBSSGD non-private term vs n (Theorem 3.7: 8σ²d/n)", "n",
+    _N_QUICK, _N_FULL, _AMB, "nonprivate",
+    (Check("linreg:thm37_nonprivate", "two-sided", 0.12,
+           "0.12: the term has no log factor (band = −1); 16 seeds over a 16× range give a CI "
+           "half-width ≈ 0.08", level=(0.05, 1.0), level_reason=_LEVEL_NONPRIV),
+     Check("linreg:thm37_privacy", "reject", 0.12, "the privacy term's n⁻² must not describe the "
+           "reference run (which adds no noise); tolerance as the main check")))
+
+AMB_D_PRIVACY = _amb(
+    "linreg.amb.d.privacy", "DP-AMBSSGD privacy term vs d (Theorem 3.7: d², prior work d³)", "d",
+    (16, 32, 64, 128), (8, 16, 32, 64, 128, 256), {**_AMB, "n": 100_000}, "privacy",
+    (Check("linreg:thm37_privacy", "two-sided", 0.15,
+           "0.15: R_x² = d + 2 rather than d gives the algorithm a local slope ≈ 2 − 2/(d+2) "
+           "(−0.04 at the grid's centre); DP-STAT's quantile level does not depend on d; CI "
+           "half-width ≈ 0.07 (larger d, smaller χ²_d spread)"),
+     Check("linreg:prior_efficient", "reject", 0.15,
+           "the d³ of prior efficient methods (Thm 3.2 Remark ii); " + _TOL_REJ),
+     Check("linreg:thm37_nonprivate", "reject", 0.15, "the non-private d¹; " + _TOL_REJ)))
+
+_EPS_NOTE = ("LR-E15: DP-STAT's count slack Γ ∝ α ∝ 1/ε sets the quantile of the residuals that "
+             "γ_t estimates (level 1 − Γ_p/s), so ζ_t² grows like log(εs) and the privacy term's "
+             "ε-slope at n = 2·10⁵ is ≈ −1.5, not −2; the fixed-quantile ablation "
+             "(linreg.amb.eps.privacy_quantile) recovers −2")
+AMB_EPS_PRIVACY = _amb(
+    "linreg.amb.eps.privacy", "DP-AMBSSGD privacy term vs ε (Theorem 3.7: ε⁻²)", "epsilon",
+    (0.5, 1.0, 2.0, 4.0, 8.0), (0.25, 0.5, 1.0, 2.0, 4.0, 8.0), {**_AMB, "n": 200_000}, "privacy",
+    (Check("linreg:thm37_privacy", "two-sided", 0.15,
+           "0.15: the bound's ε-slope is exactly −2 (α ∝ 1/ε for ε ≤ log(1/δ)); seed CI ≈ ±0.06",
+           expect="finding", note=_EPS_NOTE),
+     Check("linreg:thm37_nonprivate", "reject", 0.15, "the ε-free non-private term; " + _TOL_REJ)))
+
+AMB_EPS_QUANTILE = _amb(
+    "linreg.amb.eps.privacy_quantile",
+    "Ablation: DP-STAT at a fixed quantile level, privacy term vs ε (ε⁻²)", "epsilon",
+    (0.5, 1.0, 2.0, 4.0, 8.0), (0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
+    {**_AMB, "n": 200_000, "stat_rule": 1}, "privacy",
+    (Check("linreg:thm37_privacy", "two-sided", 0.15,
+           "0.15: with the break threshold (1 − 0.05)s the estimated quantile no longer depends "
+           "on α, so ε enters only through α² ∝ ε⁻²; seed CI ≈ ±0.06"),
+     Check("linreg:thm37_nonprivate", "reject", 0.15, "the ε-free non-private term; " + _TOL_REJ)),
+    description="Diagnostic for LR-E15 (not the paper's rule): same privacy guarantee, the "
+                "threshold is data independent.")
+
+# ------------------------------------------------------------------------------------------------
+# The headline: adaptive vs fixed clipping, σ and ‖w*‖ sweeps
+# ------------------------------------------------------------------------------------------------
+_SIGMAS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+_FLOOR_REASON = ("fixed clipping's privacy floor: ζ = 4R_x log n·‖w*‖ does not shrink with σ, so "
+                 "the privacy term does not vanish as σ → 0 (Thm 3.2 Remark iii)")
+_HEAD = {**_AMB, "n": 100_000}
+
+SIGMA_ADAPTIVE = _amb(
+    "linreg.sigma.adaptive", "Adaptive clipping: excess vs σ (Theorem 3.7: σ², vanishes at σ = 0)",
+    "sigma", _SIGMAS, (1e-5,) + _SIGMAS, _HEAD, "excess",
+    (Check("linreg:thm37_main", "two-sided", 0.1,
+           "0.1: both terms of the bound are ∝ σ² (band = 2); γ_t tracks σ_r = √(‖w_t−w*‖²+σ²) "
+           "so the log factors do not depend on σ; seed CI ≈ ±0.03 over four decades"),
+     Check("linreg:fixed_clip_floor", "reject", 0.1, _FLOOR_REASON + "; 0.1 as the main check")))
+
+SIGMA_FIXED = _amb(
+    "linreg.sigma.fixed", "Fixed clipping (Thm 3.2's ζ): excess vs σ — a floor", "sigma", _SIGMAS,
+    (1e-5,) + _SIGMAS, {**_HEAD, "clip": 1}, "excess",
+    (Check("linreg:fixed_clip", "two-sided", 0.1,
+           "0.1: the bound (eq. (60) with ζ fixed) has local slope ≈ 0.1 over σ ∈ [1e-4, 1] "
+           "((‖w*‖ + σ)² in ζ², σ²d in the variance) and exponent 2 as σ → ∞: the band is wide, "
+           "so the level band carries the check; CI ≈ ±0.03", level=(1e-3, 1.0),
+           level_reason=_LEVEL_FIXED),
+     Check("linreg:thm37_main", "reject", 0.1,
+           "adaptive clipping's σ²: a fixed clip cannot follow σ → 0; 0.1 as the main check")))
+
+_WNORMS = (0.1, 1.0, 10.0, 100.0)
+WNORM_ADAPTIVE = _amb(
+    "linreg.wnorm.adaptive", "Adaptive clipping: excess vs ‖w*‖ (Theorem 3.7: flat)", "w_norm",
+    _WNORMS, (0.01,) + _WNORMS + (1000.0,), {**_HEAD, "sigma": 0.1}, "excess",
+    (Check("linreg:thm37_main", "two-sided", 0.1,
+           "0.1: the bound without its n⁻¹⁰⁰ bias term is free of ‖w*‖ (band = 0); the bias of "
+           "the first phases contracts by ≈ 0.06 per phase and is < 10⁻⁴ of the total at "
+           "‖w*‖ = 100; seed CI ≈ ±0.03"),
+     Check("linreg:fixed_clip", "reject", 0.1,
+           "fixed clipping's (‖w*‖ + σ)² growth; 0.1 as the main check")))
+
+WNORM_FIXED = _amb(
+    "linreg.wnorm.fixed", "Fixed clipping: excess vs ‖w*‖ (grows as ‖w*‖²)", "w_norm",
+    _WNORMS, (0.01,) + _WNORMS + (1000.0,), {**_HEAD, "sigma": 0.1, "clip": 1}, "excess",
+    (Check("linreg:fixed_clip", "two-sided", 0.1,
+           "0.1: band between the local slope of (‖w*‖ + σ)² (≈ 1.8 on the grid) and 2; seed CI "
+           "≈ ±0.03", level=(1e-3, 1.0), level_reason=_LEVEL_FIXED),
+     Check("linreg:thm37_main", "reject", 0.1, "adaptive clipping's ‖w*‖-free rate; 0.1")))
+
+# ------------------------------------------------------------------------------------------------
+# σ = 0: geometric convergence in the number of phases (adaptive) vs a floor growing with T (fixed)
+# ------------------------------------------------------------------------------------------------
+SIGMA0_ADAPTIVE = _amb(
+    "linreg.sigma0.adaptive", "σ = 0, adaptive: excess vs phases T (geometric decay)", "T",
+    (4, 6, 8, 10), (4, 6, 8, 10, 12), {**_HEAD, "sigma": 0.0}, "excess",
+    values=amb_values_sigma0, checks=(
+        Check("linreg:lem311_bias", "one-sided", 1.5,
+              "Lemma 3.11 at σ = Δ = 0 is its bias term ∝ e^{−ημT/4}/T²; only an upper bound is "
+              "claimed (the observed decay is faster: ζ_t ∝ ‖w_t − w*‖ shrinks the noise with "
+              "the error); 1.5 because the slope of a geometric decay is ≈ −15 here with seed "
+              "CI ≈ ±1.1", level=(1e-40, 1.0),
+              level_reason="the lemma's explicit constant (4e^{−ημ}/(η²μ²T²)): observed/bound ≤ "
+                           "1 at every T is the claim; no lower end (exact convergence allowed)"),
+        Check("linreg:fixed_clip_privacy", "reject", 1.5,
+              "fixed clipping's floor grows ∝ T at fixed n (b = n/T); tolerance as the main "
+              "check")))
+
+SIGMA0_FIXED = _amb(
+    "linreg.sigma0.fixed", "σ = 0, fixed clip: excess vs phases T (floor ∝ T)", "T",
+    (3, 6, 12, 24), (3, 6, 12, 24, 48), {**_HEAD, "sigma": 0.0, "clip": 1}, "excess",
+    values=amb_values_sigma0, checks=(
+        Check("linreg:fixed_clip_privacy", "two-sided", 0.15,
+              "0.15: the bound 32ζ²α²d·T/n² has slope exactly 1 in T (b = n/T); seed CI ≈ ±0.07 "
+              "over an 8× range of T", level=(1e-3, 1.0), level_reason=_LEVEL_FIXED),
+        Check("linreg:lem311_bias", "reject", 0.15, "adaptive clipping's geometric decay; 0.15")))
+
+# ------------------------------------------------------------------------------------------------
+# d³ vs d²: the worst-case clip of prior DP-SGD analyses
+# ------------------------------------------------------------------------------------------------
+D3_LIPSCHITZ = _amb(
+    "linreg.d3.lipschitz", "Worst-case clip ζ ∝ R_x²‖w*‖: privacy term vs d (d³)", "d",
+    (16, 32, 64, 128), (8, 16, 32, 64, 128, 256), {**_HEAD, "sigma": 0.1, "clip": 2}, "privacy",
+    (Check("linreg:lipschitz_clip_privacy", "two-sided", 0.15,
+           "0.15: ζ² ∝ (d+2)²‖w*‖² so the algorithm's slope is ≈ 3 − 4/(d+2) locally, as the "
+           "bound's local slope; seed CI ≈ ±0.05", level=(1e-3, 1.0), level_reason=_LEVEL_FIXED),
+     Check("linreg:thm37_privacy", "reject", 0.15, "adaptive clipping's d²; " + _TOL_REJ)))
+
+
+# ------------------------------------------------------------------------------------------------
+# DP-SSGD (Algorithm 1): Lemma 3.5 where its analysis holds
+# ------------------------------------------------------------------------------------------------
+def run_ssgd(point: dict, rngs: list) -> dict:
+    """DP-SSGD with Corollary 3.3's α = log(n/δ)/(ε√n), ζ = √d·√(‖w*‖² + σ²)·log n, η = 1/(4d)
+    (or Theorem 3.2's η = min{1/(2R_x²), c/(dα² log⁴n)} when ``eta_rule`` = 1)."""
+    n = int(round(point["n"]))
+    des = design_for(point)
+    d = des.d
+    alpha = math.log(n / DELTA) / (point["epsilon"] * math.sqrt(n))
+    zeta = math.sqrt(d) * math.sqrt(des.w_norm**2 + des.sigma**2) * math.log(n)
+    eta = 1.0 / (4 * d)
+    if int(point.get("eta_rule", 0)) == 1:
+        eta = min(1 / (2 * des.rx2), 0.5 / (d * des.rx2 * alpha**2))
+    res = dp_ssgd(des, n, zeta=zeta, alpha=alpha, eta=eta, rng=rngs)
+    R = len(rngs)
+    full = lambda v: np.full(R, float(v))  # noqa: E731
+    info = res.info
+    return {"excess": des.excess(res.w), "privacy": des.h_norm_sq(res.w - info["w_reference"]),
+            "nonprivate": des.excess(info["w_reference"]), "clip_fraction": info["clip_fraction"],
+            "alpha_used": full(alpha), "zeta_used": full(zeta), "eta_used": full(eta),
+            "rho_target": full(1.0 / (2 * alpha**2)), "rho_guarantee": full(res.privacy.guarantee_rho),
+            "rho_spent": full(res.privacy.rho), "epsilon_paper": full(point["epsilon"]),
+            "epsilon_amplified": full(info["epsilon_amplified"]), "epsilon0": full(info["epsilon0"])}
+
+
+def ssgd_values(point: dict) -> dict:
+    n = int(round(point["n"]))
+    d = int(round(point["d"]))
+    alpha = math.log(n / DELTA) / (point["epsilon"] * math.sqrt(n))
+    eta = 1.0 / (4 * d)
+    if int(point.get("eta_rule", 0)) == 1:
+        eta = min(1 / (2 * (d + 2)), 0.5 / (d * (d + 2) * alpha**2))
+    return {"n": n, "d": d, "epsilon": point["epsilon"], "delta": DELTA, "sigma": point["sigma"],
+            "condition_number": 1.0, "w_norm": point["w_norm"], "alpha": alpha, "eta": eta,
+            "zeta": math.sqrt(d) * math.sqrt(point["w_norm"]**2 + point["sigma"]**2) * math.log(n),
+            "K2": 1.0, "a": 0.5}
+
+
+_SSGD = {"d": 8, "epsilon": 4.0, "sigma": 1.0, "w_norm": 1.0}
+SSGD_N = register(Experiment(
+    id="linreg.ssgd.n", paper="linreg",
+    title="DP-SSGD privacy term vs n (Lemma 3.5 at Cor. 3.3's α, ζ, η)", variable="n",
+    quick_grid=(2000, 4000, 8000, 16000, 32000), full_grid=(2000, 4000, 8000, 16000, 32000, 64000, 128000),
+    fixed=_SSGD, seeds=16, run=run_ssgd, metric="privacy", bound_values=ssgd_values,
+    problem="Gaussian design, H = I, streamed", algorithm="dp_ssgd (Algorithm 1)",
+    checks=(
+        Check("linreg:lem35_cor33_privacy", "two-sided", 0.15,
+              "0.15: Lemma 3.5's variance term is the exact stationary variance of tail-averaged "
+              "SGD up to the factor 1/(1 − ηR_x²) (Jain et al.), so the rate is tight; its "
+              "local slope keeps ζ² ∝ ln²n and α² ∝ ln²(n/δ)/n; seed CI ≈ ±0.07",
+              level=(0.3, 1.2),
+              level_reason="Lemma 3.5 is an expectation bound with explicit constants; the tail "
+                           "average of n/2 iterates attains ≈ 1/(1 + ηR_x²/(1 − ηR_x²)) ≈ 0.7 of "
+                           "it; geometric mean over seeds ≈ 0.85 of the mean; +20% for the "
+                           "finite-n correlation of the first tail iterates"),
+        Check("linreg:naive_privacy", "reject", 0.15,
+              "without amplification by shuffling (α ∝ 1/ε, not 1/(ε√n)) the rate is n⁻¹; "
+              "0.15 as the main check")),
+    description="Utility only: at this α the shuffling theorem (Thm 3.1) does not certify the "
+                "nominal ε (LR-E7); the stored guarantee is parallel composition, ½α⁻²-zCDP."))
