@@ -906,7 +906,7 @@ def calibrated_noise_multiplier(bound_id: str, *, check_conditions: bool = True,
     vals = {k: v for k, v in values.items() if k in b.variables}
     if check_conditions:
         _check_conditions(b, {**vals, **({"lam": lam_v} if lam_v is not None else {})})
-    return math.sqrt(b(**vals))
+    return math.sqrt(b(check_conditions=False, **vals))   # conditions handled above
 
 
 def _check_conditions(b: Bound, values: Mapping[str, float], extra: tuple = ()) -> None:
@@ -930,6 +930,7 @@ SIDE_CONDITIONS: dict[str, tuple[sp.Basic, ...]] = {
     "kan:cor5.6": (sp.Le(delta, 1 / (gamma * n)), sp.Le(delta, 1 / n)),
     "kan:fullbatch_gd": (sp.Le(delta, 1 / n),),
     "kan:fullbatch_dpgd": (sp.Le(delta, gamma / n),),
+    "kan:fullbatch_dpgd_both": (sp.Le(delta, gamma / n),),
 }
 
 

@@ -713,3 +713,55 @@ def test_evaluation_outside_conditions_warns():
     with pytest.warns(bounds.core.OutsideConditionsWarning, match="kan:thm4.1"):
         a(**_vals(a, m=1.0))                                         # below γ⁻⁴
     assert bounds.get("kan:A_corr")(**_vals(a, m=1.0)) == a(check_conditions=False, **_vals(a, m=1.0))
+
+
+@pytest.mark.parametrize("corollary, noise_free, noise", [
+    ("cor5.3", kb.A_CORR_NOISE_FREE, kb.LAM_LINEAR * kb.A_CORR_L + kb.LAM_QUADRATIC * kb.A_CORR_Q),
+    ("cor5.5", 1 / (gamma**2 * eta * T) + 1 / (gamma * sp.sqrt(B * T)) + eta * (1 / B + 1 / T),
+     kappa / (gamma * B * sp.sqrt(T)) + eta * m * d * kappa**2 / B**2),
+])
+def test_private_over_nonprivate_stays_bounded_in_the_corollary_regimes(corollary, noise_free, noise):
+    """The prediction behind 'the private/non-private ratio stays bounded': under each
+    corollary's choices the noise terms never have a larger exponent than the noise-free terms.
+    In the privacy branch they have the *same* exponent (the quadratic noise term is of the
+    order of 1/(γ²ηT), notes §3.3), so the ratio tends to a constant > 1, not to 1."""
+    nf, nz = _tmp(noise_free, "noise_free"), _tmp(noise, "noise")
+    reg = kb.regime(corollary, "nonprivate")
+    for v in ("n", "epsilon"):
+        e_nf = follows_from(_tmp(sp.Integer(1)), nf, reg, [v], **FIXED).exponents[v][0]
+        e_nz = follows_from(_tmp(sp.Integer(1)), nz, reg, [v], **FIXED).exponents[v][0]
+        assert e_nz <= e_nf, (v, e_nz, e_nf)
+    reg = kb.regime(corollary, "private")
+    for a, c, b in PATHS[corollary]:
+        path = _path_subs(a, c, b)
+        r = {k: sp.sympify(v).subs(path, simultaneous=True) for k, v in reg.items()}
+        r.update({s.name: v for s, v in path.items()})
+        e_nf = follows_from(_tmp(sp.Integer(1)), nf, r, ["n"], **FIXED).exponents["n"][0]
+        e_nz = follows_from(_tmp(sp.Integer(1)), nz, r, ["n"], **FIXED).exponents["n"][0]
+        assert e_nz == e_nf, ((a, c, b), e_nz, e_nf)
+
+
+def test_calibrated_noise_grows_like_t():
+    """The paper's κ² ∝ (B/n)T/ε² (Thm 5.1) and B²T/(n²ε²) (Thm 5.4): exponent 1 in T (λ fixed)."""
+    for bid in ("kan:thm5.1_noise", "kan:thmF.12_noise", "kan:thm5.4_noise", "kan:thmD.9_noise"):
+        assert bounds.get(bid).exponent("T", lam=sp.Rational(9, 10)) == 1
+    # with λ → 1 at fixed T the λ-factor is T, i.e. κ² ∝ T³ (Lemma F.11's contiguous block)
+    f12 = bounds.get("kan:thmF.12_noise")
+    at = dict(lam=1 - 1e-9, T=1e4, B=250.0, n=1000.0, epsilon=0.5, delta=1e-3)
+    assert f12.local_slope("T", at) == pytest.approx(3.0, abs=0.05)
+
+
+def test_asymptotic_and_explicit_calibrations_differ_by_constants_only():
+    """Theorem 5.1 (≍) against F.12, and Theorem 5.4 against D.9: the ratio has zero local slope
+    in every parameter once rT ≫ ln(1/δ) and ε ≪ log(1/δ); its level is the hidden constant
+    (8 for F.12 up to ln(2.5/δ)/ln(1/δ); 32 for D.9)."""
+    r_f = _tmp(bounds.get("kan:thmF.12_noise").expr / bounds.get("kan:thm5.1_noise").expr, "r_f")
+    r_d = _tmp(bounds.get("kan:thmD.9_noise").expr / bounds.get("kan:thm5.4_noise").expr, "r_d")
+    at = dict(lam=0.5, T=1e9, B=100.0, n=1e4, epsilon=0.01, delta=1e-6)
+    for r in (r_f, r_d):
+        for v in r.variables:
+            if v != "delta":
+                assert abs(r.local_slope(v, {k: at[k] for k in r.variables})) < 0.02, (r.id, v)
+    assert r_f(**{k: at[k] for k in r_f.variables}) == pytest.approx(
+        8 * math.log(2.5e6) / math.log(1e6), rel=0.02)
+    assert r_d(**{k: at[k] for k in r_d.variables}) == pytest.approx(32, rel=0.01)
