@@ -88,10 +88,15 @@ class _Printer(MathMLPresentationPrinter):
             if cond == sp.true:
                 where = self._node("mtd", None, self._node("mtext", "\u2003otherwise"))
             else:
-                where = self._node("mtd", None, self._node("mtext", "\u2003if "), self._print(cond))
+                # no-break spaces: MathML trims ordinary ones at the ends of <mtext>
+                where = self._node("mtd", None, self._node("mtext", "\u2003if\u00a0"),
+                                   self._print(cond))
             table.appendChild(self._node("mtr", None, self._node("mtd", None, self._print(expr)),
                                          where))
-        return self._node("mrow", None, self._node("mo", "{"), table)
+        brace = self._node("mo", "{")
+        for k, v in (("fence", "true"), ("stretchy", "true"), ("symmetric", "true")):
+            brace.setAttribute(k, v)
+        return self._node("mrow", None, brace, table)
 
     def _print_Symbol(self, s, style="plain"):
         if s.name == "L1t":
@@ -105,6 +110,7 @@ def mathml(expr, display: bool = False) -> str:
     body = _Printer().doprint(sp.sympify(expr))
     # sympy's writer does not escape the text of <mo> for strict inequalities.
     body = body.replace("<mo><</mo>", "<mo>&lt;</mo>").replace("<mo>></mo>", "<mo>&gt;</mo>")
+    body = body.replace("<mo>-</mo>", "<mo>&#x2212;</mo>")    # a minus sign, not a hyphen
     mode = ' display="block"' if display else ""
     return f"<math{mode}>{body}</math>"
 
@@ -588,7 +594,9 @@ article h4 { margin: 4px 0 6px; font-size: 16px; }
 dl.facts { display: grid; grid-template-columns: 150px 1fr; gap: 2px 12px; margin: 6px 0;
            font-size: 14px; }
 dl.facts dt { color: #555; } dl.facts dd { margin: 0; }
-math { font-size: 1.12em; }
+/* An OpenType MATH font makes brackets and braces stretch; use whichever the reader has. */
+math { font-size: 1.12em; font-family: "STIX Two Math", "Latin Modern Math", "Cambria Math",
+       "DejaVu Math TeX Gyre", math; }
 .formula { overflow-x: auto; overflow-y: hidden; padding: 6px 0; margin: 0 0 6px 24px; }
 .formula math[display="block"] { display: inline-block; font-size: 19px; }
 p.stmt { margin: 4px 0 2px; }
@@ -717,7 +725,7 @@ def _bound_article(b: bounds.Bound, checks_by_var: dict[str, list], refs) -> str
     facts = [("source", _e(b.source)), ("kind", _e(b.kind)), ("privacy", _e(b.privacy)),
              ("assumptions", "<ul>" + "".join(f"<li>{_e(a)}</li>" for a in b.assumptions)
               + "</ul>" if b.assumptions else ""),
-             ("conditions", " ".join(mathml(c) for c in b.conditions)),
+             ("conditions", ";&ensp;".join(mathml(c) for c in b.conditions)),
              ("asymptotic exponents", _exponents_html(b)),
              ("shape parameters", _e(", ".join(b.shape_parameters))),
              ("notes", refs(_e(b.notes)) if b.notes else "")]
