@@ -1,0 +1,245 @@
+"""KAN paper: the model (B-spline basis, closed-form per-example gradients), Algorithm 1 (noise
+recurrence, cancellation identity, samplers, projection, clipping), the three privacy
+calibrations and bad input.  Closed forms are the paper's (Section 3, App. B, App. F, App. D);
+the accountant is dp-accounting."""
+import math
+
+import numpy as np
+import pytest
+
+from algorithms import kan_correlated_noise as K
+from algorithms.primitives import correlated_noise_matrix
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(0)
+    model = K.KAN.init(6, 3, 6, rng)
+    X = rng.uniform(-1, 1, (7, 3)) / math.sqrt(3)
+    y = np.where(rng.random(7) < 0.5, -1.0, 1.0)
+    return model, X, y
+
+
+def test_basis_is_partition_of_unity_with_consistent_derivatives():
+    v = np.linspace(-1, 1, 101)
+    for p in (4, 6, 9):
+        assert np.allclose(K.bspline_basis(v, p).sum(-1), 1.0, atol=1e-12)
+        e = 1e-6
+        fd = (K.bspline_basis(v + e, p) - K.bspline_basis(v - e, p)) / (2 * e)
+        assert np.abs(fd - K.bspline_basis(v, p, 1)).max() < 1e-6
+        fd2 = (K.bspline_basis(v + e, p, 1) - K.bspline_basis(v - e, p, 1)) / (2 * e)
+        assert np.abs(fd2 - K.bspline_basis(v, p, 2)).max() < 1e-4   # N₃'' is only Lipschitz
+
+
+def test_spline_contraction_equals_full_basis():
+    rng = np.random.default_rng(1)
+    c = rng.standard_normal((5, 7))
+    s = np.tanh(2 * rng.standard_normal((3, 4, 5)))
+    s[0, 0, :2] = (-1.0, 1.0)
+    for k in (0, 1, 2):
+        (got,) = K.spline_contract(s, c, 7, (k,))
+        want = np.einsum("rnmk,mk->rnm", K.bspline_basis(s, 7, k), c)
+        np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_per_example_gradient_matches_finite_differences(small):
+    model, X, _ = small
+    H = model.features(X)
+    W = model.W0[None] + 0.3 * np.random.default_rng(2).standard_normal((1,) + model.W0.shape)
+    G = model.per_example_gradients(W, H)[0]          # (n, m, dp), rank one each
+    e = 1e-6
+    for i in (0, 4):
+        fd = np.zeros(model.W0.shape)
+        for j in range(model.m):
+            for q in range(model.W0.shape[1]):
+                Wp, Wm = W.copy(), W.copy()
+                Wp[0, j, q] += e
+                Wm[0, j, q] -= e
+                fd[j, q] = (model.forward(Wp, H)[0, i] - model.forward(Wm, H)[0, i]) / (2 * e)
+        np.testing.assert_allclose(G[i], fd, atol=1e-8)
+        assert np.linalg.matrix_rank(G[i], tol=1e-10) == 1
+
+
+def test_loss_gradient_matches_finite_differences(small):
+    model, X, y = small
+    H = model.features(X)
+    W = model.W0[None].copy()
+    g = model.loss_gradient(W, H, y)[0]
+    rng = np.random.default_rng(3)
+    D = rng.standard_normal(W.shape)
+    e = 1e-6
+    fd = (model.loss(W + e * D, H, y) - model.loss(W - e * D, H, y))[0] / (2 * e)
+    assert fd == pytest.approx(float(np.sum(g * D[0])), rel=1e-6)
+
+
+def _algorithm1_reference(model, H, y, T, eta, B, C, lam, kappa, R_star, batches, Z):
+    """Algorithm 1 line by line with materialised per-example gradients (the slow way)."""
+    W0 = model.W0
+    W = W0.copy()
+    zprev = np.zeros_like(W)
+    for t in range(1, T):
+        idx = batches[t - 1]
+        f = model.forward(W[None], H[idx])[0]
+        G = model.per_example_gradients(W[None], H[idx])[0]
+        g = (K.logistic_derivative(y[idx] * f) * y[idx])[:, None, None] * G
+        norms = np.sqrt((g ** 2).sum(axis=(1, 2)))
+        g = g * np.minimum(1, C / norms)[:, None, None]
+        v = g.mean(axis=0)
+        xi = kappa * (Z[t - 1] - lam * zprev)
+        zprev = Z[t - 1]
+        W = W - eta * (v + C / B * xi)
+        dist = np.linalg.norm(W - W0)
+        if dist > R_star:
+            W = W0 + (W - W0) * R_star / dist
+    return W
+
+
+@pytest.mark.parametrize("sampler", K.SAMPLERS)
+def test_algorithm1_matches_line_by_line_reference(small, sampler):
+    model, X, y = small
+    H = model.features(X)
+    T, B, C, lam, kappa, R_star = 9, 3, 0.05, 0.6, 2.0, 0.05
+    run = K.dp_sgd_correlated(model, H, y, T=T, eta=0.7, B=B, C_clip=C, lam=lam,
+                              noise_multiplier=kappa, R_star=R_star,
+                              rng=[np.random.default_rng(5)], sampler=sampler)
+    g = np.random.default_rng(5)
+    batches = K.batch_schedule(sampler, len(y), B, T - 1, g)
+    Z = np.stack([g.standard_normal(model.W0.shape) for _ in range(T - 1)])
+    W = _algorithm1_reference(model, H, y, T, 0.7, B, C, lam, kappa, R_star, batches, Z)
+    np.testing.assert_allclose(run.W[0], W, atol=1e-12)
+    assert run.clip_fraction[0] > 0          # C = 0.05 clips: the clipped path is exercised
+    assert run.projection_active[0] > 0      # R* = 0.05 binds
+
+
+def test_noise_cancellation_identity_and_drift_closed_form():
+    """Σ_{s≤t}(Z_s − λZ_{s−1}) = Z_t + (1−λ)Σ_{s<t}Z_s (notes §2.2), so with no gradient the
+    unprojected drift is E‖W_T − W₀‖² = η²c² mdp (1 + (1−λ)²(T−2)) exactly (T−1 steps).  The
+    model is made flat (c = 0) so the gradient vanishes and only the noise moves W."""
+    rng = np.random.default_rng(7)
+    m, d, p = 4, 2, 5
+    model = K.KAN(rng.standard_normal((m, d * p)), np.zeros((m, p)), d, p)
+    X = rng.uniform(-0.5, 0.5, (10, d))
+    y = np.ones(10)
+    T, eta, B = 50, 0.5, 10
+    gens = [np.random.default_rng(s) for s in range(400)]
+    for lam in (0.0, 0.5, 0.9):
+        run = K.dp_sgd_correlated(model, model.features(X), y, T=T, eta=eta, B=B, C_clip=1.0,
+                                  lam=lam, noise_multiplier=3.0, R_star=math.inf, rng=gens,
+                                  eval_every=T)
+        c = 3.0 / B
+        pred = eta ** 2 * c ** 2 * m * d * p * (1 + (1 - lam) ** 2 * (T - 2))
+        # 400 seeds × 40 coordinates: the mean of a scaled χ² has relative s.e. ≈ 1.2%
+        assert run.final_drift_sq.mean() == pytest.approx(pred, rel=0.05)
+
+
+def test_paired_rows_share_batches_and_noise(small):
+    model, X, y = small
+    H = model.features(X)
+    run = K.dp_sgd_correlated(model, np.stack([H, H]), np.stack([y, y]), T=6, eta=0.5, B=4,
+                              C_clip=1.0, lam=[0.0, 0.0], noise_multiplier=[1.0, 1.0],
+                              R_star=math.inf, rng=[np.random.default_rng(1)], rows_per_seed=2)
+    np.testing.assert_array_equal(run.W[0], run.W[1])
+
+
+def test_cyclic_sampler_separation_and_fresh_sampler_uniform():
+    g = np.random.default_rng(0)
+    sched = K.batch_schedule("cyclic", 100, 10, 35, g)
+    pat = K.participation_pattern("cyclic", 100, 10, 35)
+    for i in np.unique(sched):
+        steps = np.flatnonzero((sched == i).any(axis=1))
+        assert np.all(np.diff(steps) == pat["min_separation"])
+        assert steps.size <= pat["participations"]
+    fresh = K.batch_schedule("fresh", 20, 5, 4000, g)
+    assert all(len(set(b)) == 5 for b in fresh[:50])
+    freq = np.bincount(fresh.ravel(), minlength=20) / fresh.size
+    np.testing.assert_allclose(freq, 1 / 20, atol=0.01)
+
+
+# ---------------------------------------------------------------------------------------------
+# Privacy
+# ---------------------------------------------------------------------------------------------
+def test_f12_and_d9_formulas_and_their_inverses():
+    k = K.noise_multiplier_thm_f12(0.5, 300, 200, 1000, 0.8, 1e-4)
+    rT = 60
+    tau = rT + math.sqrt(3 * rT * math.log(2 / 1e-4))
+    assert k ** 2 == pytest.approx(8 * ((1 - 0.5 ** 300) / 0.5) ** 2 * tau * math.log(2.5 / 1e-4) / 0.64)
+    assert K.epsilon_thm_f12(k, 0.5, 300, 200, 1000, 1e-4) == pytest.approx(0.8)
+    assert K.epsilon_thm_f12(k, 0.5, 300, 200, 1000, 1e-4, constant=2.0) == pytest.approx(0.4)
+    k9 = K.noise_multiplier_thm_d9(30, 1000, 40, 0.5, 1e-5)
+    assert K.epsilon_thm_d9(k9, 30, 1000, 40, 1e-5) == pytest.approx(0.5)
+
+
+def test_contiguous_block_is_the_worst_participation_set():
+    import itertools
+    for lam in (0.3, 0.8):
+        C = correlated_noise_matrix(lam, 10)
+        for tau in (1, 3, 5):
+            brute = max(np.linalg.norm(C[:, list(P)].sum(axis=1))
+                        for P in itertools.combinations(range(10), tau))
+            assert K.contiguous_block_sensitivity(lam, 10, tau) == pytest.approx(brute)
+            # Lemma F.11's bound ((1−λ^T)/(1−λ))√τ holds and is not attained
+            assert brute < (1 - lam ** 10) / (1 - lam) * math.sqrt(tau)
+
+
+@pytest.mark.parametrize("sampler", K.SAMPLERS)
+@pytest.mark.parametrize("lam", [0.0, 0.5])
+def test_tight_calibration_hits_target_and_paper_calibration_is_conservative(sampler, lam):
+    kw = dict(lam=lam, T=200, n=1000, B=200, sampler=sampler)
+    tight = K.calibrate(0.8, 1e-4, **kw, calibration="tight")
+    assert tight.epsilon_guarantee == pytest.approx(0.8, rel=1e-6)
+    assert tight.epsilon_spent <= tight.epsilon_guarantee
+    paper = K.calibrate(0.8, 1e-4, **kw, calibration="thm5.1")
+    assert paper.epsilon_guarantee == pytest.approx(0.8)
+    assert paper.epsilon_spent < 0.8 and paper.noise_multiplier > tight.noise_multiplier
+    assert paper.epsilon_spent == pytest.approx(
+        K.tight_epsilon(paper.noise_multiplier, lam=lam, steps=199, n=1000, B=200,
+                        sampler=sampler, delta=1e-4))
+
+
+def test_gaussian_epsilon_inverts_dp_accounting():
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+    e = K.gaussian_epsilon(3.0, 1e-5)
+    assert plm.GaussianPrivacyLoss(3.0, sensitivity=1.0).get_delta_for_epsilon(e) == pytest.approx(1e-5, rel=1e-6)
+    assert K.gaussian_noise_multiplier(e, 1e-5) == pytest.approx(3.0, rel=1e-8)
+
+
+def test_discontinuity_at_lambda_zero_is_about_n_over_4B():
+    """F.12 as λ → 0⁺ (zero-out, linear in B/n) against D.9 at λ = 0 (replace-one, quadratic):
+    κ² ratio = bounds' ``kan:calibration_gap`` exactly, and its leading terms 8rT ln(2.5/δ) and
+    32r²T ln(1/δ) give n/(4B)·ln(2.5/δ)/ln(1/δ) once rT ≫ ln(1/δ) (notes §2.3).  At a realistic
+    rT = 40 the √(3rT ln(2/δ)) term doubles it (506 against 250)."""
+    import bounds
+
+    n, B, eps, dl = 100000, 100, 1.0, 1e-5
+    for T, rel in ((4_000_000, 0.06), (40_000, None)):
+        ratio = (K.noise_multiplier_thm_f12(1e-12, T, B, n, eps, dl) ** 2
+                 / K.noise_multiplier_thm_d9(B, n, T, eps, dl) ** 2)
+        assert ratio == pytest.approx(bounds.get("kan:calibration_gap")(n=n, B=B, T=T, epsilon=eps,
+                                                                        delta=dl), rel=1e-6)
+        if rel:
+            lead = n / (4 * B) * math.log(2.5 / dl) / math.log(1 / dl)
+            assert ratio == pytest.approx(lead, rel=rel)
+        else:
+            assert ratio > 2 * n / (4 * B) * 0.95
+
+
+def test_bad_input_raises_valueerror_naming_the_parameter(small):
+    model, X, y = small
+    H = model.features(X)
+    base = dict(T=3, eta=0.1, B=2, C_clip=1.0, lam=0.5, noise_multiplier=1.0, R_star=1.0,
+                rng=[np.random.default_rng(0)])
+    for key, bad, word in [("lam", 1.0, "lam"), ("lam", -0.1, "lam"), ("B", 99, "B"),
+                           ("noise_multiplier", -1.0, "noise_multiplier"), ("eta", 0.0, "eta"),
+                           ("C_clip", 0.0, "C_clip"), ("R_star", 0.0, "R_star")]:
+        with pytest.raises(ValueError, match=word):
+            K.dp_sgd_correlated(model, H, y, **{**base, key: bad})
+    with pytest.raises(ValueError, match="unit ball"):
+        model.features(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="sampler"):
+        K.batch_schedule("poisson", 10, 2, 3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="epsilon <= 1"):
+        K.noise_multiplier_thm_f12(0.5, 300, 200, 1000, 2.0, 1e-4)
+    with pytest.raises(ValueError, match="lam must be 0"):
+        K.calibrate(0.5, 1e-4, lam=0.5, T=300, n=1000, B=200, sampler="fresh", calibration="thm5.4")
+    with pytest.raises(ValueError, match="calibration"):
+        K.calibrate(0.5, 1e-4, lam=0.5, T=300, n=1000, B=200, sampler="fresh", calibration="x")
