@@ -158,7 +158,8 @@ _LOG_NT = _log(n * T / delta)
 F12_TAU = B * T / n + _sqrt(3 * B * T / n * _log(2 / delta))
 
 
-
+# The κ² of each calibration, with the λ-factor as an argument so that the corollaries' regimes
+# can substitute its upper bound 1/(1−λ) (a subs on the composite expression would not match).
 def _kappa2_thm51(lam_factor: sp.Expr) -> sp.Expr:
     return (lam_factor**2 * (B * T / n + _sqrt(B * T / n * _log(1 / delta))) * _log(1 / delta)
             / epsilon**2)
@@ -184,6 +185,12 @@ A_VAN = ((_log(T)**2 + _log(n / delta)) / (gamma**2 * eta * T)
 A_VAN_SIMPLIFIED = (1 / (gamma**2 * eta * T) + 1 / (gamma * _sqrt(B * T)) + kappa / (gamma * B * _sqrt(T))
                     + eta * (1 / B + 1 / T) + eta * m * d * kappa**2 / B**2)
 A_NON = 1 / (gamma**2 * eta * T) + 1 / (gamma * _sqrt(B * T)) + eta / B
+
+#: Width conditions of Theorems D.15/D.16 (A_van) and E.1 (A_non), ≳ read with constant 1.
+THMD16_WIDTH = sp.Ge(m, _log(m / delta) * eta**2 * (T**2 * A_VAN**2
+                                                    + _log(n / delta) * _log(1 / delta)**2 * (T / B + 1)))
+THME1_WIDTH = sp.Ge(m, _log(m / delta) * eta**2 * (T**2 * A_NON**2
+                                                   + _log(n / delta) * _log(1 / delta)**2 * (T / B + 1)))
 
 _LAM_OPEN = (sp.Gt(lam, 0), sp.Lt(lam, 1))
 _THM41_CONDITIONS = _LAM_OPEN + (sp.Ge(m, M_LO), sp.Le(m, M_HI), sp.Le(STEP_CONDITION, 1))
@@ -537,7 +544,7 @@ THMD16 = register(Bound(
     assumptions=THMD15.assumptions,
     privacy=_CALIBRATED,
     kind="upper",
-    conditions=(sp.Le(B, n),),
+    conditions=A_VAN_B.conditions + (sp.Le(B, n), THMD16_WIDTH),
 ))
 
 THME1_GEN = register(Bound(
@@ -931,6 +938,9 @@ SIDE_CONDITIONS: dict[str, tuple[sp.Basic, ...]] = {
     "kan:fullbatch_gd": (sp.Le(delta, 1 / n),),
     "kan:fullbatch_dpgd": (sp.Le(delta, gamma / n),),
     "kan:fullbatch_dpgd_both": (sp.Le(delta, gamma / n),),
+    "kan:thmD.15": (THMD16_WIDTH,),
+    "kan:thmE.1_gen": (THME1_WIDTH,),
+    "kan:thmE.1_pop": (THME1_WIDTH,),
 }
 
 

@@ -765,3 +765,59 @@ def test_asymptotic_and_explicit_calibrations_differ_by_constants_only():
     assert r_f(**{k: at[k] for k in r_f.variables}) == pytest.approx(
         8 * math.log(2.5e6) / math.log(1e6), rel=0.02)
     assert r_d(**{k: at[k] for k in r_d.variables}) == pytest.approx(32, rel=0.01)
+
+
+def _exponent_in(expr, reg: dict, var_or_path) -> sp.Expr:
+    """Exponent of ``expr`` under a corollary's regime, in a variable or along a path in n."""
+    if isinstance(var_or_path, str):
+        sub = {sym(k): v for k, v in reg.items()}
+        e = sp.sympify(expr).subs(sub, simultaneous=True).subs(FIXED_SYMS)
+        return _tmp(e).exponent(var_or_path)
+    sub = {sym(k): sp.sympify(v).subs(var_or_path, simultaneous=True) for k, v in reg.items()}
+    sub.update(var_or_path)
+    e = sp.sympify(expr).subs(sub, simultaneous=True).subs(FIXED_SYMS)
+    return _tmp(e).exponent("n")
+
+
+FIXED_SYMS = {sym(k): v for k, v in FIXED.items()}
+
+
+def _directions(corollary):
+    return ([("nonprivate", "n"), ("nonprivate", "epsilon")]
+            + [("private", _path_subs(a, c, b)) for a, c, b in PATHS[corollary]])
+
+
+def _assert_lesssim(lhs, rhs, corollary):
+    """lhs ≲ rhs (polylogs and constants aside) in every direction of the corollary's regime."""
+    for branch, direction in _directions(corollary):
+        reg = kb.regime(corollary, branch)
+        el, er = _exponent_in(lhs, reg, direction), _exponent_in(rhs, reg, direction)
+        assert sp.simplify(el - er) <= 0, (corollary, branch, direction, el, er)
+
+
+def test_cor53_regime_satisfies_the_conditions_of_theorems_41_and_52():
+    """C.24 verifies Theorem 4.1's window and step condition and Theorem 5.2's width condition
+    at m ≍ γ⁻⁶: re-checked here, up to polylogs, in every direction of both branches."""
+    m_reg = gamma**-6
+    _assert_lesssim(kb.STEP_CONDITION, sp.Integer(1), "cor5.3")
+    _assert_lesssim(kb.M_LO, m_reg, "cor5.3")
+    _assert_lesssim(m_reg, kb.M_HI, "cor5.3")
+    _assert_lesssim(kb.THM52_WIDTH.rhs, m_reg, "cor5.3")
+    # ... and m ≍ γ⁻⁴ (Corollary 5.5's width) would break Theorem 5.2's width condition
+    with pytest.raises(AssertionError):
+        _assert_lesssim(kb.THM52_WIDTH.rhs, gamma**-4, "cor5.3")
+
+
+def test_cor55_regime_satisfies_the_conditions_of_theorems_d14_and_d16():
+    m_reg = gamma**-4
+    for c in bounds.get("kan:A_van").conditions:
+        _assert_lesssim(c.rhs, m_reg, "cor5.5")
+    _assert_lesssim(kb.THMD16_WIDTH.rhs, m_reg, "cor5.5")
+
+
+def test_cor56_regime_satisfies_theorem_e1s_width_condition():
+    reg = kb.regime("cor5.6", "delta_needed")
+    rhs = _exponent_in(kb.THME1_WIDTH.rhs.subs(gamma, 1 / gamma_inv),
+                       _regime_inverted(reg, "gamma", gamma_inv), "gamma_inv")
+    assert rhs == 4                                       # ≲ γ⁻⁴ = m (C.24-style check in γ)
+    assert _exponent_in(kb.THME1_WIDTH.rhs, reg, "n") == 0
