@@ -28,6 +28,7 @@ import html
 import importlib
 import importlib.metadata
 import inspect
+import json
 import math
 import os
 import platform
@@ -196,6 +197,7 @@ class ExperimentState:
     error: str = ""                       # analyse() raised: the page shows it, never hides it
     stored: tuple[float, float] | None = None   # mtimes of the stored point files
     notes: list[str] = field(default_factory=list)   # what the loader said (stale, corrupt)
+    fingerprints: tuple[str, ...] = ()                 # code fingerprints of the stored points
     figure: bytes | None = None
     figure_error: str = ""
 
@@ -235,7 +237,8 @@ def collect(paper: str | None = None, *, full: bool = False,
     for exp in exps:
         notes: list[str] = []
         rows, missing = _load(exp, full, root, notes.append)
-        st = ExperimentState(exp, rows, missing, stored=_stored_times(exp, full, root), notes=notes)
+        stored, prints = _stored_info(exp, full, root, missing)
+        st = ExperimentState(exp, rows, missing, stored=stored, fingerprints=prints, notes=notes)
         if rows:
             try:
                 st.analysis = analyse(exp, rows)
@@ -254,14 +257,23 @@ def _load(exp: Experiment, full: bool, root: Path, say: Callable[[str], None]
     return load_rows(exp, full=full, results=root)
 
 
-def _stored_times(exp: Experiment, full: bool, root: Path) -> tuple[float, float] | None:
+def _stored_info(exp: Experiment, full: bool, root: Path, missing: Sequence[float]
+                 ) -> tuple[tuple[float, float] | None, tuple[str, ...]]:
+    """When the loaded points were stored (file times) and the code fingerprints they carry."""
     # Same layout as runner's storage: results/<paper>/<experiment>/<point_key>.json
-    times = []
+    times, prints = [], set()
     for v in exp.grid(full):
         p = root / exp.paper / exp.id / f"{point_key(exp, exp.point(v))}.json"
-        if p.exists():
-            times.append(p.stat().st_mtime)
-    return (min(times), max(times)) if times else None
+        if v in missing or not p.exists():
+            continue
+        times.append(p.stat().st_mtime)
+        try:
+            fp = json.loads(p.read_text()).get("fingerprint")
+        except (OSError, ValueError, AttributeError):
+            fp = None
+        if isinstance(fp, str):
+            prints.add(fp)
+    return ((min(times), max(times)) if times else None), tuple(sorted(prints))
 
 
 def _draw_figures(states: list[ExperimentState]) -> dict[str, bytes]:
@@ -350,14 +362,16 @@ def environment(full: bool, results: str | os.PathLike | None) -> dict[str, str]
 
 
 def _fresh_cached(rows: list[dict]) -> str:
-    # Rows record fresh/cached only if the runner writes such a column; say so when it does not.
+    """Fresh vs cached, if the rows carry a ``fresh`` or ``cached`` flag (runners that record
+    it); otherwise say it is not recorded rather than guess."""
+    if not rows:
+        return _NA
     for key in ("fresh", "cached"):
-        flags = [r[key] for r in rows if key in r]
+        flags = [bool(r[key]) for r in rows if key in r]
         if flags:
-            k = sum(bool(f) for f in flags)
-            return f"{k} {key}, {len(flags) - k} not" if key == "fresh" else \
-                f"{len(flags) - k} fresh, {k} cached"
-    return "not recorded"
+            k = sum(flags) if key == "fresh" else len(flags) - sum(flags)
+            return f"{k} rows fresh, {len(flags) - k} cached"
+    return "not recorded in rows"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,17 +536,25 @@ def _asymptotic_html(r: CheckResult) -> str:
     return f"{shown} <small>({_num(r.asymptotic, signed=True)})</small>"
 
 
-def _check_cells(r: CheckResult, lead: str, inline_style: bool = False) -> str:
-    """One table row for a check; ``lead`` is the first cell (the bound, or the experiment)."""
+def _level_reason(exp: Experiment, bound_id: str) -> str:
+    return next((c.level_reason for c in exp.checks if c.bound == bound_id and c.level), "")
+
+
+def _check_cells(r: CheckResult, lead: str, inline_style: bool = False,
+                 refs: Callable[[str], str] = lambda s: s, level_reason: str = "") -> str:
+    """One table row for a check; ``lead`` is the first cell (the bound, or the experiment);
+    ``refs`` links erratum labels in the reason and message."""
     kind = r.kind + (" (recorded finding)" if r.expect == "finding" else "")
     cls = _CSS_CLASS.get(r.verdict, "none")
     verdict = (f'<span style="background:{_INLINE_COLOURS[cls]};padding:0 4px">{_e(r.verdict)}</span>'
                if inline_style else _badge(r.verdict))
     cells = [lead, _e(r.variable), _e(kind), _num(r.local, signed=True),
               _asymptotic_html(r), _e(str(r.observed)),
-              f"{r.tolerance:g}<br><small>{_e(r.reason)}</small>",
-              _band(r.level_band), _band(r.level_range),
-              f"{verdict}<br><small>{_e(r.message)}</small>"]
+              f"{r.tolerance:g}<br><small>{refs(_e(r.reason))}</small>",
+              _band(r.level_band) + (f"<br><small>{refs(_e(level_reason))}</small>"
+                                     if level_reason else ""),
+              _band(r.level_range),
+              f"{verdict}<br><small>{refs(_e(r.message))}</small>"]
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
@@ -741,14 +763,15 @@ def _bound_article(b: bounds.Bound, checks_by_var: dict[str, list], refs) -> str
                 rows.append(f"<tr><td>{exp_link}</td><td>{_e(var)}</td>"
                             f'<td colspan="7">{_e(why)}</td><td>{_badge(status)}</td></tr>')
             else:
-                rows.append(_check_cells(r, exp_link))
+                rows.append(_check_cells(r, exp_link, refs=refs,
+                                         level_reason=_level_reason(st.experiment, r.bound)))
         checks.append(f'<div id="{_anchor_check(b.id, var)}"><h5>checked in {_e(var)}</h5>'
                       f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table></div>")
     return (f'<article id="{_anchor_bound(b.id)}"><h4>{_e(b.id)}</h4>{statement}'
             f"{_facts(facts)}{''.join(checks)}</article>")
 
 
-def _experiment_article(st: ExperimentState, audits: dict[str, str]) -> str:
+def _experiment_article(st: ExperimentState, refs: Callable[[str], str]) -> str:
     exp, a = st.experiment, st.analysis
     fixed = ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}"
                       for k, v in exp.fixed.items())
@@ -757,7 +780,7 @@ def _experiment_article(st: ExperimentState, audits: dict[str, str]) -> str:
     if st.missing:
         status += f" not run: {exp.variable} = " + ", ".join(f"{v:g}" for v in st.missing)
     facts = [("title", _e(exp.title)), ("problem", _e(exp.problem)),
-             ("algorithm", _e(exp.algorithm)), ("description", _e(exp.description)),
+             ("algorithm", _e(exp.algorithm)), ("description", refs(_e(exp.description))),
              ("swept", f"{_e(exp.variable)} over " + ", ".join(f"{v:g}" for v in _grid_of(st))),
              ("fixed", _e(fixed)), ("seeds", f"{exp.seeds} per point ({_e(exp.aggregate)})"),
              ("metric", _e(exp.metric)), ("status", status or "complete")]
@@ -778,7 +801,8 @@ def _experiment_article(st: ExperimentState, audits: dict[str, str]) -> str:
     table = ""
     if a is not None and a.results:
         head = "<tr>" + "".join(f"<th>{h}</th>" for h in _CHECK_HEAD) + "</tr>"
-        rows = "".join(_check_cells(r, f'<a href="#{_anchor_bound(r.bound)}">{_e(r.bound)}</a>')
+        rows = "".join(_check_cells(r, f'<a href="#{_anchor_bound(r.bound)}">{_e(r.bound)}</a>',
+                                    refs=refs, level_reason=_level_reason(exp, r.bound))
                        for r in a.results)
         table = f"<table><thead>{head}</thead><tbody>{rows}</tbody></table>"
     fig = ""
@@ -878,7 +902,7 @@ def _paper_section(paper: str, states: list[ExperimentState], audits: dict[str, 
         parts += [_bound_article(bounds.get(i), {}, refs) for i in unchecked]
         parts.append("</details>")
     parts.append(f'<h3 id="experiments-{_slug(paper)}">Experiments</h3>')
-    parts += [_experiment_article(st, audits) for st in states]
+    parts += [_experiment_article(st, refs) for st in states]
     mine = {k: v for k, v in summaries.items()
             if any(s.id == k for s in registry.summaries(paper))}
     if mine:
@@ -953,7 +977,8 @@ def render_html(states: list[ExperimentState], env: dict[str, str], audits: dict
                      sorted(worst_counts.items(), key=lambda kv: -_SEVERITY.get(kv[0], 3)))
     toc = " ".join(f'<a href="#paper-{_slug(p)}">{_e(p)}</a>' for p in papers)
     toc += ' <a href="#errata">errata</a> <a href="#environment">environment</a>'
-    prov_head = ("experiment", "grid points stored", "rows", "seeds", "stored (UTC)", "fresh / cached")
+    prov_head = ("experiment", "grid points stored", "rows", "seeds", "stored (UTC)",
+                 "code fingerprint", "fresh / cached")
     prov = []
     for st in states:
         t = st.stored
@@ -963,7 +988,8 @@ def render_html(states: list[ExperimentState], env: dict[str, str], audits: dict
         npts = len(_grid_of(st))
         prov.append([f'<a href="#{_anchor_exp(st.experiment.id)}">{_e(st.experiment.id)}</a>',
                      f"{npts - len(st.missing)}/{npts}", str(len(st.rows)),
-                     str(st.experiment.seeds), when, _e(_fresh_cached(st.rows))])
+                     str(st.experiment.seeds), when,
+                     _e(", ".join(st.fingerprints) or _NA), _e(_fresh_cached(st.rows))])
     env_rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in env.items())
     prov_rows = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in prov)
     checks, owner = _checks_by_bound(states), _bound_owners(states, papers)
