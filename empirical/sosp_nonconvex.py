@@ -197,11 +197,23 @@ _rate_exp("d", "", {"n": 100000, "epsilon": 0.5, "m": 1}, (4, 8, 16, 32, 64, 128
                              "competing rate: the non-private term is d-free (slope 0); 0.03 as "
                              "for the main check")),
           title="Ada-DP-SPIDER noise ψ_emp vs d, n=1e5, ε=0.5 (Theorem 2)")
-_rate_exp("epsilon", "", {"n": 100000, "d": 16, "m": 1}, (0.1, 0.2, 0.4, 0.8, 1.6),
-          _geom(0.05, 3.2, 7, integer=False),
-          (_thm2_main, Check("sosp:thm2_sampling", "reject", 0.03,
-                             "competing rate: the non-private term is ε-free (slope 0); 0.03 as "
-                             "for the main check")),
+_EPS_TOL = ("two-sided against the privacy term, the only term of Theorem 2 that depends on ε "
+            "(the full bound's local slope depends on the ratio of its two terms, whose Õ "
+            "constants are free): the ε-free sampling variance flattens −2/5 by its share, 1% → 12% "
+            "of Lemma 7's variance at the design over this grid, and the design re-balances κ; the "
+            "data-free design α has slope −0.36 here, so 0.05 covers that 0.04 and seed noise "
+            "(CI half-width ≈ 0.015)")
+_rate_exp("epsilon", "", {"n": 100000, "d": 16, "m": 1}, (0.05, 0.1, 0.2, 0.4, 0.8),
+          _geom(0.025, 1.6, 7, integer=False),
+          (Check("sosp:thm2_privacy", "two-sided", 0.05, _EPS_TOL, level=_RATE_LEVEL,
+                 level_reason=_RATE_LEVEL_REASON),
+           Check("sosp:thm2", "one-sided", 0.03,
+                 "one-sided: the full bound (local slope −0.33, asymptotic 0) is an upper bound "
+                 "whose flattening by the sampling term depends on free constants; the noise may "
+                 "fall faster in ε, not slower; 0.03 as for the other rate checks"),
+           Check("sosp:thm2_sampling", "reject", 0.03,
+                 "competing rate: the non-private term is ε-free (slope 0); 0.03 as for the "
+                 "other rate checks")),
           title="Ada-DP-SPIDER noise ψ_emp vs ε, n=1e5, d=16 (Theorem 2)")
 _rate_exp("n", "nonprivate", {"d": 4, "epsilon": 1e4, "m": 1}, _geom(1e4, 1e6, 5),
           _geom(1e4, 1e7, 7),
