@@ -821,3 +821,46 @@ def test_cor56_regime_satisfies_theorem_e1s_width_condition():
                        _regime_inverted(reg, "gamma", gamma_inv), "gamma_inv")
     assert rhs == 4                                       # ≲ γ⁻⁴ = m (C.24-style check in γ)
     assert _exponent_in(kb.THME1_WIDTH.rhs, reg, "n") == 0
+
+
+def test_c13_has_a_corrs_lambda_structure():
+    """The logs C.13 keeps do not change the λ structure: linear factor 1 − λ, quadratic factor
+    (1−λ)² + λ²η, nothing else depends on λ."""
+    c13 = bounds.get("kan:thmC.13").expr
+    quad = bounds.get("kan:lam_quadratic").expr
+    q_part = sp.expand(c13).coeff(kappa, 2)
+    assert sp.simplify(sp.factor(q_part) / quad).has(lam) is False
+    rest = sp.expand(c13 - q_part * kappa**2)
+    assert sp.simplify(sp.diff(rest, lam, 2)) == 0
+    assert sp.simplify(rest.subs(lam, 1) - rest.subs(kappa, 0).subs(lam, 1)) == 0   # (1−λ) factor
+
+
+@pytest.mark.parametrize("calibration, expected", [
+    # notes §3.7, row "A_corr quadratic noise, κ calibrated": (n, ε, d, T, η, B, m)
+    ("thm5.1", (-1, -2, 1, 1, 1, -1, 1)),
+    ("thm5.4", (-2, -2, 1, 1, 1, 0, 1)),
+])
+def test_notes_exponent_table_for_the_calibrated_quadratic_term(calibration, expected):
+    # Thm 5.1 with its √(rT log(1/δ)) term dropped (rT ≫ log(1/δ), KAN-E9) and λ fixed
+    k2 = {"thm5.1": 2 * B * T / n * sp.log(1 / delta) / ((1 - lam)**2 * epsilon**2),
+          "thm5.4": kb.KAPPA2_THM54}[calibration]
+    q = _tmp(kb.A_CORR_Q.subs(kappa, sp.sqrt(k2)), "q_cal")
+    got = tuple(q.exponent(v, lam=sp.Rational(1, 2)) for v in ("n", "epsilon", "d", "T", "eta", "B", "m"))
+    assert got == expected
+
+
+def test_min_regimes_agree_with_their_branches():
+    both, priv, nonp = (kb.regime("cor5.3", b) for b in ("both", "private", "nonprivate"))
+    at = {n: 1e4, d: 1e4, gamma: sp.Rational(3, 10), epsilon: sp.Rational(1, 10)}   # n ≪ n_c
+    assert float(both["T"].subs(at)) == pytest.approx(float(priv["T"].subs(at)))
+    at[n] = 1e12                                                                      # n ≫ n_c
+    assert float(both["T"].subs(at)) == pytest.approx(float(nonp["T"].subs(at)))
+    b55, p55 = kb.regime("cor5.5", "both"), kb.regime("cor5.5", "private")
+    at = {n: 1e4, d: 1e4, gamma: sp.Rational(3, 10), epsilon: sp.Rational(1, 10)}
+    eta_b = float(b55["eta"].subs(at))
+    assert eta_b == pytest.approx(float(p55["eta"].subs(at))) and eta_b < 1
+    # the regimes' values never contain a key (so substitution order cannot matter)
+    for cor, branches in kb.REGIMES.items():
+        for reg in branches.values():
+            keys = {sym(k) for k in reg}
+            assert not any(sp.sympify(v).free_symbols & keys for v in reg.values()), cor
