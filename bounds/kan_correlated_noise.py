@@ -31,10 +31,14 @@ Registered ids (one line each)
 ------------------------------
 Optimisation risk (averaged empirical risk), upper bounds:
 
-* ``kan:thm4.1``             Theorem 4.1, A_corr (λ ∈ (0,1), κ > 0), main-text form; width window and step condition as conditions.
-* ``kan:A_corr``             the same expression without conditions (for parameters outside the Õ-window at constant 1).
-* ``kan:thmC.13``            Theorem C.13 with the logs its proof carries (step iii, eq. 16), τ_γ² = log²T + log(n/δ) over γ².
-* ``kan:thm4.1_explicit``    Lemma C.11 (= C.3 on the good events), every constant, 12β factor, δ_Z = δ_Δ = δ_pot = δ/5.
+* ``kan:thm4.1``             Theorem 4.1, A_corr (λ ∈ (0,1), κ > 0), main-text form; width window
+                             and step condition as conditions.
+* ``kan:A_corr``             the same expression without conditions (for parameters outside the
+                             Õ-window at constant 1).
+* ``kan:thmC.13``            Theorem C.13 with the logs its proof carries (step iii, eq. 16), τ_γ² =
+                             log²T + log(n/δ) over γ².
+* ``kan:thm4.1_explicit``    Lemma C.11 (= C.3 on the good events), every constant, 12β factor, δ_Z
+                             = δ_Δ = δ_pot = δ/5.
 * ``kan:A_van``              Theorem D.14 (λ = 0), A_van with its logs.
 * ``kan:A_van_simplified``   Theorem D.14 without logs (notes §3.6).
 * ``kan:A_non``              Theorem E.1 (κ = 0): 1/(γ²ηT) + 1/(γ√(BT)) + η/B.
@@ -46,13 +50,15 @@ Optimisation risk (averaged empirical risk), upper bounds:
 * ``kan:lam_quadratic``                    (1−λ)² + λ²η (quadratic noise term of A_corr at fixed κ).
 * ``kan:lam_quadratic_explicit``           (1−λ)² + 12βηλ² (Lemma C.3).
 * ``kan:lam_quadratic_c13``                (1−λ)² + 2βηλ² (the C.13 proof's misprint, KAN-E3).
-* ``kan:lam_calibration``                  (1 − λ^T)/(1 − λ), the λ-factor of κ in Theorem 5.1 / F.12.
+* ``kan:lam_calibration``                  (1 − λ^T)/(1 − λ), the λ-factor of κ in Theorem 5.1 /
+                                           F.12.
 * ``kan:lam_linear_calibrated``            (1−λ)·(1−λ^T)/(1−λ) = 1 − λ^T.
 * ``kan:lam_quadratic_calibrated``         ((1−λ)² + λ²η)((1−λ^T)/(1−λ))².
 * ``kan:lam_quadratic_calibrated_explicit`` ((1−λ)² + 12βηλ²)((1−λ^T)/(1−λ))².
 * ``kan:lam_star``                         1/(1+η), the minimiser of kan:lam_quadratic.
 * ``kan:lam_star_explicit``                1/(1+12βη), the minimiser of kan:lam_quadratic_explicit.
-* ``kan:lam_star_full``                    min{1, (1 + L/(2Q))/(1+η)}, argmin of A_corr over λ at fixed κ (linear term kept).
+* ``kan:lam_star_full``                    min{1, (1 + L/(2Q))/(1+η)}, argmin of A_corr over λ at
+                                           fixed κ (linear term kept).
 
 Population risk and generalisation, upper bounds:
 
@@ -60,28 +66,36 @@ Population risk and generalisation, upper bounds:
 * ``kan:thmC.23``            Theorem C.23, (1 + ηT log(1/δ)/n)(A_corr + log(n/δ)(√m + R_*)δ).
 * ``kan:thmD.16``            Theorem D.16 (λ = 0) with A_van.
 * ``kan:thmE.1_pop``         Theorem E.1 (κ = 0), (1 + ηT/n)(A_non + δ) + δ/γ.
-* ``kan:thmC.22``            Theorem C.22, on-average argument stability 2eηb_{δ,m}T·avg_loss/n + 2R_*δ.
-* ``kan:thmD.15``            Theorem D.15 (λ = 0) stability, η√log(1/δ)T·avg_loss/n + (log T + √log(n/δ))δ/γ.
-* ``kan:thmC.23_gen``        generalisation gap of the C.23 proof with constants, 2b(2eηbT·avg_loss/n + 2Rδ).
+* ``kan:thmC.22``            Theorem C.22, on-average argument stability 2eηb_{δ,m}T·avg_loss/n +
+                             2R_*δ.
+* ``kan:thmD.15``            Theorem D.15 (λ = 0) stability, η√log(1/δ)T·avg_loss/n + (log T +
+                             √log(n/δ))δ/γ.
+* ``kan:thmC.23_gen``        generalisation gap of the C.23 proof with constants,
+                             2b(2eηbT·avg_loss/n + 2Rδ).
 * ``kan:thmE.1_gen``         Theorem E.1 generalisation gap, ηT·avg_loss/n + δ/γ.
 
 Noise calibration (kind conversion; the κ² that makes Algorithm 1 (ε, δ)-DP):
 
-* ``kan:thm5.1_noise``        Theorem 5.1 (λ > 0, zero-out), ((1−λ^T)/(1−λ))²(rT + √(rT log(1/δ))) log(1/δ)/ε².
+* ``kan:thm5.1_noise``        Theorem 5.1 (λ > 0, zero-out), ((1−λ^T)/(1−λ))²(rT + √(rT log(1/δ)))
+                              log(1/δ)/ε².
 * ``kan:thmF.12_noise``       Theorem F.12 as stated, constant 8.
 * ``kan:thmF.12_noise_proof`` Theorem F.12 with the constant 2 its proof gives (KAN-E1).
 * ``kan:thm5.4_noise``        Theorem 5.4 (λ = 0, replace-one), B²T log(1/δ)/(n²ε²).
 * ``kan:thmD.9_noise``        Theorem D.9, 16B²T/(n²ε) + 32B²T log(1/δ)/(n²ε²).
-* ``kan:calibration_gap``     F.12 at λ → 0⁺ over D.9: ≈ n/(4B), the discontinuity at λ = 0 (KAN-E7).
+* ``kan:calibration_gap``     F.12 at λ → 0⁺ over D.9: ≈ n/(4B), the discontinuity at λ = 0
+                              (KAN-E7).
 
 Corollaries, specialisations, prior rates (polylogs dropped as printed):
 
-* ``kan:cor5.3``             Corollary 5.3 (λ > 0, B = ρn, m ≍ γ⁻⁶): 1/(γ√n) + √d/(γ⁴nε), opt and pop.
-* ``kan:cor5.5``             Corollary 5.5 (λ = 0, B ≍ γ√n, m ≍ γ⁻⁴): 1/(γ√n) + √d/(γ³nε), opt and pop.
+* ``kan:cor5.3``             Corollary 5.3 (λ > 0, B = ρn, m ≍ γ⁻⁶): 1/(γ√n) + √d/(γ⁴nε), opt and
+                             pop.
+* ``kan:cor5.5``             Corollary 5.5 (λ = 0, B ≍ γ√n, m ≍ γ⁻⁴): 1/(γ√n) + √d/(γ³nε), opt and
+                             pop.
 * ``kan:cor5.6_opt``         Corollary 5.6 (κ = 0) optimisation risk 1/n.
 * ``kan:cor5.6``             Corollary 5.6 population risk 1/(γ²n) (needs δ ≤ 1/n, KAN-E5).
 * ``kan:fullbatch_dpgd``     App. D.3 full-batch DP-GD as stated: √d/(γ³nε).
-* ``kan:fullbatch_dpgd_both`` App. D.3 full-batch DP-GD with the dropped η ≍ 1 branch: 1/(γ²n) + √d/(γ³nε) (KAN-E6).
+* ``kan:fullbatch_dpgd_both`` App. D.3 full-batch DP-GD with the dropped η ≍ 1 branch: 1/(γ²n) +
+                              √d/(γ³nε) (KAN-E6).
 * ``kan:fullbatch_gd``       App. E full-batch GD population risk 1/(γ²n).
 * ``kan:wang_gd``            Wang et al. (2026) full-batch GD, both layers, m ≍ γ⁻⁶: 1/(γ⁴n).
 * ``kan:wang_dpgd``          Wang et al. (2026) full-batch DP-GD: √d/(γ⁴nε).
@@ -765,8 +779,9 @@ COR53 = register(Bound(
     privacy=_DP_ZERO_OUT + " (κ of Theorem 5.1)",
     kind="upper",
     conditions=(sp.Le(gamma, 1),),
-    notes="Side condition (SIDE_CONDITIONS) δ ≤ min{1/(n√m), γ/n}, written at m = γ⁻⁶: min{1/(n√m), γ/n} = γ³/n.  Branch point "
-          "n_c = d/(γ⁶ε²): below it √d/(γ⁴nε) (exponents n −1, ε −1, d ½, γ −4), above it "
+    notes="Side condition (SIDE_CONDITIONS) δ ≤ min{1/(n√m), γ/n}, written at m = γ⁻⁶: "
+          "min{1/(n√m), γ/n} = γ³/n.  Branch point n_c = d/(γ⁶ε²): below it √d/(γ⁴nε) "
+          "(exponents n −1, ε −1, d ½, γ −4), above it "
           "1/(γ√n).  No λ in the rate: the calibration cancels the (1−λ) gains.  The privacy "
           "term is the optimisation term 1/(γ²ηT) at the ε-dependent T; γ⁻⁴ comes from m ≍ γ⁻⁶ "
           "in the quadratic noise term.",
@@ -783,8 +798,8 @@ COR55 = register(Bound(
     privacy=_DP_REPLACE + " (κ of Theorem 5.4)",
     kind="upper",
     conditions=(sp.Le(gamma, 1),),
-    notes="Side condition δ ≤ γ/n.  Branch point n_b = d/(γ⁴ε²) (η < 1 below it).  The d and ε exponents come from the η "
-          "choice (rate = 1/(γ²ηT)).",
+    notes="Side condition δ ≤ γ/n.  Branch point n_b = d/(γ⁴ε²) (η < 1 below it).  The d and ε "
+          "exponents come from the η choice (rate = 1/(γ²ηT)).",
 ))
 
 COR56_OPT = register(Bound(
@@ -808,8 +823,9 @@ COR56 = register(Bound(
     privacy=_NONPRIVATE,
     kind="upper",
     conditions=(sp.Le(gamma, 1),),
-    notes="Reading chosen: the rate with δ ≤ 1/n (side conditions δ ≤ 1/(γn) and δ ≤ 1/n).  Under the stated δ ≤ 1/(γn) alone, E.1's "
-          "(1 + ηT/n)δ ≍ δ/γ² is only ≲ 1/(γ³n) (tested with follows_from, KAN-E5).  The proof's "
+    notes="Reading chosen: the rate with δ ≤ 1/n (side conditions δ ≤ 1/(γn) and δ ≤ 1/n).  "
+          "Under the stated δ ≤ 1/(γn) alone, E.1's (1 + ηT/n)δ ≍ δ/γ² is only ≲ 1/(γ³n) "
+          "(tested with follows_from, KAN-E5).  The proof's "
           "'A_non ≲ 1/(γ²n)' should read A_non ≲ 1/n (KAN-E5).",
 ))
 
