@@ -224,14 +224,26 @@ class ExperimentState:
 
 def collect(paper: str | None = None, *, full: bool = False,
             results: str | os.PathLike | None = None,
-            experiment_ids: Sequence[str] | None = None) -> list[ExperimentState]:
-    """Load and analyse the stored rows of every selected experiment (no sweep is run)."""
+            experiment_ids: Sequence[str] | None = None,
+            errors: dict[str, str] | None = None) -> list[ExperimentState]:
+    """Load and analyse the stored rows of every selected experiment (no sweep is run).
+
+    A paper whose experiments module fails to import is skipped; its error goes into
+    ``errors`` (paper -> message) so the page can say so.
+    """
     if experiment_ids:
         exps = [registry.get(i) for i in experiment_ids]
         if paper is not None:
             exps = [e for e in exps if e.paper == paper]
     else:
-        exps = registry.experiments(paper)
+        exps = []
+        for p in ([paper] if paper else list(registry.PAPER_MODULES)):
+            try:
+                exps += registry.experiments(p)
+            except Exception as exc:  # one paper's broken module must not hide the others
+                if errors is None:
+                    raise
+                errors[p] = f"{type(exc).__name__}: {exc}"
     root = results_dir(results)
     states = []
     for exp in exps:
@@ -658,7 +670,8 @@ def _paper_title(paper: str) -> str:
         return paper
     doc = (mod.__doc__ or "").strip().split("\n\n")[0]
     doc = re.sub(r"\s+", " ", doc).removeprefix("Bounds of ").strip()
-    doc = re.sub(r"\s*\(``[^`]*``\)", "", doc).rstrip(" .")   # the path to the paper's text
+    doc = re.sub(r",?\s*``[^`]*``", "", doc)           # the path to the paper's text file
+    doc = re.sub(r"\s*\(\s*\)", "", doc).rstrip(" .")
     return doc or paper
 
 
@@ -965,8 +978,12 @@ def _errata_html(states: list[ExperimentState], shown_bounds: set[str]
 
 
 def render_html(states: list[ExperimentState], env: dict[str, str], audits: dict[str, str],
-                summaries: dict[str, bytes]) -> str:
-    """The whole page as one string (styles, figures and formulas inline)."""
+                summaries: dict[str, bytes], errors: dict[str, str] | None = None) -> str:
+    """The whole page as one string (styles, figures and formulas inline); ``errors`` are
+    papers whose experiments could not be loaded."""
+    broken = "".join(f"<li>{_badge('ERROR')} paper {_e(p)}: experiments could not be loaded: "
+                     f"{_e(msg)}</li>" for p, msg in sorted((errors or {}).items()))
+    broken = f'<ul class="errors">{broken}</ul>' if broken else ""
     papers = sorted({st.experiment.paper for st in states})
     errata, refs = _errata_html(states, _shown_bounds(states, papers))
     worst_counts: dict[str, int] = {}
@@ -1011,7 +1028,7 @@ at commit <code>{_e(env.get("git commit", "unknown")[:12])}</code>. Nothing on t
 except fits of stored rows.</p>
 <nav class="toc">{toc}</nav></header>
 <section id="summary"><h2 style="margin-top:8px">Summary: bound × swept variable</h2>
-<p>Checks by verdict: {tally}</p>
+{broken}<p>Checks by verdict: {tally}</p>
 {_matrix_html(states)}
 <p class="meta">Checks: <b>two-sided</b>, the bound is tight on this instance (observed slope within
 the tolerance of the band between the bound's local slope over the grid and its asymptotic
@@ -1078,16 +1095,14 @@ def render_markdown(states: list[ExperimentState], env: dict[str, str], *,
                 else:
                     row.append("·")
             out.append(f"| `{b}` | " + " | ".join(row) + " |")
-        out += ["", "### Checks", "",
-                "| experiment | bound | var | kind | local | asymptotic | observed [95% CI] | tol "
-                "| verdict | figure |", "|---|---|---|---|---|---|---|---|---|---|"]
-        not_run = []
+        table, not_run = [], []
         for st in pstates:
             exp = st.experiment
             png = figures_root / exp.paper / f"{exp.id}.png"
             fig = f"[png]({rel(png)})" if png.exists() else "—"
             if st.analysis is None or not st.analysis.results:
-                why = "no stored rows" if not st.rows else (st.error or st.analysis.error)
+                why = (st.error or (st.analysis.error if st.analysis else "")
+                       or "; ".join(st.notes) or "no stored rows")
                 not_run.append(f"- `{exp.id}`: {st.status}; {_md(why)}")
                 continue
             for r in st.analysis.results:
@@ -1095,9 +1110,15 @@ def render_markdown(states: list[ExperimentState], env: dict[str, str], *,
                 verdict = r.verdict + (" (partial grid)" if st.missing else "")
                 if st.analysis.privacy_error:
                     verdict += ", PRIVACY FAIL"
-                out.append(f"| `{exp.id}` | `{r.bound}` | {r.variable} | {kind} | {r.local:+.3f} "
-                           f"| {_md(r.asymptotic_expr)} | {r.observed} | {r.tolerance:g} "
-                           f"| **{verdict}** | {fig} |")
+                table.append(f"| `{exp.id}` | `{r.bound}` | {r.variable} | {kind} | {r.local:+.3f} "
+                             f"| {_md(r.asymptotic_expr)} | {r.observed} | {r.tolerance:g} "
+                             f"| **{verdict}** | {fig} |")
+        out += ["", "### Checks", ""]
+        if table:
+            out += ["| experiment | bound | var | kind | local | asymptotic | observed [95% CI] "
+                    "| tol | verdict | figure |", "|---|---|---|---|---|---|---|---|---|---|", *table]
+        else:
+            out.append("No stored results could be analysed for this paper.")
         out += ["", "`*` recorded finding (docs/errata.md). local: the bound's least-squares "
                 "log-log slope over the same grid points (log factors included); asymptotic: its "
                 "exponent as the variable → ∞."]
@@ -1124,14 +1145,16 @@ def build_report(paper: str | None = None, *, full: bool = False,
     """Write ``<out>/index.html`` (and ``markdown`` unless None) from stored results."""
     if paper is not None and paper not in bounds.PAPERS:
         raise ValueError(f"paper must be one of {bounds.PAPERS}, got {paper!r}")
-    states = collect(paper, full=full, results=results, experiment_ids=experiment_ids)
+    errors: dict[str, str] = {}
+    states = collect(paper, full=full, results=results, experiment_ids=experiment_ids,
+                     errors=errors)
     if not states:
         raise ValueError(f"no experiments registered for paper={paper!r}")
     summaries = _draw_figures(states)
     env = environment(full, results)
     html_path = Path(out) / "index.html"
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    _write(html_path, render_html(states, env, _audits(states, results), summaries))
+    _write(html_path, render_html(states, env, _audits(states, results), summaries, errors))
     md_path = None
     if markdown:
         md_path = Path(markdown)

@@ -255,3 +255,20 @@ def test_renders_in_headless_chromium(built, tmp_path):
     img = mpimg.imread(shot)
     assert img.shape[:2] == (1000, 1400)
     assert img[..., :3].std() > 0.05          # not a blank page
+
+
+def test_a_broken_paper_module_is_reported_not_fatal(built, monkeypatch):
+    toy = registry.get("toy.power_law")
+
+    def experiments(paper=None):
+        if paper == "kan":
+            raise ImportError("kan module half-written")
+        return [toy] if paper == "kl" else []
+
+    monkeypatch.setattr(registry, "experiments", experiments)
+    errors: dict[str, str] = {}
+    states = report.collect(results=built["results"], errors=errors)
+    assert [st.experiment.id for st in states] == ["toy.power_law"]
+    assert "half-written" in errors["kan"]
+    page = report.render_html(states, {"grid": "quick"}, {}, {}, errors)
+    assert "paper kan: experiments could not be loaded" in page
