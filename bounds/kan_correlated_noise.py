@@ -601,7 +601,7 @@ THM51_NOISE = register(Bound(
                  "F.12's hypotheses (ε, δ ≤ 1, rT ≥ 3 ln(2/δ)) are not repeated in Theorem 5.1 (KAN-E9)"),
     privacy=_DP_ZERO_OUT,
     kind="conversion",
-    conditions=_LAM_OPEN + (sp.Le(B, n),),
+    conditions=_LAM_OPEN + (sp.Le(B, n), sp.Lt(delta, 1)),
     notes="Conservative closed form (the paper says it does not optimise it).  Its λ-factor "
           "((1−λ^T)/(1−λ))² cancels A_corr's (1−λ) gains (kan:lam_*_calibrated).  Linear in the "
           "sampling rate r (no amplification): at λ → 0⁺ it exceeds the λ = 0 calibration by "
@@ -650,7 +650,7 @@ THM54_NOISE = register(Bound(
     assumptions=("λ = 0; subsampling rate q = B/n; T steps",),
     privacy=_DP_REPLACE,
     kind="conversion",
-    conditions=(sp.Le(B, n),),
+    conditions=(sp.Le(B, n), sp.Lt(delta, 1)),
     notes="Quadratic in B/n (amplification by subsampling), unlike Theorem 5.1 (KAN-E7).",
 ))
 
@@ -664,7 +664,7 @@ THMD9_NOISE = register(Bound(
                  "intended for B < n; for B = n the plain Gaussian mechanism (Wang et al. 2026)"),
     privacy=_DP_REPLACE,
     kind="conversion",
-    conditions=(sp.Le(B, n),),
+    conditions=(sp.Le(B, n), sp.Lt(delta, 1)),
     notes="Lemma D.7's constant c_sgm = 8 is asymptotic (Wang–Balle–Kasiviswanathan Thm 9), not a "
           "proven inequality for every (q, κ, α) (KAN-E13): verify ε with an accountant.",
 ))

@@ -306,8 +306,12 @@ def test_lemma_f11_bound_on_the_encoder_norm():
             assert np.linalg.norm(C, 2) <= bound * (1 + 1e-12)
             assert bound <= 1 / (1 - lv)
     C = np.tril(0.5 ** np.subtract.outer(np.arange(10), np.arange(10)).clip(0))
-    y = np.r_[np.ones(3), np.zeros(7)]
-    assert np.linalg.norm(C @ y) == pytest.approx(2.708, abs=1e-3)        # notes E11a
+    ys = np.array([[(k >> j) & 1 for j in range(10)] for k in range(1 << 10)], dtype=float)
+    ys = ys[ys.sum(1) <= 3]                              # every participation pattern with ≤ τ = 3
+    norms = np.linalg.norm(ys @ C.T, axis=1)
+    worst = ys[int(np.argmax(norms))]
+    assert norms.max() == pytest.approx(2.708, abs=1e-3)                  # notes E11a
+    assert list(worst) == [1, 1, 1] + [0] * 7                            # a block at the start
     assert cal(lam=0.5, T=10) * math.sqrt(3) == pytest.approx(3.461, abs=1e-3)
 
 
