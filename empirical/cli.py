@@ -237,12 +237,12 @@ def _check_scheduler(args) -> None:
             raise UsageError(f"argument --scheduler: {exc}") from None
 
 
-def _invalid(exps) -> dict[str, str]:
+def _invalid(exps, full: bool) -> dict[str, str]:
     """Experiments whose declaration does not match their bounds: id -> reason (not run)."""
     bad = {}
     for exp in exps:
         try:
-            registry.validate_experiment(exp)
+            registry.validate_experiment(exp, full=full)
         except ValueError as exc:
             bad[exp.id] = str(exc)
     return bad
@@ -330,7 +330,7 @@ def _cmd_run_or_verify(args) -> int:
     drawing = not args.no_figures
     _check_dirs(args, drawing)
     _check_scheduler(args)
-    invalid = _invalid(exps)
+    invalid = _invalid(exps, args.full)
     stats = SweepStats()
     analyses = _run_and_analyse(exps, args, invalid, stats)
     if drawing:
