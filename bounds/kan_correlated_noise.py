@@ -57,6 +57,8 @@ Optimisation risk (averaged empirical risk), upper bounds:
 * ``kan:lam_quadratic_calibrated_explicit`` ((1−λ)² + 12βηλ²)((1−λ^T)/(1−λ))².
 * ``kan:lam_star``                         1/(1+η), the minimiser of kan:lam_quadratic.
 * ``kan:lam_star_explicit``                1/(1+12βη), the minimiser of kan:lam_quadratic_explicit.
+* ``kan:noise_drift``                      η²c²mdp(1 + (1−λ)²(T−2)), E‖accumulated noise‖² after
+                                           T−1 updates (exact, not a bound).
 * ``kan:lam_star_full``                    min{1, (1 + L/(2Q))/(1+η)}, argmin of A_corr over λ at
                                            fixed κ (linear term kept).
 
@@ -414,6 +416,25 @@ LAM_STAR_FULL = _lam_identity(
     "A_corr is convex in λ; d/dλ[L(1−λ) + Q((1−λ)² + ηλ²)] = 0 at λ = (1 + L/(2Q))/(1+η), "
     "L = A_CORR_L, Q = A_CORR_Q.  Tends to kan:lam_star when L ≪ Q.  Not in the paper.",
     conditions=())
+
+
+NOISE_DRIFT = register(Bound(
+    id="kan:noise_drift",
+    expr=eta**2 * C_PRIV**2 * m * d * p * (1 + (1 - lam)**2 * (T - 2)),
+    quantity="E‖ηc Σ_{s=1}^{T−1} (Z_s − λZ_{s−1})‖², the accumulated injected noise of Algorithm 1's "
+             "T−1 updates (iterates W_0..W_{T−1}), c = C_clip κ/B; equals the noise part of "
+             "‖W_{T−1} − W₀‖² when the projection is inactive",
+    source=f"{_SRC}, Algorithm 1 and the shifted-iterate identity (Lemma C.1, Step 2 of Section "
+           "4.3); notes §2.2",
+    assumptions=("Z_s i.i.d. N(0, I_{mdp}), Z₀ = 0; T ≥ 2",
+                 "telescoping: Σ_{s≤t}(Z_s − λZ_{s−1}) = Z_t + (1−λ)Σ_{s<t} Z_s"),
+    privacy=_CALIBRATED,
+    kind="identity",
+    conditions=(sp.Ge(T, 2), sp.Lt(lam, 1)),
+    notes="Exact (an expectation, not a bound).  Against independent noise (λ = 0) the cumulative "
+          "noise is reduced by the factor (1 + (1−λ)²(T−2))/(T−1) — the mechanism behind "
+          "A_corr's (1−λ) factors.  Not stated as a formula in the paper.",
+))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -865,3 +865,29 @@ def test_min_regimes_agree_with_their_branches():
         for reg in branches.values():
             keys = {sym(k) for k in reg}
             assert not any(sp.sympify(v).free_symbols & keys for v in reg.values()), cor
+
+
+def test_noise_drift_is_the_cancellation_identity():
+    """Σ_{s≤t}(Z_s − λZ_{s−1}) = Z_t + (1−λ)Σ_{s<t}Z_s, so after t = T−1 updates the expected
+    squared norm per coordinate is 1 + (1−λ)²(T−2): checked from the recursion's coefficients
+    (symbolically) and by Monte Carlo."""
+    drift = bounds.get("kan:noise_drift")
+    per_coord = sp.simplify(drift.expr / (eta**2 * kb.C_PRIV**2 * m * d * sym("p")))
+    for Tv in (2, 3, 7):
+        coef = [sp.Integer(0)] * Tv                      # coefficient of Z_0..Z_{T−1} in the sum
+        for s_ in range(1, Tv):
+            coef[s_] += 1
+            coef[s_ - 1] -= lam
+        coef[0] = 0                                      # Z_0 = 0
+        assert sp.expand(sum(c**2 for c in coef) - per_coord.subs(T, Tv)) == 0
+    rng = np.random.default_rng(0)
+    Tv, dim, lv = 40, 16, 0.7
+    Z = rng.standard_normal((4000, Tv, dim))
+    Z[:, 0] = 0.0
+    total = (Z[:, 1:] - lv * Z[:, :-1]).sum(1)
+    at = dict(eta=1.0, C_clip=1.0, noise_multiplier=1.0, B=1.0, m=1.0, d=float(dim), p=1.0,
+              lam=lv, T=float(Tv))
+    assert (total**2).sum(1).mean() == pytest.approx(drift(**at), rel=0.03)
+    # independent noise accumulates ∝ T; correlated noise ∝ 1 + (1−λ)²(T−2)
+    assert drift.local_slope("T", dict(at, lam=0.0, T=1e6)) == pytest.approx(1.0, abs=1e-5)
+    assert drift(**dict(at, lam=0.9, T=1e3)) < drift(**dict(at, lam=0.0, T=1e3)) / 50
