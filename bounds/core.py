@@ -39,6 +39,9 @@ __all__ = [
     "papers",
     "register_paper",
     "load_paper",
+    "load_papers",
+    "LOAD_ERRORS",
+    "PaperLoadWarning",
     "OutsideConditionsWarning",
     "privacy_notion",
     "asymptotic_exponent",
@@ -103,6 +106,32 @@ def papers() -> tuple[str, ...]:
     """Every known paper key: this project's, then registered and entry-point ones, sorted."""
     _read_entry_points()
     return PAPERS + tuple(sorted(k for k in _PLUGINS if k not in PAPERS))
+
+
+class PaperLoadWarning(UserWarning):
+    """A paper's module failed to import while every paper was being loaded; it was skipped."""
+
+
+#: (paper, package) -> one-line reason, for paper modules that failed to import while loading
+#: *every* paper (one paper's broken module must not stop the others; the CLI reports these).
+LOAD_ERRORS: dict[tuple[str, str], str] = {}
+
+
+def load_papers(package: str = "bounds", paper: str | None = None) -> None:
+    """Load ``paper`` (errors propagate: it was asked for) or every paper (a module that fails
+    to import is recorded in :data:`LOAD_ERRORS`, warned about, and skipped)."""
+    if paper is not None:
+        load_paper(paper, package)
+        return
+    for key in papers():
+        try:
+            load_paper(key, package)
+        except Exception as exc:
+            if (key, package) not in LOAD_ERRORS:
+                msg = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                LOAD_ERRORS[(key, package)] = msg
+                warnings.warn(f"paper {key!r}: its {package} module failed to import ({msg}); "
+                              "skipped", PaperLoadWarning, stacklevel=3)
 
 
 def load_paper(key: str, package: str = "bounds") -> None:
@@ -573,8 +602,7 @@ PAPER_MODULES: dict[str, str] = {
 def _load_all(paper: str | None = None) -> None:
     # Paper modules register their bounds on import; importing here keeps `bounds.get` usable
     # without the caller knowing which module defines which id.
-    for key in ([paper] if paper else papers()):
-        load_paper(key, "bounds")
+    load_papers("bounds", paper)
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,12 +23,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 import warnings
 from pathlib import Path
 
 import bounds
-from bounds.core import OutsideConditionsWarning, check_paper, papers
+from bounds.core import LOAD_ERRORS, OutsideConditionsWarning, PaperLoadWarning, check_paper
 from empirical import experiment as registry
 from empirical.checks import Analysis, analyse
 from empirical.runner import (PointError, SweepError, SweepStats, check_scheduler,
@@ -365,6 +366,15 @@ def _cmd_figures(args) -> int:
     return 0
 
 
+def _load_failures() -> list[str]:
+    """Papers skipped because their module failed to import, one line each (on stderr)."""
+    lines = [f"paper {paper!r}: {package}/ module failed to import ({why}); skipped"
+             for (paper, package), why in sorted(LOAD_ERRORS.items())]
+    for line in lines:
+        print(f"dprates: {line}", file=sys.stderr)
+    return lines
+
+
 def _cmd_audit(args) -> int:
     if getattr(args, "audit_run", None) is None:
         print(f"dprates: error: audit: {getattr(args, 'audit_unavailable', 'unavailable')}",
@@ -373,21 +383,23 @@ def _cmd_audit(args) -> int:
     return int(args.audit_run(args) or 0)
 
 
+_COMMANDS = {"bounds": _cmd_bounds, "experiments": _cmd_experiments,
+             "run": _cmd_run_or_verify, "verify": _cmd_run_or_verify, "figures": _cmd_figures,
+             "audit": _cmd_audit}
+
+
 def _dispatch(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     _import_modules(args)
-    if args.cmd == "bounds":
-        return _cmd_bounds(args)
-    if args.cmd == "experiments":
-        return _cmd_experiments(args)
-    if args.cmd in ("run", "verify"):
-        return _cmd_run_or_verify(args)
-    if args.cmd == "figures":
-        return _cmd_figures(args)
-    if args.cmd == "audit":
-        return _cmd_audit(args)
-    return 2  # pragma: no cover
+    LOAD_ERRORS.clear()
+    with warnings.catch_warnings():
+        # A paper whose module is broken is reported once, below, not as a Python warning.
+        warnings.simplefilter("ignore", PaperLoadWarning)
+        code = _COMMANDS[args.cmd](args)
+    if _load_failures() and args.cmd in ("verify", "bounds", "experiments", "figures"):
+        return max(code, 1)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -406,6 +418,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except SystemExit as exc:       # --help
         return exc.code if isinstance(exc.code, int) else 0
+    except Exception as exc:        # anything else: one line, the traceback on request
+        if os.environ.get("DPRATES_DEBUG"):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"dprates: error: {type(exc).__name__}: {first} (DPRATES_DEBUG=1 shows the "
+              "traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

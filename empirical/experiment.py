@@ -199,12 +199,11 @@ def _load_all(paper: str | None = None) -> None:
     # One paper's module is imported only when its experiments are asked for, so a paper being
     # worked on never breaks another's runs.  Papers not encoded yet have no module and are
     # skipped; a researcher's papers (bounds.register_paper, entry points) load the same way.
-    from bounds.core import check_paper, load_paper, papers
+    from bounds.core import check_paper, load_papers
 
     if paper is not None:
         check_paper(paper)
-    for key in ([paper] if paper else papers()):
-        load_paper(key, "empirical")
+    load_papers("empirical", paper)
 
 
 def ids(paper: str | None = None) -> list[str]:

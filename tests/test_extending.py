@@ -137,3 +137,19 @@ def test_figures_are_byte_for_byte_reproducible(tmp_path):
     assert plot_analysis(a, tmp_path / "f1").stat().st_mtime_ns == stamp, "unchanged: not rewritten"
     assert plot_analysis(a, tmp_path / "f2").read_bytes() == first
     assert b"Software" not in first and b"Matplotlib" not in first and b"tIME" not in first
+
+
+def test_a_broken_paper_module_does_not_stop_the_others(tmp_path, monkeypatch, capsys,
+                                                        isolated_plugins):
+    (tmp_path / "broken_paper_mod.py").write_text("raise RuntimeError('half-written module')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    bounds.register_paper("brokenpaper", "broken_paper_mod")
+    assert main(["bounds", "list"]) == 1
+    out, err = capsys.readouterr()
+    assert "kl:thm9" in out
+    assert "paper 'brokenpaper': bounds/ module failed to import (RuntimeError: half-written" in err
+    assert main(["bounds", "list", "kl"]) == 0
+    capsys.readouterr()
+    assert main(["run", "brokenpaper.x.n", "--no-figures"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "half-written module" in err
