@@ -327,7 +327,9 @@ THM41_EXPLICIT = register(Bound(
     notes="All constants as printed (log(6/δ_pot) = log(30/δ)).  The quadratic-noise λ-factor is "
           "(1−λ)² + 12βηλ² (kan:lam_quadratic_explicit); A_corr writes λ²η, dropping 12β, and the "
           "C.13 proof prints 2βλ²η³ in (10) (KAN-E3).  The 8L_S(W*) + 3‖W₀−W*‖²/(ηT) part is the "
-          "comparator term; C.12's comparator has L_S(W*) ≤ 1/T and ‖W₀−W*‖ ≤ τ_γ.  Condition (7) "
+          "comparator term; C.12's comparator has L_S(W*) ≤ 1/T and ‖W₀−W*‖ ≤ τ_γ.  The projection "
+          "condition R_* ≥ R̄ + ‖W*−W₀‖ + ηcz is in SIDE_CONDITIONS (R is not a symbol of the "
+          "rate).  Condition (7) "
           "is ≳ in the paper; here with constant 1 and C_{σ,b} = β/p³.",
 ))
 
