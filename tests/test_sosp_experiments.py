@@ -173,9 +173,25 @@ def test_escape_threshold_is_below_the_lemma1_curvature(rows):
         assert r["gamma_star"] <= r["curvature_threshold"] * 10 ** (1 / 20)
 
 
-def test_summary_figures_exist_for_committed_experiments():
+def test_figures_exist_for_every_experiment():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1] / "figures" / "sosp"
     missing = [i for i in IDS if not (root / f"{i}.png").exists()]
     assert not missing, missing
+
+
+def test_private_selection_breaks_down_beyond_a_dimension(rows):
+    """Remark 4 / SOSP-E6: at a fixed T, the noise part of Algorithm 4's Hessian threshold grows
+    as d, so beyond some dimension it exceeds the planted saddles' curvature and a strict saddle
+    is selected (α'_emp ≫ α).  On the quick grid (N = √m nε = 283) every run selects the SOSP at
+    the smallest d and a saddle at the largest, and the threshold grows monotonically in d."""
+    by = {}
+    for r in rows["sosp.select.d"]:
+        by.setdefault(r["p_d"], []).append(r)
+    ds = sorted(by)
+    assert all(r["selected_is_sosp"] == 1.0 for r in by[ds[0]])
+    assert all(r["selected_is_sosp"] == 0.0 and r["alpha_selected"] > 5 * r["p_alpha"]
+               for r in by[ds[-1]])
+    thr = [by[d][0]["hess_threshold"] for d in ds]
+    assert all(a < b for a, b in zip(thr, thr[1:]))
