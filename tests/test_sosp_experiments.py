@@ -195,3 +195,15 @@ def test_private_selection_breaks_down_beyond_a_dimension(rows):
                for r in by[ds[-1]])
     thr = [by[d][0]["hess_threshold"] for d in ds]
     assert all(a < b for a, b in zip(thr, thr[1:]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exp_id", IDS)
+def test_full_grid_verdicts_as_declared(tmp_path_factory, exp_id):
+    """The same verdicts on the full grids (minutes; `pytest -m slow`)."""
+    root = tmp_path_factory.mktemp("sosp_full")
+    exp = registry.get(exp_id)
+    a = analyse(exp, sweep(exp, full=True, results=root, workers=2))
+    assert not a.error and not a.privacy_error, (a.error, a.privacy_error)
+    assert [(r.bound, r.verdict) for r in a.results] == \
+        [(c.bound, _expected(c)) for c in exp.checks], [r.message for r in a.results]
