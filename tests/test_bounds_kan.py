@@ -633,21 +633,22 @@ def test_fullbatch_gd_follows_from_theorem_e1():
         assert der.holds == holds_in_gamma, der.exponents
 
 
-def test_fullbatch_dpgd_holds_in_the_private_branch_only():
+@pytest.mark.parametrize("thm", ["kan:A_van", "kan:thmD.16"])
+def test_fullbatch_dpgd_holds_in_the_private_branch_only(thm):
     stated, both = bounds.get("kan:fullbatch_dpgd"), bounds.get("kan:fullbatch_dpgd_both")
     priv = kb.regime("fullbatch_dpgd", "private")
     for v in ("n", "d"):
-        assert _follows(stated, "kan:thmD.16", priv, [v])[0]
-    assert _follows(_inverted(stated, "epsilon", epsilon_inv), "kan:thmD.16",
+        assert _follows(stated, thm, priv, [v])[0]
+    assert _follows(_inverted(stated, "epsilon", epsilon_inv), thm,
                     _regime_inverted(priv, "epsilon", epsilon_inv), ["epsilon_inv"])[0]
-    assert _follows(_inverted(stated, "gamma", gamma_inv), "kan:thmD.16",
+    assert _follows(_inverted(stated, "gamma", gamma_inv), thm,
                     _regime_inverted(priv, "gamma", gamma_inv), ["gamma_inv"])[0]
     # η ≍ 1 branch (ε ≥ γ√(md)): the dropped 1/(γ²n) term rules as ε → ∞ (KAN-E6)
     nonpriv = kb.regime("fullbatch_dpgd", "nonprivate")
-    der = follows_from(stated, bounds.get("kan:thmD.16"), nonpriv, ["n", "epsilon"])
+    der = follows_from(stated, bounds.get(thm), nonpriv, ["n", "epsilon"])
     assert not der.holds and der.exponents["epsilon"] == (0, -1)
-    assert _follows(both, "kan:thmD.16", nonpriv, ["n", "epsilon"])[0]
-    assert _follows(both, "kan:thmD.16", priv, ["n", "d"], tight=False)[0]
+    assert _follows(both, thm, nonpriv, ["n", "epsilon"])[0]
+    assert _follows(both, thm, priv, ["n", "d"], tight=False)[0]
 
 
 def test_this_paper_against_wang_and_the_dpsco_lower_bound():
