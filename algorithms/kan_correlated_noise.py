@@ -327,7 +327,7 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
                       rng: np.random.Generator | Sequence[np.random.Generator],
                       sampler: str = "fresh", rows_per_seed: int = 1,
                       H_test: np.ndarray | None = None, y_test: np.ndarray | None = None,
-                      eval_every: int = 1) -> KanRun:
+                      eval_every: int = 1, eval_subsample: int | None = None) -> KanRun:
     """Algorithm 1 (mini-batch DP-SGD with correlated Gaussian noise, DP-λCGD).
 
     W₀ and c are the model's.  Z₀ = 0; for t = 1..T−1:
@@ -341,6 +341,8 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
     and noise (the coupled runs of Theorem C.22 on S and its neighbours S^{(i)}); ``y`` likewise.
     ``lam`` and ``noise_multiplier`` may be arrays of length k: row r·k + j then uses λ_j, κ_j
     with generator r's batches and Z (paired comparisons at common random numbers).
+    ``eval_subsample`` = N evaluates L_S on the first N examples of each S only (S is i.i.d., so
+    this is an unbiased estimate of L_S; paired rows share it), to keep large-n sweeps cheap.
     ``R_star = inf`` disables the projection (the unprojected auxiliary trajectory W̃ of the
     proof).  Per-example gradient norms come from the rank-one structure
     ‖∇ℓ‖ = |ℓ'|·‖a(x)‖·‖h(x)‖, so no per-example tensor is formed: the cost per step is
@@ -395,8 +397,11 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
     proj_active = 0.0 * np.zeros(R)
     clipped = np.zeros(R)
 
+    ne = n if eval_subsample is None else min(n, check_int("eval_subsample", eval_subsample))
+    H_eval, y_eval = H[:, :ne], y[:, :ne]
+
     def evaluate(Wc: np.ndarray) -> None:
-        train_curve.append(model.loss(Wc, H, y))
+        train_curve.append(model.loss(Wc, H_eval, y_eval))
         if H_test is not None:
             test_curve.append(model.loss(Wc, H_test, y_test))
 
@@ -444,7 +449,7 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
                   params={"T": T, "eta": eta, "B": B, "C_clip": C_clip, "lam": np.tile(lam_rows, len(gens)),
                           "noise_multiplier": np.tile(kap_rows, len(gens)), "R_star": R_star,
                           "sampler": sampler, "noise_std": np.tile(C_clip * kap_rows / B, len(gens)),
-                          "releases": steps})
+                          "releases": steps, "eval_subsample": ne})
 
 
 # =============================================================================================
@@ -696,12 +701,15 @@ class KanPrivacy:
 
 
 def calibrate(epsilon: float, delta: float, *, lam: float, T: int, n: int, B: int, sampler: str,
-              calibration: str, amplification: bool = True) -> KanPrivacy:
+              calibration: str, amplification: bool = True, tight_relation: str = "zero-out"
+              ) -> KanPrivacy:
     """κ for (ε, δ)-DP of Algorithm 1 with T iterates (T − 1 releases) under ``calibration``,
     and the ε every route certifies for that κ.
 
     ``thm5.1``: F.12 (λ ∈ [0, 1), λ = 0 as the λ → 0⁺ limit; needs ε ≤ 1, rT ≥ 3 ln(2/δ)).
     ``thm5.4``: D.9 (λ = 0 only).  ``tight``: :func:`tight_noise_multiplier` (zero-out).
+    ``tight_relation`` ("zero-out" or "replace-one") is the neighbouring relation of the tight
+    calibration (replace-one is the like-for-like comparison with Thm 5.4).
     The paper's formulas are evaluated with its T (conservative: the loop releases T − 1)."""
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
@@ -723,14 +731,17 @@ def calibrate(epsilon: float, delta: float, *, lam: float, T: int, n: int, B: in
         kappa = noise_multiplier_thm_d9(B, n, T, eps, delta)
         relation = REPLACE_ONE
     else:
-        kappa = tight_noise_multiplier(eps, **kw)
-        relation = ADD_OR_REMOVE_ONE
+        if tight_relation not in ("zero-out", "replace-one"):
+            raise ValueError(f"tight_relation must be 'zero-out' or 'replace-one', got {tight_relation!r}")
+        relation = REPLACE_ONE if tight_relation == "replace-one" else ADD_OR_REMOVE_ONE
+        kappa = tight_noise_multiplier(eps, **kw, relation=relation)
     e51 = epsilon_thm_f12(kappa, lam, T, B, n, delta)
     e51p = epsilon_thm_f12(kappa, lam, T, B, n, delta, constant=2.0)
     e54 = epsilon_thm_d9(kappa, B, n, T, delta) if lam == 0 else math.inf
     et = tight_epsilon(kappa, **kw)
     etr = tight_epsilon(kappa, **kw, relation=REPLACE_ONE)
-    guarantee = {"thm5.1": e51, "thm5.4": e54, "tight": et}[calibration]
+    guarantee = {"thm5.1": e51, "thm5.4": e54,
+                 "tight": etr if relation == REPLACE_ONE else et}[calibration]
     spent = etr if relation == REPLACE_ONE else et
     return KanPrivacy(calibration, sampler, "replace-one" if relation == REPLACE_ONE else "zero-out",
                       delta, eps, kappa, guarantee, spent, e51, e51p, e54, et, etr, steps)

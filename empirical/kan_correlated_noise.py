@@ -62,7 +62,9 @@ class NTKTeacher:
     def score(self, X: np.ndarray) -> np.ndarray:
         """s(x) = ⟨φ(x), u⟩ for each row of X."""
         a, H = tangent_factors(self.model, X)
-        return ((a @ self.anchor_a.T) * (H @ self.anchor_h.T)) @ self.alpha / self.u_norm
+        # Σ_k α_k⟨a(x), a_k⟩⟨h(x), h_k⟩ = a(x)ᵀ M h(x) with M = Σ_k α_k a_k h_kᵀ (m × dp)
+        M = (self.anchor_a * self.alpha[:, None]).T @ self.anchor_h
+        return np.einsum("nm,mq,nq->n", a, M, H, optimize=True) / self.u_norm
 
     def _candidates(self, rng: np.random.Generator, size: int) -> np.ndarray:
         return rng.uniform(-1.0, 1.0, (size, self.d)) / math.sqrt(self.d)
@@ -173,14 +175,17 @@ def _test_set(m: int, d: int, p: int, q: float, seed: int) -> tuple[np.ndarray, 
     return inst.model.features(X), y
 
 
-def sample_rows(inst: NTKTeacher, n: int, rngs: list) -> tuple[np.ndarray, np.ndarray]:
-    """One training set S ~ Pⁿ per seed (from that seed's generator): features (R, n, dp), labels."""
-    Hs, ys = [], []
+def sample_rows(inst: NTKTeacher, n: int, rngs: list, with_x: bool = False):
+    """One training set S ~ Pⁿ per seed (from that seed's generator): features (R, n, dp),
+    labels (R, n) and, with ``with_x``, the inputs (R, n, d)."""
+    Xs, Hs, ys = [], [], []
     for g in rngs:
         X, y = inst.sample(n, g)
+        Xs.append(X)
         Hs.append(inst.model.features(X))
         ys.append(y)
-    return np.stack(Hs), np.stack(ys)
+    out = (np.stack(Hs), np.stack(ys))
+    return out + (np.stack(Xs),) if with_x else out
 
 
 def _common(point: dict, run, R: int) -> dict:
@@ -204,7 +209,8 @@ def _paired_lam_rows(point: dict, rngs: list, kappas: list[float], lams: list[fl
     run = dp_sgd_correlated(inst.model, H, y, T=int(point["T"]), eta=point["eta"], B=B,
                             C_clip=point["C_clip"], lam=lams, noise_multiplier=kappas,
                             R_star=math.inf, rng=rngs, sampler=sampler, rows_per_seed=k,
-                            eval_every=int(point["eval_every"]))
+                            eval_every=int(point["eval_every"]),
+                            eval_subsample=int(point.get("eval_subsample", n)))
     return inst, run
 
 
@@ -343,7 +349,7 @@ LAM_THM51 = register(Experiment(
 ))
 
 _TIGHT_FIXED = {**_CAL_BASE, "n": 4000, "B": 200, "calibration_tight": 1, "epsilon": 0.1,
-                "eval_every": 40}
+                "eval_every": 20, "eval_subsample": 1000}
 
 LAM_TIGHT_FRESH = register(Experiment(
     id="kan.lam.tight.fresh",
@@ -395,5 +401,252 @@ LAM_TIGHT_CYCLIC = register(Experiment(
         Check("kan:lam_quadratic_calibrated", "reject", 0.3,
               "competitor: the paper's calibrated no-gain shape (increasing in λ); sharper "
               "accounting with a cyclic sampler must rule it out"),
+    ),
+))
+
+
+# =============================================================================================
+# Non-private full-batch GD: optimisation risk ∝ 1/(γ²ηT) (Theorem E.1, App. E)
+# =============================================================================================
+def _run_nonprivate(point: dict, rngs: list) -> dict:
+    inst = _instance(point)
+    n, T = int(point["n"]), int(point["T"])
+    H, y, X = sample_rows(inst, n, rngs, with_x=True)
+    run = dp_sgd_correlated(inst.model, H, y, T=T, eta=point["eta"], B=n, C_clip=1e6, lam=0.0,
+                            noise_multiplier=0.0, R_star=math.inf, rng=rngs,
+                            eval_every=max(1, T // 50))
+    R = len(rngs)
+    # certified lower bound on this sample's margin (≥ γ₀ by construction)
+    lo = np.array([estimate_margin(inst.model, X[r], y[r])[0] for r in range(R)])
+    return {"avg_train_loss": run.avg_train_loss, "last_train_loss": run.train_curve[:, -1],
+            "gamma0": np.full(R, inst.gamma0), "gamma_hat_lower": lo,
+            "noise_multiplier": np.zeros(R), "lam": np.zeros(R),
+            "max_drift": run.max_drift, "clip_fraction": run.clip_fraction,
+            **_common(point, run, R)}
+
+
+def _nonpriv_values(point: dict) -> dict:
+    return {"T": point["T"], "eta": point["eta"], "gamma": _instance(point).gamma0,
+            "B": point["n"]}
+
+
+NONPRIV_T = register(Experiment(
+    id="kan.nonpriv.T",
+    paper="kan",
+    title="Full-batch GD (Alg. 1, κ = 0, B = n): optimisation risk vs T (Thm E.1 / App. E)",
+    variable="T",
+    quick_grid=(100, 200, 400, 800, 1600),
+    full_grid=(100, 200, 400, 800, 1600, 3200, 6400),
+    fixed={"n": 100, "m": 64, "d": 5, "p": 6, "margin_quantile": 0.95, "eta": 2.0},
+    seeds=4,
+    run=_run_nonprivate,
+    metric="avg_train_loss",
+    bound_values=_nonpriv_values,
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1)",
+    algorithm="dp_sgd_correlated with κ = 0, B = n, no clipping, no projection (full-batch GD)",
+    checks=(
+        Check("kan:A_non", "one-sided", 0.15,
+              "Theorem E.1's A_non = 1/(γ²ηT) + 1/(γ√(BT)) + η/B at B = n (upper bound: the risk "
+              "may fall faster); 0.15 covers 4 seeds (CI half-width ≈ 0.03) and the log T that "
+              "averaging a 1/t curve adds",
+              level=(0.3, 3.0),
+              level_reason="≲ with constant 1 and γ = γ₀ (guaranteed): a factor 3 either way is "
+                           "the hidden constant C_σ,b allowed before the level contradicts the "
+                           "bound; the lower end flags a bound off by more than that"),
+        Check("kan:fullbatch_gd_opt", "one-sided", 0.15,
+              "App. E's full-batch rate 1/(γ²ηT) alone (the 1/(γ√(BT)) and η/B terms are "
+              "mini-batch terms that vanish at B = n in the proof): slope −1; same tolerance",
+              expect="finding",
+              note="KAN-E27: pre-asymptotic on a 16× T range; observed ≈ −0.45 and the ratio to "
+                   "1/(γ²ηT) grows from 3 to 13 (m γ₀⁴ = 0.43: the width condition holds only "
+                   "up to a constant)"),
+    ),
+))
+
+
+# =============================================================================================
+# Corollary 5.5: λ = 0, single pass, population risk vs n (Theorem 5.4 / D.9 calibration)
+# =============================================================================================
+def cor55_schedule(n: int, gamma: float, epsilon: float, d: int) -> dict:
+    """Corollary 5.5's choices (constants 1): B = ⌈γ√n⌉, T = ⌈√n/γ⌉, η = min{1, γ²√n ε/√d}."""
+    return {"B": max(1, math.ceil(gamma * math.sqrt(n))), "T": math.ceil(math.sqrt(n) / gamma),
+            "eta": min(1.0, gamma ** 2 * math.sqrt(n) * epsilon / math.sqrt(d))}
+
+
+def _run_cor55(point: dict, rngs: list) -> dict:
+    inst = _instance(point)
+    n, d = int(point["n"]), inst.d
+    sch = cor55_schedule(n, inst.gamma0, point["epsilon"], d)
+    cal = "tight" if point.get("calibration_tight") else "thm5.4"
+    priv = calibrate(point["epsilon"], point["delta"], lam=0.0, T=sch["T"], n=n, B=sch["B"],
+                     sampler="fresh", calibration=cal, tight_relation="replace-one")
+    H, y = sample_rows(inst, n, rngs)
+    Ht, yt = _test_set(inst.model.m, d, inst.model.p, float(point["margin_quantile"]),
+                       int(point.get("instance_seed", 0)))
+    run = dp_sgd_correlated(inst.model, H, y, T=sch["T"], eta=sch["eta"], B=sch["B"],
+                            C_clip=point["C_clip"], lam=0.0, noise_multiplier=priv.noise_multiplier,
+                            R_star=math.inf, rng=rngs, H_test=Ht, y_test=yt,
+                            eval_every=max(1, sch["T"] // 20), eval_subsample=1000)
+    R = len(rngs)
+    return {"pop_risk": run.avg_test_loss, "opt_risk": run.avg_train_loss,
+            "last_test_loss": run.test_curve[:, -1], "test_loss_se": run.test_loss_se,
+            "gamma0": np.full(R, inst.gamma0), "lam": np.zeros(R),
+            "clip_fraction": run.clip_fraction,
+            **{k: np.full(R, v) for k, v in priv.columns().items()}, **_common(point, run, R)}
+
+
+def _cor55_values(point: dict) -> dict:
+    return {"n": point["n"], "d": point["d"], "epsilon": point["epsilon"],
+            "gamma": _instance(point).gamma0, "delta": point["delta"]}
+
+
+_COR55_FIXED = {"m": 32, "d": 5, "p": 6, "margin_quantile": 0.8, "epsilon": 1.0, "delta": 1e-6,
+                "C_clip": 0.5}
+
+COR55_N = register(Experiment(
+    id="kan.cor55.n",
+    paper="kan",
+    title="Cor. 5.5 as stated (λ = 0, B = γ√n, T = √n/γ, η = min{1, γ²√nε/√d}, κ from D.9): "
+          "population risk vs n",
+    variable="n",
+    quick_grid=(500, 1000, 2000, 4000, 8000),
+    full_grid=(500, 1000, 2000, 4000, 8000, 16000, 32000, 64000),
+    fixed={**_COR55_FIXED, "calibration_tight": 0},
+    seeds=4,
+    run=_run_cor55,
+    metric="pop_risk",
+    bound_values=_cor55_values,
+    # Not a private run: D.9's κ → 0 in this regime and is not (ε, δ)-DP (KAN-E25); the rows
+    # still carry every ε column, and tests pin epsilon_spent > epsilon_target.
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1); held-out sample of 4000 for L(W_t)",
+    algorithm="dp_sgd_correlated, λ = 0, fresh batches, κ from Thm D.9 (replace-one)",
+    description="Utility of the corollary exactly as stated.  The D.9 noise multiplier shrinks "
+                "like n^(-1/4) here; dp-accounting (sampling without replacement, replace-one) "
+                "puts the actual ε far above the target, so this is not a private run (KAN-E25); "
+                "kan.cor55.n.tight is the private counterpart.",
+    checks=(
+        Check("kan:cor5.5", "one-sided", 0.15,
+              "upper bound (polylog dropped): the averaged population risk may fall faster; "
+              "0.15 covers 4 seeds (CI half-width ≈ 0.05) and the iterate average's start at "
+              "log 2"),
+    ),
+))
+
+COR55_N_TIGHT = register(Experiment(
+    id="kan.cor55.n.tight",
+    paper="kan",
+    title="Cor. 5.5's schedule with κ calibrated by dp-accounting (replace-one, sampling without "
+          "replacement) to the same (ε, δ): population risk vs n",
+    variable="n",
+    quick_grid=(500, 1000, 2000, 4000, 8000),
+    full_grid=(500, 1000, 2000, 4000, 8000, 16000, 32000, 64000),
+    fixed={**_COR55_FIXED, "calibration_tight": 1},
+    seeds=4,
+    run=_run_cor55,
+    metric="pop_risk",
+    bound_values=_cor55_values,
+    problem="NTK teacher with margin γ₀ (G1); held-out sample of 4000 for L(W_t)",
+    algorithm="dp_sgd_correlated, λ = 0, fresh batches, κ from dp-accounting at (ε, δ)",
+    checks=(
+        Check("kan:cor5.5", "one-sided", 0.15,
+              "upper bound (polylog dropped), now with honest noise; 0.15 as for kan.cor55.n"),
+    ),
+))
+
+
+# =============================================================================================
+# Stability: coupled runs on S and S^{(i)} (Theorem C.22), noise shared and cancelling
+# =============================================================================================
+STAB_NEIGHBOURS = 3
+
+
+def _run_stability(point: dict, rngs: list) -> dict:
+    """Per seed: S and STAB_NEIGHBOURS neighbours S^{(i)} (example i replaced by a fresh draw),
+    once with noise (κ, λ) and once without; same init, batches and Z within a seed."""
+    inst = _instance(point)
+    n, T, k = int(point["n"]), int(point["T"]), STAB_NEIGHBOURS
+    Hs, ys = [], []
+    for g in rngs:
+        X, y = inst.sample(n + k, g)
+        H = inst.model.features(X)
+        for i in range(k + 1):
+            Hi, yi = H[:n].copy(), y[:n].copy()
+            if i:
+                Hi[i - 1], yi[i - 1] = H[n + i - 1], y[n + i - 1]
+            Hs.append(Hi)
+            ys.append(yi)
+    H2 = np.stack(Hs).reshape(len(rngs), k + 1, n, -1)
+    y2 = np.stack(ys).reshape(len(rngs), k + 1, n)
+    H2 = np.concatenate([H2, H2], axis=1).reshape(len(rngs) * 2 * (k + 1), n, -1)
+    y2 = np.concatenate([y2, y2], axis=1).reshape(len(rngs) * 2 * (k + 1), n)
+    kap, lam = point["noise_multiplier"], point["lam"]
+    run = dp_sgd_correlated(inst.model, H2, y2, T=T, eta=point["eta"], B=n, C_clip=point["C_clip"],
+                            lam=[lam] * (k + 1) + [0.0] * (k + 1),
+                            noise_multiplier=[kap] * (k + 1) + [0.0] * (k + 1),
+                            R_star=point["R_star"], rng=rngs, rows_per_seed=2 * (k + 1),
+                            eval_every=max(1, T // 50))
+    R = len(rngs)
+    W = run.W.reshape(R, 2, k + 1, -1)
+    dist = np.linalg.norm(W[:, :, 1:] - W[:, :, :1], axis=-1).mean(axis=2)     # (R, 2)
+    avg = run.avg_train_loss.reshape(R, 2, k + 1)[:, :, 0]
+    # b_{δ,m}: the largest ‖∇f_W(x)‖ met, measured at the start and end of the noisy S run
+    bmax = []
+    for r in range(R):
+        for Wc in (inst.model.W0, run.W[r * 2 * (k + 1)]):
+            _, a = inst.model.forward_and_factors(Wc[None], H2[r * 2 * (k + 1)])
+            bmax.append(np.max(np.linalg.norm(a[0], axis=1) * np.linalg.norm(H2[0], axis=1)))
+    b = float(max(bmax))
+    return {"stab_distance": dist[:, 0], "stab_distance_nonprivate": dist[:, 1],
+            "avg_loss": avg[:, 0], "avg_loss_nonprivate": avg[:, 1], "b_grad": np.full(R, b),
+            "gamma0": np.full(R, inst.gamma0), "lam": np.full(R, lam),
+            "noise_multiplier": np.full(R, kap), "projection_active": run.projection_active.reshape(R, -1)[:, 0],
+            **_common(point, run, R)}
+
+
+def _run_stability_ratio(point: dict, rngs: list) -> dict:
+    """Metric: the coupled distance divided by the run's own Σ-loss and gradient scale,
+    E(1/k)Σ_i‖W_T − W_T^{(i)}‖ / (b_{δ,m}·avg L_S), so that C.22 in these units is
+    2eηT/n + 2R_*δ/(b·avg L_S) (bound evaluated with avg_loss = b_grad = 1; δ = 1e-9 makes the
+    second term negligible, < 1e-6 of the first)."""
+    out = _run_stability(point, rngs)
+    out["stab_ratio"] = out["stab_distance"] / (out["b_grad"] * out["avg_loss"])
+    out["stab_ratio_nonprivate"] = out["stab_distance_nonprivate"] / (
+        out["b_grad"] * out["avg_loss_nonprivate"])
+    return out
+
+
+def _stab_values(point: dict) -> dict:
+    return {"R": point["R_star"], "T": point["T"], "avg_loss": 1.0, "b_grad": 1.0,
+            "delta": point["delta"], "eta": point["eta"], "n": point["n"]}
+
+
+STABILITY_N = register(Experiment(
+    id="kan.stability.n",
+    paper="kan",
+    title="Coupled runs on S and S^(i) (shared init, batches, noise): argument stability vs n "
+          "(Theorem C.22), with correlated noise κ = 5, λ = 0.5",
+    variable="n",
+    quick_grid=(50, 100, 200, 400),
+    full_grid=(50, 100, 200, 400, 800, 1600),
+    fixed={"m": 32, "d": 5, "p": 6, "margin_quantile": 0.9, "T": 100, "eta": 1.0, "C_clip": 1.0,
+           "noise_multiplier": 5.0, "lam": 0.5, "R_star": 50.0, "delta": 1e-9},
+    seeds=4,
+    run=_run_stability_ratio,
+    metric="stab_ratio",
+    bound_values=_stab_values,
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1); S^(i) replaces example i by a fresh draw",
+    algorithm="dp_sgd_correlated, full batch, 2×(1 + 3) coupled rows per seed (with and without noise)",
+    checks=(
+        Check("kan:thmC.22", "one-sided", 0.15,
+              "C.22 is an upper bound with explicit constants (2e, b_{δ,m}): the normalised "
+              "distance may fall faster than 1/n but not slower; 0.15 covers 4 seeds × 3 "
+              "replaced indices",
+              level=(1e-3, 1.0),
+              level_reason="explicit constants: observed/bound ≤ 1 is the theorem itself (b is "
+                           "the largest ‖∇f‖ measured at W₀ and W_T, a proxy for b_{δ,m}); the "
+                           "lower end only excludes a degenerate zero distance"),
     ),
 ))
