@@ -892,3 +892,39 @@ def test_noise_drift_is_the_cancellation_identity():
     # independent noise accumulates ∝ T; correlated noise ∝ 1 + (1−λ)²(T−2)
     assert drift.local_slope("T", dict(at, lam=0.0, T=1e6)) == pytest.approx(1.0, abs=1e-5)
     assert drift(**dict(at, lam=0.9, T=1e3)) < drift(**dict(at, lam=0.0, T=1e3)) / 50
+
+
+def test_branch_checks_can_fail_on_a_mutated_theorem():
+    """The follows_from checks are not vacuous: with the quadratic noise term's ηκ²md/B² mutated
+    to ηκ²md/B (a dropped batch factor), or the 1/(γ²ηT) term to 1/(γ²η√T), Corollary 5.3's
+    privacy-branch rate no longer follows.  (A *smaller* term, e.g. √m for m in the noise or
+    1/(γηT) for 1/(γ²ηT), still lets it follow: the check is one-sided where the bound is.)"""
+    base = bounds.get("kan:thm4.1")
+    mutants = {
+        "batch": kb.A_CORR_NOISE_FREE + kb.LAM_LINEAR * kb.A_CORR_L
+        + kb.LAM_QUADRATIC * kb.A_CORR_Q * B,
+        "sqrt_T": kb.A_CORR - 1 / (gamma**2 * eta * T) + 1 / (gamma**2 * eta * sp.sqrt(T)),
+    }
+    for label, expr in mutants.items():
+        mutant = Bound(id=f"kan:mutant_{label}", expr=expr, quantity="mutant", source="test")
+        bounds.core._REGISTRY[mutant.id] = mutant          # so that bounds.get finds it
+        try:
+            with pytest.raises(AssertionError):
+                _check_private_branch(_PRIV53, bounds.get("kan:cor5.3"), mutant.id, "cor5.3")
+        finally:
+            del bounds.core._REGISTRY[mutant.id]
+    _check_private_branch(_PRIV53, bounds.get("kan:cor5.3"), base.id, "cor5.3")   # the original
+
+
+def test_cor53_raw_calibration_agrees_inside_the_regime():
+    """Along the paths (ρT → ∞) Theorem 5.1's κ² as printed gives the same exponents as C.24's
+    κ² ≲ T/ε²: the simplification only matters outside F.12's rT ≥ 3 ln(2/δ) (KAN-E9)."""
+    for a, c, b in PATHS["cor5.3"]:
+        path = _path_subs(a, c, b)
+        t_path = (n * epsilon * gamma**2 / sp.sqrt(d)).subs(path, simultaneous=True)
+        raw = _path_regime(kb.regime_cor53_raw(n * epsilon * gamma**2 / sp.sqrt(d)), path)
+        raw["T"] = t_path
+        ours = _path_regime(kb.regime("cor5.3", "private"), path)
+        e_raw = follows_from(_tmp(sp.Integer(1)), bounds.get("kan:thm4.1"), raw, ["n"], **FIXED)
+        e_ours = follows_from(_tmp(sp.Integer(1)), bounds.get("kan:thm4.1"), ours, ["n"], **FIXED)
+        assert e_raw.exponents["n"][0] == e_ours.exponents["n"][0], (a, c, b)
