@@ -690,9 +690,11 @@ def crossover(first: Bound | str, second: Bound | str, var: str, at: Mapping[str
     _values_for(second, probe, "crossover")
 
     def g(logx: float) -> float:
+        # Brent's iterates wander over [lo, hi]; conditions are the caller's business here.
         pt = dict(at, **{var: math.exp(logx)})
-        return math.log(first(**{k: pt[k] for k in first.variables})) - math.log(
-            second(**{k: pt[k] for k in second.variables}))
+        return math.log(first(check_conditions=False, **{k: pt[k] for k in first.variables})
+                        ) - math.log(second(check_conditions=False,
+                                            **{k: pt[k] for k in second.variables}))
 
     a, b = math.log(lo), math.log(hi)
     ga, gb = g(a), g(b)

@@ -181,14 +181,19 @@ def _scan_file(name: str, path: Path) -> tuple[str, tuple[str, ...]]:
     return sha, imported
 
 
+_VERSIONS: dict[str, str] = {}
+
+
 def _package_versions() -> dict[str, str]:
-    out = {}
-    for dist in _VERSIONED:
-        try:
-            out[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            out[dist] = "absent"
-    return out
+    # Installed versions cannot change under a running process (a reinstall needs a restart to
+    # take effect), so they are read once.
+    if not _VERSIONS:
+        for dist in _VERSIONED:
+            try:
+                _VERSIONS[dist] = importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                _VERSIONS[dist] = "absent"
+    return dict(_VERSIONS)
 
 
 def code_fingerprint(module: str) -> dict:
@@ -201,6 +206,16 @@ def code_fingerprint(module: str) -> dict:
     ``runner``, ``checks``, ``fitting``, ``figures``, ``cli``, audits) and ``bounds``.
     Returns ``{"digest", "code": {module: sha}, "versions": {dist: version}}``.
     """
+    with _FINGERPRINT_LOCK:
+        return _code_fingerprint(module)
+
+
+#: ast.parse is not thread-safe on CPython 3.11 ("AST constructor recursion depth mismatch"),
+#: and a threaded Dask worker fingerprints several points at once.
+_FINGERPRINT_LOCK = threading.Lock()
+
+
+def _code_fingerprint(module: str) -> dict:
     code: dict[str, str] = {}
     todo = [module, *_CORE]
     while todo:

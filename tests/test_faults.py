@@ -300,3 +300,20 @@ def test_pool_workers_end_with_their_parent(tmp_path):
     proc.kill()
     proc.communicate(timeout=10)
     assert not _wait_dead(workers), "pool workers outlived their parent"
+
+
+def _remote_point_elsewhere(exp_id, point, module):
+    """A worker whose numpy differs from the parent's (as on a badly provisioned cluster)."""
+    rows, fp = _REAL_REMOTE(exp_id, point, module)
+    versions = {**fp["versions"], "numpy": "9.9.9"}
+    return rows, {**fp, "digest": "0" * 16, "versions": versions}
+
+
+_REAL_REMOTE = runner._remote_point
+
+
+def test_a_worker_running_other_code_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "_remote_point", _remote_point_elsewhere)
+    with pytest.raises(runner.SweepError, match=r"worker ran different code.*numpy .* -> 9\.9\.9"):
+        sweep(_toy.TOY, results=tmp_path, workers=2)
+    assert not [f for f in tmp_path.rglob("*.json") if not f.name.startswith(".")]
