@@ -38,7 +38,6 @@ for the classical Gaussian mechanism; we use the accountant's z).
 """
 from __future__ import annotations
 
-import copy
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field

@@ -169,10 +169,6 @@ _REJECT_SAMPLING = ("competing rate: the non-private −1/3 (Theorem 2's first t
                     "tolerance 0.03 as for the main check")
 _REJECT_PRIVACY = ("competing rate: the privacy term's exponent (−2/5 in n), which must not "
                    "show when ε is huge; tolerance 0.03 as for the main check")
-_REJECT_LIU = ("competing rate: the claim of [29] (x^{3/7}), with Theorem 2's constants; its "
-               "exponent differs by 1/35 in n and ε, 1/70 in d (notes pitfall 4): rejected only "
-               "where the gap over the grid exceeds the tolerance 0.03")
-
 
 def _rate_exp(var: str, tag: str, fixed: dict, quick: tuple, full: tuple, checks: tuple, *,
               title: str, seeds: int = 12, description: str = "") -> Experiment:

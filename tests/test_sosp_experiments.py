@@ -207,3 +207,29 @@ def test_full_grid_verdicts_as_declared(tmp_path_factory, exp_id):
     assert not a.error and not a.privacy_error, (a.error, a.privacy_error)
     assert [(r.bound, r.verdict) for r in a.results] == \
         [(c.bound, _expected(c)) for c in exp.checks], [r.message for r in a.results]
+
+
+@pytest.mark.parametrize("exp_id", ["sosp.ada.n", "sosp.ada.d", "sosp.ada.epsilon"])
+def test_eq104_kappa_has_the_exponents_of_the_explicit_balance(rows, exp_id):
+    """SOSP-E7: Remark 2's explicit design picks κ ≈ 11 × eq. 104's κ — a constant: the log-log
+    slope of the design's κ along the sweep matches the local slope of ``sosp:thm2_kappa`` (from
+    bounds/) within 0.06 (the design's κ minimises a flat function: its slope is noisier than α's)."""
+    exp = registry.get(exp_id)
+    by = {}
+    for r in rows[exp_id]:
+        by[r[f"p_{exp.variable}"]] = r["kappa"]
+    xs = np.array(sorted(by))
+    kb = bounds.get("sosp:thm2_kappa")
+    pred = [kb(**{k: v for k, v in sx.rate_values(exp.point(x)).items() if k in kb.variables})
+            for x in xs]
+    s_design = np.polyfit(np.log(xs), np.log([by[x] for x in xs]), 1)[0]
+    s_bound = np.polyfit(np.log(xs), np.log(pred), 1)[0]
+    if exp_id == "sosp.ada.epsilon":
+        # eq. 104 takes max(κ₁, κ₂), which sits on κ₂ (slope −4/5) over the whole ε grid; the
+        # explicit balance moves smoothly toward the ε-free κ₁ as the sampling share grows
+        # (1% → 12%, SOSP-E9): its slope is flatter, by 0.10 here (pinned, errata SOSP-E7)
+        assert 0.03 < s_design - s_bound < 0.15, (s_design, s_bound)
+    else:
+        assert abs(s_design - s_bound) <= 0.06, (s_design, s_bound)
+    ratio = np.array([by[x] for x in xs]) / np.array(pred)
+    assert 5 < ratio.min() and ratio.max() < 20
