@@ -49,7 +49,7 @@ from empirical.checks import Analysis, CheckResult, analyse
 from empirical.experiment import PRIVACY_UNITS, Experiment
 from empirical.runner import load_rows, point_key, results_dir
 
-__all__ = ["ExperimentState", "collect", "build_report", "render_html", "render_markdown",
+__all__ = ["ExperimentState", "collect", "environment", "build_report", "render_html", "render_markdown",
            "markdown_to_html", "mathml", "bound_repr_latex", "analysis_repr_html",
            "add_arguments", "run_cli", "main"]
 
@@ -288,12 +288,13 @@ def _stored_info(exp: Experiment, full: bool, root: Path, missing: Sequence[floa
     return ((min(times), max(times)) if times else None), tuple(sorted(prints))
 
 
-def _draw_figures(states: list[ExperimentState]) -> dict[str, bytes]:
+def _draw_figures(states: list[ExperimentState]) -> dict[str, bytes | str]:
     """Draw each analysed experiment's figure (and the papers' summary figures) from the same
-    analyses the tables show, so picture and numbers cannot disagree.  Returns summary PNGs."""
+    analyses the tables show, so picture and numbers cannot disagree.  Returns the papers'
+    summary figures: PNG bytes, or the error (str) that stopped one being drawn."""
     from empirical.figures import plot_analysis
 
-    summaries: dict[str, bytes] = {}
+    summaries: dict[str, bytes | str] = {}
     with tempfile.TemporaryDirectory(prefix="dprates-report-") as tmp:
         for st in states:
             if st.analysis is None or st.analysis.fit is None:
@@ -311,7 +312,7 @@ def _draw_figures(states: list[ExperimentState]) -> dict[str, bytes]:
                         summaries[s.id] = Path(s.plot([by_id[e] for e in s.experiments],
                                                       tmp)).read_bytes()
                     except Exception as exc:
-                        summaries[s.id] = f"{type(exc).__name__}: {exc}".encode()
+                        summaries[s.id] = f"{type(exc).__name__}: {exc}"
     return summaries
 
 
@@ -653,7 +654,9 @@ window.addEventListener('load', function () {
     return !document.getElementById(decodeURIComponent(a.getAttribute('href').slice(1)));
   });
   var maths = Array.from(document.getElementsByTagName('math'));
-  var flat = maths.filter(function (m) { return m.getBoundingClientRect().width <= 0; });
+  // formulas inside a closed <details> have no box until opened; count only the visible ones
+  var flat = maths.filter(function (m) {
+    return !m.closest('details:not([open])') && m.getBoundingClientRect().width <= 0; });
   document.documentElement.setAttribute('data-selfcheck', JSON.stringify({
     images: imgs.length, images_failed: bad.length, links: links.length,
     links_broken: broken.map(function (a) { return a.getAttribute('href'); }),
@@ -896,7 +899,7 @@ def _bound_owners(states: list[ExperimentState], papers: list[str]) -> dict[str,
 
 
 def _paper_section(paper: str, states: list[ExperimentState], audits: dict[str, str],
-                   summaries: dict[str, bytes], refs, checks: dict[str, dict[str, list]],
+                   summaries: dict[str, bytes | str], refs, checks: dict[str, dict[str, list]],
                    owner: dict[str, str]) -> str:
     all_ids = {i for i, p in owner.items() if p == paper}
     checked = sorted((i for i in all_ids if i in checks), key=_natural_key)
@@ -921,12 +924,12 @@ def _paper_section(paper: str, states: list[ExperimentState], audits: dict[str, 
     if mine:
         parts.append(f'<h3 id="summary-figures-{_slug(paper)}">Summary figures</h3>')
         for sid, png in sorted(mine.items()):
-            if png.startswith(b"\x89PNG"):
+            if isinstance(png, bytes):
                 b64 = base64.b64encode(png).decode("ascii")
                 parts.append(f'<figure><img alt="{_e(sid)}" src="data:image/png;base64,{b64}">'
                              f"<figcaption>{_e(sid)}</figcaption></figure>")
             else:
-                parts.append(f"<p>{_e(sid)} could not be drawn: {_e(png.decode(errors='replace'))}</p>")
+                parts.append(f"<p>{_e(sid)} could not be drawn: {_e(png)}</p>")
     parts.append(f'<h3 id="privacy-{_slug(paper)}">Privacy</h3>'
                  "<p>From each stored row's <code>&lt;unit&gt;_target</code>, "
                  "<code>_guarantee</code> (data-independent, dp-accounting) and <code>_spent</code> "
@@ -978,7 +981,7 @@ def _errata_html(states: list[ExperimentState], shown_bounds: set[str]
 
 
 def render_html(states: list[ExperimentState], env: dict[str, str], audits: dict[str, str],
-                summaries: dict[str, bytes], errors: dict[str, str] | None = None) -> str:
+                summaries: dict[str, bytes | str], errors: dict[str, str] | None = None) -> str:
     """The whole page as one string (styles, figures and formulas inline); ``errors`` are
     papers whose experiments could not be loaded."""
     broken = "".join(f"<li>{_badge('ERROR')} paper {_e(p)}: experiments could not be loaded: "
