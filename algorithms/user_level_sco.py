@@ -47,7 +47,7 @@ __all__ = ["UserData", "SmoothedUserData", "PhasePrivacy", "UserLevelPrivacy",
            "AboveThreshold", "calibrate_gaussian", "gaussian_epsilon",
            "Alg1Phase", "alg1_schedule", "phased_sgd_outlier_removal", "sgd_average_iterates",
            "Alg3Phase", "alg3_schedule", "accelerated_phased_erm", "item_level_baseline",
-           "uniform_ball", "RunResult", "MODES"]
+           "uniform_ball", "RunResult", "MODES", "minibatch_gradients"]
 
 MODES = ("faithful", "rates")
 #: Integer Rényi orders: dp-accounting's WOR-sampled Gaussian is ~6× faster at integer orders,
@@ -217,7 +217,7 @@ class AboveThreshold:
 # ================================================================================================
 def _gaussian_event(z: float, count: int, population: int | None, sample: int | None) -> dpa.DpEvent:
     ev = dpa.GaussianDpEvent(z)
-    if population is not None and sample is not None and sample < population:
+    if population is not None and sample is not None and 2 * sample <= population:
         ev = dpa.SampledWithoutReplacementDpEvent(population, sample, ev)
     return ev if count == 1 else dpa.SelfComposedDpEvent(ev, count)
 
@@ -232,11 +232,13 @@ def gaussian_epsilon(z: float, count: int, delta: float, population: int | None 
     acc = dpa_rdp.RdpAccountant(orders=RDP_ORDERS, neighboring_relation=REPLACE_ONE)
     acc.compose(_gaussian_event(z, count, None, None))
     eps = float(acc.get_epsilon(delta))
-    if population is not None and sample is not None and sample < population:
+    if population is not None and sample is not None and 2 * sample <= population:
         # The subsampled release is also the plain Gaussian mechanism on the subsample (the
         # changed user is in it or not; either way the sum moves by ≤ Δ), so the smaller of
         # the two valid bounds holds.  dp-accounting's WOR bound is looser than no
-        # amplification when sample/population is near 1, and has a floor as z grows.
+        # amplification when sample/population is near 1, and has a floor as z grows.  Above
+        # a half-sample the WOR bound is not even tried (using one valid bound is conservative,
+        # and each WOR evaluation costs ~50 ms).
         acc = dpa_rdp.RdpAccountant(orders=RDP_ORDERS, neighboring_relation=REPLACE_ONE)
         acc.compose(_gaussian_event(z, count, population, sample))
         eps = min(eps, float(acc.get_epsilon(delta)))
@@ -395,7 +397,8 @@ class Alg1Phase:
 
 def alg1_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float, R: float, *,
                   mode: str = "rates", q: float = 0.25, c_C: float = 15.0, c_eta: float = 1.0,
-                  c_tau: float = 1.0, max_phases: int | None = None) -> tuple[int, list[Alg1Phase]]:
+                  c_tau: float = 1.0, max_phases: int | None = None,
+                  calibrate: bool = True) -> tuple[int, list[Alg1Phase]]:
     """Algorithm 1's parameters.  Returns (C, phases).
 
     C = c_C·log(20nme^ε/δ)/ε (faithful c_C = 100); n_i = ⌊(1 − 2^{−q})n/2^{iq}⌋; N_i = ⌊n_i/C⌋;
@@ -433,6 +436,8 @@ def alg1_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
         if mode == "faithful":
             sigma = 100.0 * tau_i * math.log(n / dl) ** 2 / (eps * C)
             z = sigma / sens
+        elif not calibrate:
+            z = sigma = math.nan
         else:
             z = calibrate_gaussian(0.9 * eps, 1, dl / 2.0)
             sigma = z * sens
@@ -544,8 +549,8 @@ class Alg3Phase:
 def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float, R: float,
                   beta: float, *, mode: str = "rates", q: float = 0.5, lam: float | None = None,
                   p: float | None = None, c_T: float = 1.0, c_K1: float = 60.0, c_K2: float = 1.0,
-                  c_tau: float = 1.0, nonsmooth_T: bool = False, removal: bool = True
-                  ) -> tuple[float, list[Alg3Phase]]:
+                  c_tau: float = 1.0, nonsmooth_T: bool = False, removal: bool = True,
+                  calibrate: bool = True) -> tuple[float, list[Alg3Phase]]:
     """Algorithm 3's parameters.  Returns (τ, phases).
 
     λ = (L/R)(1/√(nm) + √d/(εn√m)) (Theorem C.3) unless given; p = 3q + 2.5 + log_n √m (its least
@@ -563,7 +568,8 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
     ζ = δ/(10T_ie^ε).  ``removal=False`` (item-level baseline): Δ_i = 2L/K_i (user mean gradients
     have norm ≤ L, replace-one), no AboveThreshold.
     Privacy per phase: ε/2 (AboveThreshold) + ε_RDP(T_i WOR-sampled Gaussians, δ/2) ≤ ε, the
-    second calibrated to ε/2 in rates mode (to ε for the baseline).
+    second calibrated to ε/2 in rates mode (to ε for the baseline).  ``calibrate=False`` skips
+    the accountant (z = σ = nan) for runs that add no noise.
     """
     n, m, d = check_int("n", n), check_int("m", m), check_int("d", d)
     eps, dl = _check_common(epsilon, delta, mode)
@@ -602,7 +608,10 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
             K_f = c_K1 * math.log(1 / dl) / eps + c_K2 * n_i * eps / math.sqrt(T_i)
         K_i = int(min(n_i, math.ceil(K_f)))
         zeta = dl / (10.0 * T_i * math.exp(eps))
-        if removal:
+        if not calibrate:
+            sens = tau * math.log(1.0 / zeta) / K_i if removal else 2.0 * L / K_i
+            z = sigma = math.nan
+        elif removal:
             sens = tau * math.log(1.0 / zeta) / K_i
             if faithful:
                 sigma = 1000 * tau * math.sqrt(T_i) * math.log(n * d * math.exp(eps) / dl) / (eps * n_i)
@@ -628,7 +637,9 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
                            *, mode: str = "rates", q: float = 0.5, lam: float | None = None,
                            c_T: float = 1.0, c_K1: float = 60.0, c_K2: float = 1.0,
                            c_tau: float = 1.0, nonsmooth_T: bool = False, removal: bool = True,
-                           noise: bool = True, halt: bool = True) -> RunResult:
+                           noise: bool = True, halt: bool = True,
+                           noise_rng: np.random.Generator | None = None,
+                           schedule_m: int | None = None) -> RunResult:
     """Algorithm 3 (phased regularised ERM), each phase solved by Algorithm 2 (AC-SA on
     F̂_i(x) = (1/n_i)Σ_{Z∈D_i}F̂(x, Z) + (λ_i/2)‖x − x_{i−1}‖² with outlier-removed, noisy user
     minibatch gradients).  Phase i uses the next n_i users (disjoint phases).
@@ -642,10 +653,18 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
     ``removal=False`` is the item-level baseline (the user is one item of gradient norm ≤ L):
     plain mean of the K_i user gradients, noise for sensitivity 2L/K_i, no test.  ``noise=False``
     drops the Gaussian (non-private); ``halt=False`` records but ignores AboveThreshold.
+    ``schedule_m`` computes the schedule (λ, p, T_i, K_i, τ) as if users had that many items
+    (the baseline uses 1: a user is one item); gradients still cost data.m each.
+    ``noise_rng`` draws the Gaussian noise (default ``rng``): with a separate stream, a run with
+    ``noise=False`` from a copy of ``rng`` is coupled to the private run (same minibatches,
+    Laplace draws and coins), which isolates the privacy part of the error.
     """
-    tau, phases = alg3_schedule(data.n, data.m, data.d, epsilon, delta, data.L, data.R, data.beta,
+    noise_rng = rng if noise_rng is None else noise_rng
+    sm = data.m if schedule_m is None else check_int("schedule_m", schedule_m)
+    tau, phases = alg3_schedule(data.n, sm, data.d, epsilon, delta, data.L, data.R, data.beta,
                                 mode=mode, q=q, lam=lam, c_T=c_T, c_K1=c_K1, c_K2=c_K2,
-                                c_tau=c_tau, nonsmooth_T=nonsmooth_T, removal=removal)
+                                c_tau=c_tau, nonsmooth_T=nonsmooth_T, removal=removal,
+                                calibrate=noise)
     if not phases:
         raise ValueError(f"n = {data.n} users give no phase with n_i ≥ the minibatch floor: "
                          "increase n or epsilon, or lower c_K1")
@@ -685,7 +704,7 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
             else:
                 g = Q.mean(axis=0)
             if noise:
-                g = g + ph.sigma_i * rng.standard_normal(data.d)
+                g = g + ph.sigma_i * noise_rng.standard_normal(data.d)
             done += 1
             G = g + ph.lambda_i * (x_md - x_prev)
             x = data.project((a * mu_i * x_md + ((1 - a) * mu_i + g_t) * x - a * G) / (mu_i + g_t))
@@ -707,9 +726,32 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
                           schedule=phases))
 
 
+def minibatch_gradients(data: UserData, x: np.ndarray, pool: np.ndarray, K: int, tau: float,
+                        rng: np.random.Generator, draws: int) -> tuple[np.ndarray, np.ndarray]:
+    """``draws`` independent copies of Algorithm 2's pre-noise gradient g at a fixed x (lines
+    5–12): K users drawn without replacement from ``pool``, scores with radius 2τ, Z kept w.p.
+    p(h(Z)), g = mean of the kept q(Z).  Returns (g of shape (draws, d), kept fraction per draw).
+    Vectorized over draws (one (draws, K, K) distance tensor)."""
+    pool = np.asarray(pool, dtype=np.intp)
+    K = check_int("K", K)
+    if K > pool.size:
+        raise ValueError(f"K must be in [1, {pool.size}] (the pool size), got {K}")
+    idx = np.argsort(rng.random((draws, pool.size)), axis=1)[:, :K]
+    Q = data.user_mean_gradients(x, pool[idx].ravel()).reshape(draws, K, data.d)
+    Qc = Q - Q.mean(axis=1, keepdims=True)
+    sq = np.einsum("rkd,rkd->rk", Qc, Qc)
+    D2 = sq[:, :, None] + sq[:, None, :] - 2.0 * np.einsum("rkd,rjd->rkj", Qc, Qc)
+    h = (D2 <= (2.0 * tau) ** 2 * (1 + 1e-12)).sum(axis=2)
+    keep = rng.random((draws, K)) < keep_probabilities(h, K)
+    cnt = np.maximum(keep.sum(axis=1), 1)
+    g = np.einsum("rk,rkd->rd", keep, Q) / cnt[:, None]
+    return g, keep.mean(axis=1)
+
+
 def item_level_baseline(data: UserData, epsilon: float, delta: float, rng: np.random.Generator,
                         **kw) -> RunResult:
     """The user-as-item baseline: Algorithm 3's schedule with no outlier removal, each user's mean
     gradient treated as one item of norm ≤ L (sensitivity 2L/K_i), noise calibrated to the full
-    ε.  User-level private, but its noise does not shrink with m (footnote 3's rate)."""
-    return accelerated_phased_erm(data, epsilon, delta, rng, removal=False, **kw)
+    ε, schedule computed for m = 1 (the algorithm does not know users have m items).
+    User-level private, but its noise does not shrink with m (footnote 3's rate)."""
+    return accelerated_phased_erm(data, epsilon, delta, rng, removal=False, schedule_m=1, **kw)

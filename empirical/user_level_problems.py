@@ -27,7 +27,7 @@ from scipy.special import roots_jacobi
 from algorithms.user_level_sco import UserData
 from algorithms.validation import check_positive
 
-__all__ = ["QuadraticUsers", "LeastSquaresUsers", "LadUsers"]
+__all__ = ["QuadraticUsers", "LeastSquaresUsers", "LadUsers", "StreamingLeastSquares", "LinearStream"]
 
 
 def _sphere(rng: np.random.Generator, shape: tuple, d: int) -> np.ndarray:
@@ -146,3 +146,46 @@ class LadUsers(UserData):
         a = self.a[users, items]
         r = np.einsum("ij,ij->i", a, X) - self.b[users, items]
         return np.sign(r)[:, None] * a
+
+
+class StreamingLeastSquares(UserData):
+    """``LeastSquaresUsers`` for one-pass SGD (Algorithm 1) at large n·m: each item is drawn when
+    it is first (and only) used.  One pass over a uniformly permuted i.i.d. sample is an i.i.d.
+    stream, so utility is distributed exactly as with stored data; nothing is stored (privacy
+    coupling tests use the stored ``LeastSquaresUsers``)."""
+
+    def __init__(self, n: int, m: int, d: int, rng: np.random.Generator, *, R: float = 4.0):
+        super().__init__(n, m, d, R / 2 + 1.5, R, beta=1.0)
+        self.w_star = np.ones(d) / math.sqrt(d)
+        self.rng = rng
+
+    excess = LeastSquaresUsers.excess
+
+    def _user_mean_gradients(self, x, users):  # pragma: no cover - Algorithm 1 only
+        raise NotImplementedError("StreamingLeastSquares streams single items only")
+
+    def _item_gradients(self, X, users, items):
+        a = _sphere(self.rng, (users.size,), self.d)
+        b = a @ self.w_star + self.rng.uniform(-0.5, 0.5, size=users.size)
+        r = np.einsum("ij,ij->i", a, X) - b
+        return r[:, None] * a
+
+
+class LinearStream(UserData):
+    """f(x, z) = ⟨z, x⟩, z = μ0 + ξ, ξ a Rademacher vector / √d (E‖ξ‖² = 1), streamed; for
+    Lemma 2.3.  On a ball large enough that projection never acts, two SGD runs from the same x0
+    differ by x_t − y_t = −ηΣ_{s<t}(ξ_s − ξ'_s) exactly, so the averages differ with
+    E‖x̃ − ỹ‖² = 2η²Σ_{t=1}^{T}(t−1)²/T² → (2/3)η²T: the lemma's η√T is tight up to its log."""
+
+    def __init__(self, n: int, m: int, d: int, rng: np.random.Generator, *, mu_norm: float = 1.0,
+                 R: float = 1e6):
+        super().__init__(n, m, d, mu_norm + 1.0, R, beta=0.0)
+        self.mu0 = np.full(d, mu_norm / math.sqrt(d))
+        self.rng = rng
+
+    def _user_mean_gradients(self, x, users):  # pragma: no cover
+        raise NotImplementedError("LinearStream streams single items only")
+
+    def _item_gradients(self, X, users, items):
+        xi = (2.0 * self.rng.integers(0, 2, size=(users.size, self.d)) - 1.0) / math.sqrt(self.d)
+        return self.mu0 + xi

@@ -1,0 +1,570 @@
+"""Experiments for the user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``): sweeps of
+Algorithms 1 and 3, the item-level baseline, the non-smooth schedule and Lemmas 2.3 and 3.5,
+checked against ``bounds.user_level_sco`` at each experiment's own parameter values.
+
+Problems (``empirical.user_level_problems``) have exact population risk.  The quadratic
+f(x, z) = ½‖x − z‖² is 1-strongly convex, so its excess risk follows the *squared* rates of
+Remark 3.6; checks against Theorem 3.2's convex rates are therefore one-sided, and the two-sided
+checks use Remark 3.6, which is tight on this instance (the noise enters the excess as ½‖ζ‖²).
+
+The privacy part of the error is measured directly: each seed runs the private algorithm and,
+from a copy of the same generator with a separate Gaussian-noise stream, the same algorithm
+without Gaussian noise (same data, minibatches, Laplace draws and removal coins).  On the
+quadratic the iterates are affine in the noise, so ``privacy_excess`` = ½‖x_priv − x_np‖² has
+the same mean as F(x_priv) − F(x_np) exactly (the cross term has mean 0).  This is the notes'
+E7 decomposition; it lets the data decide the regime, whereas the nominal crossover
+n* = d log(1/δ)/ε² hides polylog constants that are large here (Lemma C.2's log(1/ζ) ≈ 20).
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+from algorithms.user_level_sco import (accelerated_phased_erm, alg1_schedule, alg3_schedule,
+                                       item_level_baseline, minibatch_gradients,
+                                       phased_sgd_outlier_removal, sgd_average_iterates)
+from empirical.experiment import Check, Experiment, register
+from empirical.user_level_problems import (LeastSquaresUsers, LinearStream, QuadraticUsers,
+                                           StreamingLeastSquares)
+
+__all__ = ["ALG3_M", "BASELINE_M", "ALG3_N", "ALG3_GRADS_M", "ALG3_GRADS_N",
+           "ALG1_GRADS_N", "NS_GRADS_N", "NS_GRADS_EPS", "LEM35_K", "LEM35_M", "LEM23_T",
+           "quadratic_values"]
+
+PAPER = "userlevel"
+#: dp-accounting's WOR-sampled Gaussian RDP is numerically noisy at ~1e-4 relative (UL-E8), so
+#: calibration cannot hit the target ε more closely than that.
+PRIVACY_RTOL = 1e-3
+
+
+# =============================================================================================
+# Run functions
+# =============================================================================================
+def _int(point: dict, k: str) -> int:
+    return int(round(point[k]))
+
+
+def _alg3_kw(point: dict) -> dict:
+    return dict(mode="rates", c_K1=point.get("c_K1", 60.0), c_T=point.get("c_T", 1.0),
+                c_K2=point.get("c_K2", 1.0))
+
+
+def _privacy_cols(res, eps: float, R: int) -> dict:
+    p = res.privacy
+    return {"epsilon_target": np.full(R, eps),
+            "epsilon_guarantee": np.full(R, p.guarantee_epsilon),
+            "epsilon_spent": np.full(R, p.spent_epsilon),
+            "delta_guarantee": np.full(R, p.guarantee_delta)}
+
+
+def _run_alg3_quadratic(point: dict, rngs: list) -> dict:
+    """Algorithm 3 (or the item-level baseline) on QuadraticUsers.
+
+    With ``coupled`` in the point, the same generator copy also runs without Gaussian noise
+    (same minibatches, Laplace draws and coins; separate noise stream), giving
+    ``privacy_excess`` = ½‖x_priv − x_np‖², whose mean equals F(x_priv) − F(x_np) exactly on the
+    quadratic (iterates are affine in the noise).  Tests use it to show the excess is all
+    privacy at these sizes; sweeps skip it (it doubles the cost)."""
+    n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
+    eps, delta = float(point["epsilon"]), float(point["delta"])
+    algo = accelerated_phased_erm if point["algorithm"] == "alg3" else item_level_baseline
+    coupled = bool(point.get("coupled", 0))
+    cols: dict[str, list] = {}
+    for g in rngs:
+        data_rng, alg_rng, noise_rng = g.spawn(3)
+        data = QuadraticUsers(n, m, d, data_rng)
+        alg_copy = copy.deepcopy(alg_rng)
+        res = algo(data, eps, delta, alg_rng, noise_rng=noise_rng, **_alg3_kw(point))
+        row = {"excess": float(data.excess(res.x)[0]),
+               "grad_evals": res.grad_evals, "halted": int(res.halted),
+               "removed": res.info.get("removed", 0), "at_fired": res.info.get("at_fired", 0),
+               "phases": len(res.phases), "tau": res.info["tau"],
+               "T_1": res.phases[0]["T_i"], "K_1": res.phases[0]["K_i"],
+               "n_1": res.phases[0]["n_i"], "sigma_1": res.phases[0]["sigma_i"],
+               "lambda_1": res.phases[0]["lambda_i"],
+               "sensitivity_1": res.phases[0]["sensitivity"],
+               "schedule_grads": sum(p["T_i"] * p["K_i"] for p in res.phases) * m,
+               **{k: v[0] for k, v in _privacy_cols(res, eps, 1).items()}}
+        if coupled:
+            ref = algo(data, eps, delta, alg_copy, noise=False, **_alg3_kw(point))
+            diff = res.x - ref.x
+            row["privacy_excess"] = 0.5 * float(diff @ diff)
+            row["nonprivate_excess"] = float(data.excess(ref.x)[0])
+        for k, v in row.items():
+            cols.setdefault(k, []).append(v)
+    return {k: np.asarray(v) for k, v in cols.items()}
+
+
+def _run_alg3_counts(point: dict, rngs: list) -> dict:
+    """Gradient evaluations of Algorithm 3's schedule, counted by the oracle on a run.
+
+    AboveThreshold is evaluated but cannot halt (``halt=False``) so that every run completes
+    its schedule, and no Gaussian noise is drawn (``noise=False``; the noise never changes what
+    is evaluated): a count is a property of the schedule, and with c_K1 = 1 (unsaturated
+    minibatches, the regime of Theorem 3.2's count) the test's margin K/5 is below its Laplace
+    noise.  Such runs certify no privacy; the experiment is declared non-private.
+    """
+    n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
+    eps, delta = float(point["epsilon"]), float(point["delta"])
+    nonsmooth = bool(point.get("nonsmooth", 0))
+    cols: dict[str, list] = {}
+    for g in rngs:
+        data = QuadraticUsers(n, m, d, g)
+        res = accelerated_phased_erm(data, eps, delta, g, halt=False, nonsmooth_T=nonsmooth,
+                                     noise=False, **_alg3_kw(point))
+        row = {"grad_evals": res.grad_evals,
+               "schedule_grads": sum(p["T_i"] * p["K_i"] for p in res.phases) * m,
+               "phases": len(res.phases), "T_1": res.phases[0]["T_i"],
+               "K_1": res.phases[0]["K_i"], "n_1": res.phases[0]["n_i"],
+               "saturated_phases": sum(p["K_i"] == p["n_i"] for p in res.phases)}
+        for k, v in row.items():
+            cols.setdefault(k, []).append(v)
+    return {k: np.asarray(v) for k, v in cols.items()}
+
+
+def _run_alg1(point: dict, rngs: list) -> dict:
+    """Algorithm 1 on streamed least squares (rates mode), with a coupled noise-free run."""
+    n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
+    eps, delta = float(point["epsilon"]), float(point["delta"])
+    kw = dict(mode="rates", c_C=point["c_C"], c_eta=point["c_eta"], c_tau=point["c_tau"],
+              max_phases=_int(point, "max_phases"))
+    cols: dict[str, list] = {}
+    for g in rngs:
+        data_rng, alg_rng = g.spawn(2)
+        data = StreamingLeastSquares(n, m, d, data_rng)
+        res = phased_sgd_outlier_removal(data, eps, delta, alg_rng, **kw)
+        C = res.info["C"]
+        row = {"excess": float(data.excess(res.x)[0]), "grad_evals": res.grad_evals,
+               "halted": int(res.halted), "C": C, "phases": len(res.phases),
+               "N_1": res.phases[0]["N_i"], "T_1": res.phases[0]["T_i"],
+               "eta_1": res.phases[0]["eta_i"], "tau_1": res.phases[0]["tau_i"],
+               "sigma_1": res.phases[0]["sigma_i"],
+               "kept_1": res.phases[0]["kept"],
+               "schedule_grads": sum(C * p["N_i"] for p in res.phases) * m,
+               **{k: v[0] for k, v in _privacy_cols(res, eps, 1).items()}}
+        for k, v in row.items():
+            cols.setdefault(k, []).append(v)
+    return {k: np.asarray(v) for k, v in cols.items()}
+
+
+def _run_lem35(point: dict, rngs: list) -> dict:
+    """E‖g − ∇F̃_i(x)‖² of Algorithm 2's minibatch gradient at a fixed x (Lemma 3.5)."""
+    n_i, m, d, K = _int(point, "n_i"), _int(point, "m"), _int(point, "d"), _int(point, "K")
+    draws = _int(point, "draws")
+    cols: dict[str, list] = {}
+    for g in rngs:
+        data = QuadraticUsers(n_i, m, d, g)
+        tau = data.L * math.sqrt(math.log(n_i * d * m) / m)      # rates-mode τ (c_τ = 1)
+        x = np.zeros(d)                                            # fixed, data-independent
+        full = data.user_mean_gradients(x, np.arange(n_i)).mean(axis=0)
+        gs, kept = minibatch_gradients(data, x, np.arange(n_i), K, tau, g, draws)
+        err = np.einsum("rd,rd->r", gs - full, gs - full)
+        # exact WOR identity: E = (1/K)(n_i − K)/(n_i − 1) · (1/n_i)Σ‖q(Z) − q̄‖²
+        q = data.user_mean_gradients(x, np.arange(n_i))
+        spread = float(np.mean(np.sum((q - full) ** 2, axis=1)))
+        row = {"variance": float(err.mean()), "kept_fraction": float(kept.mean()),
+               "exact_variance": spread * (n_i - K) / ((n_i - 1) * K), "tau": tau}
+        for k, v in row.items():
+            cols.setdefault(k, []).append(v)
+    return {k: np.asarray(v) for k, v in cols.items()}
+
+
+def _run_lem23(point: dict, rngs: list) -> dict:
+    """‖x̃ − ỹ‖ for independent SGD runs on the linear stream (Lemma 2.3): RMS over pairs."""
+    T, d, pairs = _int(point, "T"), _int(point, "d"), _int(point, "pairs")
+    eta = float(point["eta"])
+    cols: dict[str, list] = {}
+    for g in rngs:
+        data = LinearStream(2 * pairs, T, d, g)
+        groups = np.arange(2 * pairs).reshape(2 * pairs, 1)       # one user of T items per chain
+        X = sgd_average_iterates(data, groups, eta, np.zeros(d), g)
+        dist = np.linalg.norm(X[:pairs] - X[pairs:], axis=1)
+        row = {"rms_distance": float(np.sqrt(np.mean(dist**2))),
+               "q99_distance": float(np.quantile(dist, 0.99)), "grad_evals": data.grad_evals}
+        for k, v in row.items():
+            cols.setdefault(k, []).append(v)
+    return {k: np.asarray(v) for k, v in cols.items()}
+
+
+# =============================================================================================
+# Bound values
+# =============================================================================================
+_QUAD_R, _QUAD_MU_NORM = 4.0, 1.0
+_QUAD_L = _QUAD_R / 2 + _QUAD_MU_NORM + 1.0
+
+
+def quadratic_values(point: dict) -> dict:
+    """Symbol values of QuadraticUsers (L = R/2 + ‖μ0‖ + 1, R = 4, β = μ = 1)."""
+    return {"n": point["n"], "m": point["m"], "d": point["d"], "epsilon": point["epsilon"],
+            "delta": point["delta"], "L": _QUAD_L, "R": _QUAD_R, "beta": 1.0, "mu": 1.0}
+
+
+def _risk_vacuous(point: dict, bound_value: float) -> str | None:
+    # F − F* ≤ LR always: a bound above it says nothing (the notes' "trivial regime").
+    if bound_value >= _QUAD_L * _QUAD_R:
+        return f"bound {bound_value:.3g} ≥ LR = {_QUAD_L * _QUAD_R:g} (vacuous)"
+    return None
+
+
+def _lem35_values(point: dict) -> dict:
+    return {"n": point["n_i"], "m": point["m"], "d": point["d"], "K": point["K"], "L": _QUAD_L}
+
+
+def _lem23_values(point: dict) -> dict:
+    return {"eta": point["eta"], "L": _QUAD_MU_NORM + 1.0, "T": point["T"], "d": point["d"],
+            "zeta": point["zeta"]}
+
+
+def _alg1_values(point: dict) -> dict:
+    return {"n": point["n"], "m": point["m"], "d": point["d"], "epsilon": point["epsilon"],
+            "delta": point["delta"], "L": 4.0 / 2 + 1.5, "R": 4.0, "beta": 1.0}
+
+
+def _alg1_vacuous(point: dict, bound_value: float) -> str | None:
+    """Theorem 2.1's hypothesis β ≤ (L/R)√(dmnε) (β = 1 for least squares on the sphere)."""
+    v = _alg1_values(point)
+    cap = v["L"] / v["R"] * math.sqrt(v["d"] * v["m"] * v["n"] * v["epsilon"])
+    if v["beta"] > cap:
+        return f"β = {v['beta']} > (L/R)√(dmnε) = {cap:.3g}: Theorem 2.1 does not apply"
+    return None
+
+
+def _polylog_alg3(point: dict) -> float:
+    """The polylog the rates-mode Algorithm 3 carries beyond the Õ-free rate: Lemma C.2's
+    log(1/ζ) (ζ = δ/(10T e^ε), T ≤ 20) in the sensitivity times √log(ndm) in τ, squared for the
+    strongly convex excess (the noise enters as ½‖ζ‖²)."""
+    n, m, d, eps, dl = point["n"], point["m"], point["d"], point["epsilon"], point["delta"]
+    return (math.log(10 * 20 * math.exp(eps) / dl) ** 2) * math.log(n * d * m)
+
+
+# =============================================================================================
+# Experiments
+# =============================================================================================
+_Q = {"delta": 1e-9, "epsilon": 1.0, "c_K1": 40.0, "c_T": 1.0, "c_K2": 1.0}
+_ONE_SIDED_SC = ("one-sided: Theorem 3.2 is an upper bound for convex losses and this instance "
+                 "is 1-strongly convex (Remark 3.6's squared rate applies), so the slope may be "
+                 "steeper; 0.1 covers 6-seed noise (bootstrap half-width ≈ 0.05) and the "
+                 "ceil() steps of T_i, K_i between grid points")
+_ALG3_LEVEL_REASON = ("observed/bound = the Õ factor of the rates mode: Lemma C.2's log(1/ζ) "
+                      "(ζ = δ/(10T e^ε): ≈ 19–21) times τ's √log(ndm) (≈ 4–4.6), ≈ 80–95, over "
+                      "the bound's √log(1/δ)-only privacy term; the band is ×4 either side, so "
+                      "a 4× error in the sensitivity or the calibrated z fails it")
+_TWO_SIDED_SC = ("two-sided: on the quadratic the noise ζ enters the excess as ½‖ζ‖², so the "
+                 "privacy excess is dσ²/2 per phase-output, σ² ∝ τ² ∝ 1/m (calibrated noise, "
+                 "fixed K_i/n_i): Remark 3.6's privacy term is exact in this variable up to the "
+                 "log factors of τ and ζ; 0.1 allows those logs (≤ 0.05 over the grid) and seed "
+                 "noise")
+
+ALG3_M = register(Experiment(
+    id="userlevel.alg3.m",
+    paper=PAPER,
+    title="Alg. 3 (user-level DP, outlier gradient removal): privacy excess vs items per user m",
+    variable="m",
+    quick_grid=(256, 1024, 4096, 16384, 65536),
+    full_grid=(64, 256, 1024, 4096, 16384, 65536, 262144, 1048576),
+    fixed={**_Q, "n": 4096, "d": 16, "algorithm": "alg3"},
+    seeds=6,
+    run=_run_alg3_quadratic,
+    metric="excess",
+    bound_values=quadratic_values,
+    vacuous=_risk_vacuous,
+    problem="QuadraticUsers: f = ½‖x − z‖², z = μ0 + Rademacher/√d (exact F)",
+    algorithm="algorithms.user_level_sco.accelerated_phased_erm (Algorithms 2+3), rates mode",
+    privacy_rtol=PRIVACY_RTOL,
+    description="The point of user-level DP: the noise shrinks with m (τ ∝ 1/√m).",
+    checks=(
+        Check("userlevel:thm3.2_privacy", "one-sided", 0.1, _ONE_SIDED_SC,
+              level=(20.0, 400.0), level_reason=_ALG3_LEVEL_REASON),
+        Check("userlevel:trivial_sc_privacy", "reject", 0.15,
+              "competitor: the user-as-item baseline's privacy error does not shrink with m "
+              "(slope 0); 0.15 = 1.5× the main tolerance"),
+        Check("userlevel:rem3.6_privacy", "reject", 0.15,
+              "the strongly convex rate's m-slope −1 is NOT reached: T_i grows like (nm)^{1/4} "
+              "through λ, so the calibrated σ falls only like m^{−0.36}; recorded (UL-E11) and "
+              "pinned by this reject"),
+    ),
+))
+
+BASELINE_M = register(Experiment(
+    id="userlevel.baseline.m",
+    paper=PAPER,
+    title="Item-level baseline (a user = one item, DP-SGD schedule of Alg. 3): privacy excess vs m",
+    variable="m",
+    quick_grid=ALG3_M.quick_grid,
+    full_grid=ALG3_M.full_grid,
+    fixed={**_Q, "n": 4096, "d": 16, "algorithm": "baseline"},
+    seeds=6,
+    run=_run_alg3_quadratic,
+    metric="excess",
+    bound_values=quadratic_values,
+    vacuous=_risk_vacuous,
+    problem=ALG3_M.problem,
+    algorithm="algorithms.user_level_sco.item_level_baseline (no outlier removal, Δ = 2L/K_i)",
+    privacy_rtol=PRIVACY_RTOL,
+    checks=(
+        Check("userlevel:trivial_sc_privacy", "two-sided", 0.1,
+              "two-sided: the baseline's noise is calibrated for sensitivity 2L/K_i, which does "
+              "not involve m, so its privacy excess is exactly m-free (slope 0) up to seed "
+              "noise; 0.1 as for Algorithm 3"),
+        Check("userlevel:rem3.6_privacy", "reject", 0.15,
+              "the user-level rate's m-slope −1 (squared −1/2) must be ruled out for the "
+              "baseline on the same problem and schedule"),
+    ),
+))
+
+ALG3_N = register(Experiment(
+    id="userlevel.alg3.n",
+    paper=PAPER,
+    title="Alg. 3: privacy excess vs number of users n",
+    variable="n",
+    quick_grid=(2048, 4096, 8192, 16384),
+    full_grid=(2048, 4096, 8192, 16384, 32768, 65536),
+    fixed={**_Q, "epsilon": 4.0, "c_K2": 0.25, "m": 256, "d": 16, "algorithm": "alg3"},
+    seeds=10,
+    run=_run_alg3_quadratic,
+    metric="excess",
+    bound_values=quadratic_values,
+    vacuous=_risk_vacuous,
+    problem=ALG3_M.problem,
+    algorithm=ALG3_M.algorithm,
+    privacy_rtol=PRIVACY_RTOL,
+    checks=(
+        Check("userlevel:thm3.2_privacy", "one-sided", 0.1, _ONE_SIDED_SC),
+        Check("userlevel:thm2.1", "reject", 0.15,
+              "competitor: Algorithm 1's linear-time rate has n-slope −1/2; the accelerated "
+              "algorithm's privacy error must fall faster"),
+    ),
+))
+
+# --- gradient counts -------------------------------------------------------------------------
+_COUNT = {"delta": 1e-6, "epsilon": 1.0, "c_K1": 1.0, "c_T": 4.0, "c_K2": 1.0, "d": 10}
+_COUNT_TOL = ("two-sided: the count Σ_i T_iK_im is deterministic given the schedule (all seeds "
+              "equal, CI width 0), so the tolerance covers only what the theorem's Õ hides: the "
+              "ceil() of T_i, K_i and the phase count ⌊log2 n⌋ (≈ 0.05 over a 16× range), and "
+              "the min/sum form of its bracket; 0.08")
+
+ALG3_GRADS_M = register(Experiment(
+    id="userlevel.alg3.grads.m",
+    paper=PAPER,
+    title="Alg. 3 gradient evaluations vs m (Theorem 3.2's count)",
+    variable="m",
+    quick_grid=(16, 256, 4096, 65536, 1048576),
+    full_grid=(4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304),
+    fixed={**_COUNT, "n": 4096, "algorithm": "alg3"},
+    seeds=2,
+    run=_run_alg3_counts,
+    metric="grad_evals",
+    bound_values=quadratic_values,
+    problem="QuadraticUsers (per-user sufficient statistics; m gradients counted per user)",
+    algorithm="accelerated_phased_erm, rates mode c_K1 = 1, halt=False (counts only)",
+    private=False,
+    checks=(
+        Check("userlevel:thm3.2-gradients", "two-sided", 0.08, _COUNT_TOL,
+              level=(0.05, 2.0),
+              level_reason="Σ T_iK_im against the theorem's expression with its O-constants 1: "
+                           "T_i = ⌈1 + √(β/λ_i)⌉ and K_i = ⌈log(1/δ)/ε + n_iε/√T_i⌉ sum over "
+                           "phases to between 1/20 and 2 times it (phase 1 dominates; the "
+                           "geometric tail adds ≤ 1/(1 − 2^{−q})); a saturated schedule (K_i = "
+                           "n_i) overshoots the upper end"),
+        Check("userlevel:thm2.1-gradients", "reject", 0.05,
+              "competitor: linear time (Algorithm 1), slope 1 in m"),
+        Check("userlevel:alg3_saturated-gradients", "reject", 0.05,
+              "competitor: the saturated schedule (K_i = n_i, literal 500·log constants), "
+              "slope 5/4 in m"),
+    ),
+))
+
+ALG3_GRADS_N = register(Experiment(
+    id="userlevel.alg3.grads.n",
+    paper=PAPER,
+    title="Alg. 3 gradient evaluations vs n (Theorem 3.2's count)",
+    variable="n",
+    quick_grid=(2048, 4096, 8192, 16384, 32768),
+    full_grid=(1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144),
+    fixed={**_COUNT, "m": 64, "d": 2, "algorithm": "alg3"},
+    seeds=2,
+    run=_run_alg3_counts,
+    metric="grad_evals",
+    bound_values=quadratic_values,
+    problem=ALG3_GRADS_M.problem,
+    algorithm=ALG3_GRADS_M.algorithm,
+    private=False,
+    checks=(
+        Check("userlevel:thm3.2-gradients", "two-sided", 0.08, _COUNT_TOL, level=(0.05, 2.0),
+              level_reason=ALG3_GRADS_M.checks[0].level_reason, expect="finding",
+              note="UL-E12: below n ≈ 10^5 the schedule's count grows like n^{1.01} (m = 64), "
+                   "not like the expression's local n^{1.10}; the schedule alone reaches 1.09 "
+                   "only at n ≈ 2·10^6"),
+        Check("userlevel:alg3_saturated-gradients", "reject", 0.05,
+              "competitor: the saturated schedule's slope 5/4 in n"),
+        Check("userlevel:al24-gradients", "reject", 0.05,
+              "prior work [AL24]: β(nm)^{3/2}, slope 3/2"),
+    ),
+))
+
+ALG1_GRADS_N = register(Experiment(
+    id="userlevel.alg1.grads.n",
+    paper=PAPER,
+    title="Alg. 1 gradient evaluations vs n (linear time, Theorem 2.1)",
+    variable="n",
+    quick_grid=(65536, 131072, 262144, 524288),
+    full_grid=(32768, 65536, 131072, 262144, 524288, 1048576),
+    fixed={"delta": 1e-6, "epsilon": 1.0, "m": 16, "d": 5, "c_C": 15.0, "c_eta": 1.0,
+           "c_tau": 1.0, "max_phases": 4},
+    seeds=2,
+    run=_run_alg1,
+    metric="grad_evals",
+    bound_values=_alg1_values,
+    vacuous=_alg1_vacuous,
+    problem="StreamingLeastSquares (features on the sphere, exact F)",
+    algorithm="algorithms.user_level_sco.phased_sgd_outlier_removal (Algorithm 1), rates mode",
+    privacy_rtol=PRIVACY_RTOL,
+    checks=(
+        Check("userlevel:thm2.1-gradients", "two-sided", 0.05,
+              "two-sided: the count is exactly Σ_i C⌊n_i/C⌋m (each item used once); the floor "
+              "and the phase cap move the slope by < 0.03 over an 8× range",
+              level=(0.1, 1.0),
+              level_reason="≤ nm is the theorem; the lower end is phase 1 alone, "
+                           "(1 − 2^{−q})2^{−q} ≈ 0.134 at q = 1/4, minus the ⌊n_i/C⌋ rounding"),
+        Check("userlevel:thm3.2-gradients", "reject", 0.05,
+              "competitor: Algorithm 3's super-linear count"),
+    ),
+))
+
+_NS = {**_COUNT, "c_K1": 0.05, "nonsmooth": 1, "algorithm": "alg3"}
+_NS_TOL = ("two-sided: Σ_i T_iK_im with Theorem D.3's T_i = 1 + c_T n_i^{3/4}m^{1/2}ε^{1/2} and "
+           "K_i = ⌈n_iε/√T_i + c_K1 log(1/δ)/ε⌉ (c_K1 = 0.05 makes the log term < 1 user) is "
+           "deterministic; 0.08 covers the ceil() and the phase tail (≈ 0.05 here)")
+
+NS_GRADS_N = register(Experiment(
+    id="userlevel.ns.grads.n",
+    paper=PAPER,
+    title="Smoothed Alg. 3 (Theorem D.3 schedule) gradient evaluations vs n",
+    variable="n",
+    quick_grid=(256, 1024, 4096, 16384),
+    full_grid=(256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
+    fixed={**_NS, "m": 4},
+    seeds=2,
+    run=_run_alg3_counts,
+    metric="grad_evals",
+    bound_values=quadratic_values,
+    problem=ALG3_GRADS_M.problem,
+    algorithm="accelerated_phased_erm with Theorem D.3's T_i, K_i (nonsmooth_T), halt=False",
+    private=False,
+    checks=(
+        Check("userlevel:thm4.1-gradients", "two-sided", 0.08, _NS_TOL),
+        Check("userlevel:thm4.1-gradients_derived", "two-sided", 0.08, _NS_TOL),
+        Check("userlevel:thm3.2-gradients", "reject", 0.05,
+              "competitor: the smooth count (slope ≈ 9/8 in n), not the non-smooth 11/8"),
+    ),
+))
+
+NS_GRADS_EPS = register(Experiment(
+    id="userlevel.ns.grads.eps",
+    paper=PAPER,
+    title="Smoothed Alg. 3 gradient evaluations vs ε: Theorem 4.1's printed ε^{1/4} vs D.3's ε^{5/4}",
+    variable="epsilon",
+    quick_grid=(0.5, 1.0, 2.0, 4.0),
+    full_grid=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
+    fixed={**{k: v for k, v in _NS.items() if k != "epsilon"}, "n": 4096, "m": 4},
+    seeds=2,
+    run=_run_alg3_counts,
+    metric="grad_evals",
+    bound_values=quadratic_values,
+    problem=ALG3_GRADS_M.problem,
+    algorithm=NS_GRADS_N.algorithm,
+    private=False,
+    description="Decides UL-E3: the printed count mn(1 + n^{3/8}m^{1/4}ε^{1/4}) against the "
+                "Σ T_iK_im that D.3's own T_i ∝ ε^{1/2}, K_i ∝ nε/√T_i give (ε^{5/4}).",
+    checks=(
+        Check("userlevel:thm4.1-gradients_derived", "two-sided", 0.08, _NS_TOL),
+        Check("userlevel:thm4.1-gradients", "reject", 0.1,
+              "the printed ε^{1/4} (local slope ≈ 0.2 here, the mn term included) must be "
+              "ruled out if D.3's schedule is what Theorem 4.1 counts"),
+    ),
+))
+
+# --- Lemmas 3.5 and 2.3 ----------------------------------------------------------------------
+_LEM35_TOL = ("two-sided: on clean data outlier removal keeps every user (kept fraction 1 is "
+              "recorded), and without-replacement sampling gives E‖g − ∇F̃‖² = (1/K)(n_i − K)/"
+              "(n_i − 1)·tr Cov(q) exactly; the lemma's log(ndm) adds a slope of ≤ 0.08 in m, "
+              "inside the band; 0.06 for 400-draw Monte Carlo and the (n_i − K) factor")
+
+
+def _lem35_level_reason() -> str:
+    return ("observed/bound = tr Cov(∇f)/(L² log(ndm))·(n_i − K)/(n_i − 1) with tr Cov = 1 for "
+            "the quadratic: ≈ 1/(16 log(ndm)) ∈ [0.0035, 0.0065] on these grids; band "
+            "[0.002, 0.01] allows Monte Carlo and the finite-population factor")
+
+
+LEM35_K = register(Experiment(
+    id="userlevel.lem35.K",
+    paper=PAPER,
+    title="Lemma 3.5: variance of Alg. 2's outlier-removed minibatch gradient vs K",
+    variable="K",
+    quick_grid=(8, 16, 32, 64, 128),
+    full_grid=(4, 8, 16, 32, 64, 128, 256, 512),
+    fixed={"n_i": 4096, "m": 64, "d": 10, "draws": 400},
+    seeds=4,
+    run=_run_lem35,
+    metric="variance",
+    bound_values=_lem35_values,
+    problem="QuadraticUsers at fixed x = 0",
+    algorithm="algorithms.user_level_sco.minibatch_gradients (Alg. 2 lines 5-12)",
+    private=False,
+    checks=(
+        Check("userlevel:lem3.5", "two-sided", 0.06, _LEM35_TOL, level=(0.002, 0.01),
+              level_reason=_lem35_level_reason()),
+    ),
+))
+
+LEM35_M = register(Experiment(
+    id="userlevel.lem35.m",
+    paper=PAPER,
+    title="Lemma 3.5: variance of Alg. 2's outlier-removed minibatch gradient vs m",
+    variable="m",
+    quick_grid=(4, 16, 64, 256, 1024),
+    full_grid=(4, 16, 64, 256, 1024, 4096, 16384),
+    fixed={"n_i": 4096, "K": 32, "d": 10, "draws": 400},
+    seeds=4,
+    run=_run_lem35,
+    metric="variance",
+    bound_values=_lem35_values,
+    problem=LEM35_K.problem,
+    algorithm=LEM35_K.algorithm,
+    private=False,
+    checks=(
+        Check("userlevel:lem3.5", "two-sided", 0.06, _LEM35_TOL, level=(0.002, 0.01),
+              level_reason=_lem35_level_reason()),
+    ),
+))
+
+LEM23_T = register(Experiment(
+    id="userlevel.lem23.T",
+    paper=PAPER,
+    title="Lemma 2.3: distance between independent SGD average iterates vs T",
+    variable="T",
+    quick_grid=(64, 256, 1024, 4096),
+    full_grid=(64, 256, 1024, 4096, 16384),
+    fixed={"d": 10, "eta": 1e-2, "pairs": 64, "zeta": 0.01},
+    seeds=4,
+    run=_run_lem23,
+    metric="rms_distance",
+    bound_values=_lem23_values,
+    problem="LinearStream: f = ⟨z, x⟩, z = μ0 + Rademacher/√d (no projection)",
+    algorithm="algorithms.user_level_sco.sgd_average_iterates (Alg. 1's SGD subroutine)",
+    private=False,
+    checks=(
+        Check("userlevel:lem2.3", "two-sided", 0.05,
+              "two-sided: on the linear loss the average iterates differ by a sum of "
+              "independent noise terms with RMS η√(2T/3) exactly (no projection), so the "
+              "lemma is tight up to its √log(dT/ζ); that log adds ≤ 0.05 to the local slope, "
+              "inside the band; 0.05 for 64-pair Monte Carlo",
+              level=(0.1, 0.5),
+              level_reason="observed/bound = √(2/3)/(L√log(dT/ζ)) with L = ‖μ0‖ + 1 = 2: "
+                           "≈ 0.13–0.16 on this grid; [0.1, 0.5] allows Monte Carlo and fails "
+                           "if the SGD step or the averaging were off by 2×"),
+    ),
+))
