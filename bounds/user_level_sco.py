@@ -462,8 +462,16 @@ TRIVIAL_PRIVACY_SC = register(Bound(
 
 
 def n_star(d_: float, epsilon_: float, delta_: float) -> float:
-    """Statistical/privacy crossover of OPT: n* = d log(1/δ)/ε² (1/√(nm) = √(d log(1/δ))/(εn√m))."""
-    return float(d_ * sp.log(1 / sp.Float(delta_)) / epsilon_**2)
+    """Statistical/privacy crossover of OPT: n* = d log(1/δ)/ε² (1/√(nm) = √(d log(1/δ))/(εn√m)).
+
+    ValueError unless d > 0, ε > 0 and δ ∈ (0, 1)."""
+    import math
+    for name, v in (("d", d_), ("epsilon", epsilon_)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a finite number in (0, inf), got {v!r}")
+    if not (isinstance(delta_, (int, float)) and 0 < delta_ < 1):
+        raise ValueError(f"delta must be in (0, 1), got {delta_!r}")
+    return float(d_ * math.log(1 / delta_) / epsilon_**2)
 
 
 __all__ = ["OPT", "ALG3_LAMBDA", "NS_R", "NS_BETA", "ALG1_BETA_MAX", "n_star"]
