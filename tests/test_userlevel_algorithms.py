@@ -65,7 +65,8 @@ def test_alg1_rates_schedule_parameters():
         assert P.eta_i == pytest.approx(eta / 2 ** (p * P.i))
         assert P.tau_i == pytest.approx(0.5 * P.eta_i * L * math.sqrt(P.T_i) * math.log(n * d * m))
         zeta = DL / (10 * math.e**eps)
-        assert P.sensitivity == pytest.approx(P.tau_i * math.log(1 / zeta) / C)
+        assert P.sensitivity == pytest.approx(ul.SENSITIVITY_CONSTANT * P.tau_i
+                                              * math.log(1 / zeta) / C)
         assert P.sigma_i == pytest.approx(P.z * P.sensitivity)
 
 
