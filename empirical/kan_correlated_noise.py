@@ -529,8 +529,10 @@ COR55_N = register(Experiment(
     checks=(
         Check("kan:cor5.5", "one-sided", 0.15,
               "upper bound (polylog dropped): the averaged population risk may fall faster; "
-              "0.15 covers 4 seeds (CI half-width ≈ 0.05) and the iterate average's start at "
-              "log 2"),
+              "0.15 covers 4 seeds (CI half-width ≈ 0.03) and the iterate average's start at "
+              "log 2", expect="finding",
+              note="KAN-E26: slope −0.26 against the corollary's local −0.74 on n ∈ [500, 8000] "
+                   "at m = 32 (m γ₀⁴ = 0.1: the width condition fails by 10×)"),
     ),
 ))
 
@@ -551,7 +553,10 @@ COR55_N_TIGHT = register(Experiment(
     algorithm="dp_sgd_correlated, λ = 0, fresh batches, κ from dp-accounting at (ε, δ)",
     checks=(
         Check("kan:cor5.5", "one-sided", 0.15,
-              "upper bound (polylog dropped), now with honest noise; 0.15 as for kan.cor55.n"),
+              "upper bound (polylog dropped), now with honest noise; 0.15 as for kan.cor55.n",
+              expect="finding",
+              note="KAN-E26: same slope (−0.27) as with D.9's smaller κ: the noise is not what "
+                   "limits the rate on this grid"),
     ),
 ))
 
@@ -632,7 +637,7 @@ STABILITY_N = register(Experiment(
     full_grid=(50, 100, 200, 400, 800, 1600),
     fixed={"m": 32, "d": 5, "p": 6, "margin_quantile": 0.9, "T": 100, "eta": 1.0, "C_clip": 1.0,
            "noise_multiplier": 5.0, "lam": 0.5, "R_star": 50.0, "delta": 1e-9},
-    seeds=4,
+    seeds=6,
     run=_run_stability_ratio,
     metric="stab_ratio",
     bound_values=_stab_values,
@@ -640,10 +645,11 @@ STABILITY_N = register(Experiment(
     problem="NTK teacher with margin γ₀ (G1); S^(i) replaces example i by a fresh draw",
     algorithm="dp_sgd_correlated, full batch, 2×(1 + 3) coupled rows per seed (with and without noise)",
     checks=(
-        Check("kan:thmC.22", "one-sided", 0.15,
+        Check("kan:thmC.22", "one-sided", 0.35,
               "C.22 is an upper bound with explicit constants (2e, b_{δ,m}): the normalised "
-              "distance may fall faster than 1/n but not slower; 0.15 covers 4 seeds × 3 "
-              "replaced indices",
+              "distance may fall faster than 1/n but not slower; 0.35: the distance depends on "
+              "which example is replaced, so 6 seeds × 3 replaced indices give a bootstrap CI "
+              "half-width ≈ 0.3 (the level band below is the sharper test)",
               level=(1e-3, 1.0),
               level_reason="explicit constants: observed/bound ≤ 1 is the theorem itself (b is "
                            "the largest ‖∇f‖ measured at W₀ and W_T, a proxy for b_{δ,m}); the "

@@ -1,0 +1,175 @@
+"""KAN paper end to end: every experiment of empirical/kan_correlated_noise.py is swept on its
+quick grid once (the session's results directory, 2 workers) and its verdicts are asserted as
+declared.  No slope or exponent is typed here: predictions come from ``bounds/`` at each
+experiment's own parameters (empirical.checks); every tolerance's reason lives with its check.
+Beyond the verdicts: the privacy columns (three calibrations side by side), the theorem
+parameters recorded in the rows, the open question per sampler, and the recorded findings."""
+import math
+
+import numpy as np
+import pytest
+
+import bounds
+from algorithms import kan_correlated_noise as K
+from empirical import experiment as registry
+from empirical import kan_correlated_noise as kx
+from empirical.checks import analyse
+from empirical.runner import sweep
+
+IDS = registry.ids("kan")
+
+
+@pytest.fixture(scope="module")
+def rows(results_root):
+    return {i: sweep(registry.get(i), results=results_root, workers=2) for i in IDS}
+
+
+@pytest.fixture(scope="module")
+def analyses(rows):
+    return {i: analyse(registry.get(i), rows[i]) for i in IDS}
+
+
+def _expected(check) -> str:
+    if check.kind == "reject":
+        return "REJECTED"
+    return "FINDING" if check.expect == "finding" else "PASS"
+
+
+def _gmean(a, v):
+    return float(np.exp(np.mean(np.log(a.per_point[v]))))
+
+
+@pytest.mark.parametrize("exp_id", IDS)
+def test_experiment_verdicts_as_declared(analyses, exp_id):
+    a = analyses[exp_id]
+    assert not a.error, a.error
+    assert not a.privacy_error, a.privacy_error
+    got = [(r.bound, r.kind, r.verdict) for r in a.results]
+    want = [(c.bound, c.kind, _expected(c)) for c in a.experiment.checks]
+    assert got == want, [r.message for r in a.results]
+    assert len(a.kept) == len(a.experiment.quick_grid)      # no point dropped
+
+
+def test_every_check_states_its_reason_and_ids_follow_the_scheme():
+    for i in IDS:
+        exp = registry.get(i)
+        assert i.split(".")[0] == "kan" and exp.paper == "kan"
+        for c in exp.checks:
+            assert c.reason.strip() and bounds.get(c.bound).id == c.bound
+            if c.level is not None:
+                assert c.level_reason.strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Privacy: three calibrations side by side
+# ---------------------------------------------------------------------------------------------
+def test_private_runs_are_certified_at_their_target(rows):
+    for i in IDS:
+        exp = registry.get(i)
+        if not exp.private:
+            continue
+        for r in rows[i]:
+            assert r["epsilon_guarantee"] == pytest.approx(r["epsilon_target"], rel=1e-6), i
+            assert r["epsilon_spent"] <= r["epsilon_guarantee"] * (1 + 1e-9), i
+            for col in ("epsilon_paper_thm51", "epsilon_tight_accounting",
+                        "epsilon_tight_replace_one", "noise_multiplier", "delta"):
+                assert col in r, (i, col)
+
+
+def test_thm51_calibration_is_conservative_by_the_amount_reported(rows):
+    """KAN-E20/E21: F.12's κ (constant 8) certifies ε = 1, its proof's constant (2) gives 1/2,
+    and dp-accounting with the exact sensitivity spends ≈ 0.27–0.29 for the same κ."""
+    for r in rows["kan.lam.thm51"]:
+        assert r["epsilon_paper_thm51"] == pytest.approx(1.0)
+        assert r["epsilon_paper_thm51_proof"] == pytest.approx(0.5)
+        assert 0.15 < r["epsilon_spent"] < 0.45
+        kappa = K.noise_multiplier_thm_f12(r["p_lam"], int(r["T"]), int(r["B"]), int(r["p_n"]),
+                                           r["epsilon_target"], r["delta"])
+        assert r["noise_multiplier"] == pytest.approx(kappa)
+
+
+def test_cor55_as_stated_is_not_private_kan_e25(rows):
+    """KAN-E25: Theorem 5.4/D.9's κ in Corollary 5.5's regime is far below what (ε, δ) needs:
+    dp-accounting (sampling without replacement, replace-one — D.9's own setting) puts the
+    spend above the target at every n, increasingly so as κ² ∝ γ/(√n ε²) shrinks."""
+    by_n = {}
+    for r in rows["kan.cor55.n"]:
+        by_n.setdefault(r["p_n"], r)
+    ns = sorted(by_n)
+    spent = [by_n[n]["epsilon_spent"] / by_n[n]["epsilon_target"] for n in ns]
+    assert all(s > 1.1 for s in spent) and spent[-1] > 3 * spent[0] > 3
+    kap = [by_n[n]["noise_multiplier"] for n in ns]
+    assert all(a > b for a, b in zip(kap, kap[1:]))
+    # the honest counterpart spends exactly its target with a larger κ at every n
+    tight = {r["p_n"]: r for r in rows["kan.cor55.n.tight"]}
+    for n in ns:
+        assert tight[n]["epsilon_spent"] == pytest.approx(tight[n]["epsilon_target"], rel=1e-6)
+        assert tight[n]["noise_multiplier"] > by_n[n]["noise_multiplier"]
+
+
+def test_recorded_parameters_are_the_theorems(rows):
+    for r in rows["kan.cor55.n"] + rows["kan.cor55.n.tight"]:
+        sch = kx.cor55_schedule(int(r["p_n"]), r["gamma0"], r["p_epsilon"], int(r["p_d"]))
+        assert (r["B"], r["T"]) == (sch["B"], sch["T"]) and r["eta"] == pytest.approx(sch["eta"])
+        assert r["sampler_cyclic"] == 0.0
+    for r in rows["kan.lam.tight.cyclic"]:
+        assert r["sampler_cyclic"] == 1.0 and r["B"] == r["p_B"] and r["T"] == r["p_T"]
+    for r in rows["kan.nonpriv.T"]:
+        assert r["noise_multiplier"] == 0.0 and r["B"] == r["p_n"]
+        assert r["gamma_hat_lower"] >= r["gamma0"]          # Assumption 3.3 holds on the sample
+
+
+# ---------------------------------------------------------------------------------------------
+# λ: fixed κ, Theorem 5.1 calibration, tight calibration per sampler (the open question)
+# ---------------------------------------------------------------------------------------------
+def test_drift_identity_at_fixed_kappa(rows):
+    """‖W_T − W₀‖² of the noisy run ≈ signal drift + η²c²mdp(1 + (1−λ)²(T−2)) (cancellation
+    identity): within 20% per point, the cross term signal×noise being the only gap."""
+    for r in rows["kan.lam.fixed_kappa"]:
+        pred = r["drift_sq_noise_pred"] + r["drift_sq_signal"]
+        assert r["drift_sq_noise"] == pytest.approx(pred, rel=0.2)
+
+
+def test_fixed_kappa_excess_is_monotone_and_lam_star_is_not_interior(analyses):
+    """Remark 4.2 / KAN-E22: at η = 1 the printed quadratic factor (1−λ)² + ηλ² is minimised at
+    λ* = 1/(1+η) = 0.5 (``kan:lam_star``); the measured excess keeps falling to λ = 0.9."""
+    a = analyses["kan.lam.fixed_kappa"]
+    vals = [_gmean(a, v) for v in a.kept]
+    assert all(x > y for x, y in zip(vals, vals[1:]))
+    lam_star = float(bounds.get("kan:lam_star")(eta=a.experiment.fixed["eta"]))
+    assert lam_star == pytest.approx(0.5) and max(a.kept) > lam_star + 0.3
+
+
+def test_open_question_per_sampler(analyses):
+    """Sharper accounting gives λ gains only when participations are separated: cyclic batches
+    (separation 20) cut the noise-induced excess below the λ = 0 level at every λ; fresh batches
+    (adjacent participations possible), like F.12, never do."""
+    cyc, fresh, paper = (analyses[i] for i in ("kan.lam.tight.cyclic", "kan.lam.tight.fresh",
+                                               "kan.lam.thm51"))
+    assert all(_gmean(cyc, v) < 1.0 for v in cyc.kept)
+    assert all(_gmean(fresh, v) > 0.95 for v in fresh.kept)
+    assert all(_gmean(paper, v) > 0.95 for v in paper.kept)
+    assert _gmean(paper, max(paper.kept)) > _gmean(paper, min(paper.kept))
+
+
+def test_fresh_lambda_zero_amplification_discontinuity(rows):
+    """At λ = 0 dp-accounting amplifies by subsampling; no accountant here does for λ > 0, so
+    the tight κ jumps at λ = 0⁺ (reported, not hidden)."""
+    r = rows["kan.lam.tight.fresh"][0]
+    assert r["noise_multiplier_lam0_amplified"] < 0.5 * r["noise_multiplier_lam0"]
+
+
+def test_stability_noise_cancels(rows):
+    """C.22's coupling shares the noise, so it cancels: the normalised distance with κ = 5,
+    λ = 0.5 stays within a factor 3 of the noise-free one at every n (only the training losses
+    along the two trajectories differ)."""
+    for r in rows["kan.stability.n"]:
+        assert 1 / 3 < r["stab_ratio"] / r["stab_ratio_nonprivate"] < 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exp_id", IDS)
+def test_full_grids(tmp_path, exp_id):
+    exp = registry.get(exp_id)
+    a = analyse(exp, sweep(exp, full=True, results=tmp_path, workers=2))
+    assert [r.verdict for r in a.results] == [_expected(c) for c in exp.checks]
