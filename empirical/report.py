@@ -617,6 +617,7 @@ table.matrix td.cell { text-align: center; min-width: 92px; padding: 0; }
 table.matrix td.cell a { display: block; padding: 4px 6px; color: inherit; text-decoration: none; }
 table.matrix td.cell a:hover { outline: 2px solid #333; }
 table.matrix th.paper { background: #e6ebf2; text-align: left; font-size: 14px; }
+table.matrix small.kind { color: #777; font-weight: normal; }
 td.ok, .v.ok { background: var(--ok); } td.finding, .v.finding { background: var(--finding); }
 td.bad, .v.bad { background: var(--bad); } td.none, .v.none { background: var(--none); }
 td.empty { background: #fff; color: #bbb; text-align: center; }
@@ -710,7 +711,9 @@ def _matrix_html(states: list[ExperimentState]) -> str:
         body.append(f'<tr><th class="paper" colspan="{len(variables) + 1}">'
                     f'<a href="#paper-{_slug(paper)}">{_e(paper)}</a>: {_e(_paper_title(paper))}</th></tr>')
         for b in sorted({b for p, b, _ in cells if p == paper}, key=_natural_key):
-            tds = [f'<th><a href="#{_anchor_bound(b)}">{_e(b)}</a></th>']
+            kind = bounds.get(b).kind
+            tds = [f'<th><a href="#{_anchor_bound(b)}">{_e(b)}</a> '
+                   f'<small class="kind">{_e(kind)}</small></th>']
             for v in variables:
                 entries = cells.get((paper, b, v))
                 if not entries:
