@@ -125,6 +125,8 @@ def run_rate(point: dict, rngs: list) -> dict:
         "out_of_data": res.out_of_data.astype(float),
         "err_max_over_chi": oracle.err_max / plan.chi,
         "steps": res.steps.astype(float),
+        "escape_procedures": res.procedures.astype(float),
+        "escape_rounds_escaped": res.escapes.astype(float),
         "samples_per_client": oracle.samples.astype(float),
         "o1_calls": oracle.n_o1.astype(float), "o2_calls": oracle.n_o2.astype(float),
         "b1": full(plan.b1), "b2": full(plan.b2), "b1_real": full(plan.b1_real),

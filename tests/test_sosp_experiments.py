@@ -233,3 +233,13 @@ def test_eq104_kappa_has_the_exponents_of_the_explicit_balance(rows, exp_id):
         assert abs(s_design - s_bound) <= 0.06, (s_design, s_bound)
     ratio = np.array([by[x] for x in xs]) / np.array(pred)
     assert 5 < ratio.min() and ratio.max() < 20
+
+
+def test_rate_runs_escape_once_and_certify_once(rows):
+    """From the exact saddle of a one-saddle landscape: one escape procedure escapes (the saddle)
+    and the last one certifies the minimum after Q failed rounds — the output is x̃."""
+    for exp_id in RATE_IDS:
+        for r in rows[exp_id]:
+            assert r["certified"] == 1.0
+            assert r["escape_rounds_escaped"] >= 1
+            assert r["escape_procedures"] == r["escape_rounds_escaped"] + 1
