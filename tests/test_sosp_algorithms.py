@@ -340,3 +340,28 @@ def test_other_bad_input():
         plan = alg.spider_plan(1000, 3, epsilon=0.5, delta=1e-5, alpha=0.1, G=0.2, M=1.0, U=2.0,
                                hessian_lipschitz=3.0, G_sens=0.1, M_sens=0.05)
         alg.AdaDPSpider(prob, plan, _gens(1))
+
+
+def test_index3_saddle_chain_is_escaped():
+    """P-multi (k = 3 cosine coordinates): the start is an index-3 saddle; every output of
+    Gauss-PSGD + Ada-DP-SPIDER is an α-SOSP with all three coordinates out of the saddle's basin."""
+    from empirical.sosp_nonconvex import run_rate
+
+    out = run_rate(dict(n=100000, d=8, epsilon=0.5, m=1, h=0.0, delta=1e-5, s1=0.15, s2=0.05,
+                        c_chi=1.5, Q=10, k=3), _gens(6, 11))
+    assert np.all(out["is_sosp"] == 1.0) and np.all(out["escaped"] == 1.0)
+    assert np.all(out["certified"] == 1.0)
+
+
+def test_escape_radius_larger_than_the_basin_false_certifies():
+    """Notes pitfall 10: R must come from a valid Hessian-Lipschitz bound.  With ρ underestimated
+    so that R = √(α/ρ) exceeds the saddle-to-minimum distance (π), no round can reach R: the
+    saddle is returned as a certificate although λ_min = −γ."""
+    d, gamma, alpha = 4, 0.5, 0.05
+    prob = CosineSaddle(d, gamma=gamma, s1=0.0, s2=1e-12)
+    eta = math.sqrt(3.0 * alpha)
+    orc = alg.GaussianOracle(prob.gradient, d, sigma=0.0, r=0.01, rng=_gens(4))
+    res = alg.gauss_psgd(orc, np.zeros(d), chi=alpha / 4, eta=eta, radius=2 * math.pi, Gamma=60,
+                         Q=3, max_steps=10**4, rows=4, stop_on_first_procedure=True)
+    assert res.certified.all()
+    assert np.all(prob.lambda_min(res.x) < -math.sqrt(3.0 * alpha))
