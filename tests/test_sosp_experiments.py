@@ -40,7 +40,7 @@ def _expected(check) -> str:
 
 
 def test_the_paper_has_its_experiments():
-    assert set(IDS) >= {"sosp.ada.n", "sosp.ada.d", "sosp.ada.epsilon", "sosp.ada.n.nonprivate",
+    assert set(IDS) >= {"sosp.ada.n", "sosp.ada.n.frozen_plan", "sosp.ada.d", "sosp.ada.epsilon", "sosp.ada.n.nonprivate",
                         "sosp.ada.m", "sosp.ada.m.het", "sosp.escape.threshold.psi",
                         "sosp.escape.time.r", "sosp.select.d", "sosp.select.d.tied"}
 
@@ -81,7 +81,7 @@ def test_every_rate_run_uses_the_theorems_settings(rows):
         for r in rs:
             p = exp.point(r[f"p_{exp.variable}"])
             prob = sx._problem(p)
-            n, m = int(p["n"]), int(p.get("m", 1))
+            n, m = int(p.get("plan_n", p["n"])), int(p.get("m", 1))
             a, k = r["alpha"], r["kappa"]
             eta = math.sqrt(prob.hessian_lipschitz * a) / prob.M**2
             assert r["chi"] == pytest.approx(a / 4, rel=1e-12)
@@ -95,7 +95,7 @@ def test_every_rate_run_uses_the_theorems_settings(rows):
             assert r["Gamma"] == practical_gamma(a, prob.hessian_lipschitz, prob.M,
                                                  r["sigma1"] / math.sqrt(m))
             if m == 1:   # eq. 104's κ, from bounds/, at the row's values
-                vals = sx.rate_values(p)
+                vals = sx.rate_values({**p, "n": n})
                 kb = bounds.get("sosp:thm2_kappa")
                 assert r["kappa_thm"] == pytest.approx(kb(**{kk: vals[kk] for kk in kb.variables}),
                                                        rel=1e-9)
