@@ -1,0 +1,278 @@
+"""How cost grows: the wall time of one algorithm call against n, d and the number of steps,
+fitted as a log-log slope with dprates' own machinery (:func:`empirical.fitting.fit_slope`, the
+repeats of one timing playing the part of seeds) and checked against the cost each algorithm's
+docstring states.
+
+Timing-based, so it lives in benchmarks/ (run with ``pytest benchmarks/test_cost_growth.py -s``;
+``-s`` prints one line per fit).  Problem construction is not timed (a sweep builds each instance
+once and caches it).  Stated costs are asymptotic: at finite sizes a fixed per-call or per-step
+overhead (validation, the accountant, Python dispatch) flattens the slope, so the grids are
+chosen where the stated term should dominate, and the check is one-sided like dprates'
+``one-sided`` checks: an O(·) statement is an upper bound, so the fitted slope must not exceed
+the stated exponent by more than ``TOL`` (cost growing faster than stated is the failure that
+matters for scale); a flatter slope means overheads still dominate at these sizes, and the
+fitted slope and its bootstrap CI are printed either way (docs/performance.md lists them).
+Where a fixed per-call cost (plans, accountants, set-up) would hide the per-step cost, the
+per-step time is measured by differencing a long and a short run of the same call.
+
+Stated costs checked (from the docstrings):
+
+* ``noisy_gd`` (KL Algorithm 4): T − 1 full-batch gradients; on :class:`PowerRegression`
+  "a gradient costs O(nd)", so O(T·n·d).
+* ``noisy_gd`` on :class:`MomentPowerRegression` (p = 2): "O(d^p) per row, whatever n" — slope 0
+  in n and 2 in d.  (Issue 14 says "O(d) per step for the moment-based regression"; the class
+  states O(d^p), which is what is checked.)
+* ``kl_spider`` and ``adaptive_noisy_gd`` (KL Algorithms 1, 3): their step counts depend on the
+  data (stopping rules), so the measured quantity is the time per full-gradient equivalent,
+  time·n/grad_evals (marginal, see below), which should be O(nd) on :class:`PowerRegression`;
+  only n is varied (see the test).
+* ``dp_sgd_correlated`` (KAN Algorithm 1): "the cost per step is O(R·B·m·(d + p)·p)" — slope 1 in B
+  and d, 1 in steps, 0 in n.  The fresh sampler draws a uniform key per example per step
+  (``batch_schedule``: ``rng.random((steps, n))`` then ``argpartition``), which is O(n) per step:
+  the n-slope is checked for the cyclic sampler (0) and measured, not asserted, for fresh.
+* ``dp_ssgd`` (linear regression Algorithm 1): one pass over n streamed samples, "each step
+  O(R·d)" — slope 1 in n, and 1 in d once d is large enough for the O(d) work to dominate.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+import pytest
+
+from empirical.fitting import fit_slope
+
+REPEATS = 3          # timings per grid point ("seeds" of the fit)
+TOL = 0.25           # |slope − stated| allowed (finite-size overheads, a shared machine)
+RESULTS: list[dict] = []
+
+
+def _time(call: Callable[[], object], repeats: int = REPEATS) -> np.ndarray:
+    call()                                              # warm-up: caches, lazy imports, allocations
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        call()
+        out.append(time.perf_counter() - t0)
+    return np.array(out)
+
+
+def check(slope: float, stated: float, what: str) -> None:
+    assert slope <= stated + TOL, f"{what}: time grows with slope {slope:.2f}, stated {stated:g}"
+
+
+def _fit(name: str, var: str, xs: Sequence[float], make: Callable[[float], Callable[[], float]],
+         stated: float) -> float:
+    """Time ``make(x)()`` at each x (``make`` builds the instance, untimed, and returns a call that
+    returns the metric's scale factor — seconds are multiplied by it, 1 for plain wall time),
+    fit the slope, record it and return it."""
+    values = []
+    for x in xs:
+        call = make(x)
+        scale = call()                                  # also the warm-up
+        values.append(_time(call) * scale)
+    fit = fit_slope(np.asarray(xs, dtype=float), values, aggregate="median", n_boot=2000)
+    row = dict(algorithm=name, variable=var, x=list(xs), seconds=[float(np.median(v)) for v in values],
+               slope=fit.slope, ci=(fit.ci_low, fit.ci_high), stated=stated,
+               threads=os.environ.get("OMP_NUM_THREADS"))
+    RESULTS.append(row)
+    print(f"\n{name} vs {var}: slope {fit.slope:.2f} [{fit.ci_low:.2f}, {fit.ci_high:.2f}], "
+          f"stated {stated:g}; median s: " + ", ".join(f"{s:.3g}" for s in row["seconds"]))
+    return fit.slope
+
+
+# ---------------------------------------------------------------------------------------------
+# KL paper (algorithms/kl_condition.py on empirical/kl_problems.py instances)
+# ---------------------------------------------------------------------------------------------
+RHO, BETA = 1.0, 0.1
+
+
+def _regr(n: int, d: int, p: float = 4.0):
+    from empirical.kl_problems import make_problem
+    return make_problem({"problem": "regr", "n": n, "d": d, "p": p})
+
+
+def _noisy_gd_call(prob, T: int) -> Callable[[], float]:
+    from algorithms.kl_condition import noisy_gd
+    w0 = prob.start()
+
+    def call() -> float:
+        # L1t: weak-convexity constant; any positive value gives the same work per step
+        noisy_gd(prob, rho=RHO, w0=w0, L0=prob.L0, L1t=1.0, T=T, rng=np.random.default_rng(0))
+        return 1.0
+    return call
+
+
+NOISY_GD_GRID = {"n": ((4000, 8000, 16000, 32000), lambda x: _noisy_gd_call(_regr(int(x), 50), 30)),
+                 "d": ((100, 200, 400, 800), lambda x: _noisy_gd_call(_regr(4000, int(x)), 30)),
+                 "T": ((25, 50, 100, 200), lambda x: _noisy_gd_call(_regr(8000, 50), int(x)))}
+
+
+@pytest.mark.parametrize("var", list(NOISY_GD_GRID))
+def test_noisy_gd_is_linear_in_n_d_and_T(var):
+    xs, make = NOISY_GD_GRID[var]
+    slope = _fit("kl.noisy_gd[regr p=4]", var, xs, make, 1.0)
+    check(slope, 1.0, f"noisy_gd vs {var} (stated O(T·n·d))")
+
+
+def _moment(n: int, d: int):
+    from empirical.kl_problems import make_problem
+    return make_problem({"problem": "regr_moment", "n": n, "d": d, "p": 2.0})
+
+
+MOMENT_GRID = {"n": ((2000, 20000, 200000), lambda x: _noisy_gd_call(_moment(int(x), 200), 50), 0.0),
+               "d": ((200, 400, 800, 1600), lambda x: _noisy_gd_call(_moment(2000, int(x)), 50), 2.0)}
+
+
+@pytest.mark.parametrize("var", list(MOMENT_GRID))
+def test_moment_regression_step_is_independent_of_n(var):
+    xs, make, stated = MOMENT_GRID[var]
+    slope = _fit("kl.noisy_gd[regr_moment p=2]", var, xs, make, stated)
+    check(slope, stated, f"moment-form noisy_gd vs {var} (stated O(d^2) per step, whatever n)")
+
+
+def _per_gradient_call(algorithm: str, prob, long: int = 20, short: int = 2) -> Callable[[], float]:
+    """Seconds per full-gradient equivalent, marginal: (t(max_steps=long) − t(max_steps=short))
+    over the difference in gradient evaluations (÷ n), so the data-independent plan and the
+    accountant calls of each run (≈ 20 ms for kl_spider) cancel.  The call returns that value
+    itself, so ``_time`` is not used: ``make`` returns a call whose result is the metric."""
+    from algorithms.kl_condition import adaptive_noisy_gd, kl_spider
+    w0 = prob.start()
+    F0 = float(prob.excess(w0)[0])
+
+    def run(steps: int) -> tuple[float, int]:
+        t0 = time.perf_counter()
+        if algorithm == "kl_spider":
+            res = kl_spider(prob, rho=KL_RHO, w0=w0, L0=prob.L0, L1=prob.L1, gamma=prob.gamma,
+                            kappa=prob.kappa, F0=F0, beta=BETA, rng=np.random.default_rng(0),
+                            max_steps=steps)
+        else:
+            res = adaptive_noisy_gd(prob, rho=KL_RHO, w0=w0, L0=prob.L0, L1=prob.L1, beta=BETA,
+                                    rng=np.random.default_rng(0), max_steps=steps)
+        return time.perf_counter() - t0, int(res.grad_evals)
+
+    def call() -> float:
+        (t1, e1), (t0, e0) = run(long), run(short)
+        if e1 <= e0:
+            raise RuntimeError(f"{algorithm} stopped before {short} steps: nothing to difference")
+        return max(t1 - t0, 1e-9) / ((e1 - e0) / prob.n)
+    return call
+
+
+# p = 2 (κ = 2, in KL Spider's range) and a large ρ, so that neither algorithm stops at its noise
+# floor within the 20 steps (with p = 4 or ρ = 1 both stop after one gradient on these instances)
+KL_RHO = 100.0
+
+
+@pytest.mark.parametrize("algorithm", ["kl_spider", "adaptive_noisy_gd"])
+def test_time_per_gradient_is_linear_in_n(algorithm):
+    """Only n is varied: the noise floor grows as √d while ‖∇F‖ shrinks as 1/d on this design, so
+    at larger d both algorithms stop at once; their gradient is PowerRegression's, whose d-growth
+    the noisy_gd check above measures."""
+    xs = (4000, 8000, 16000, 32000)
+    values = []
+    for x in xs:
+        call = _per_gradient_call(algorithm, _regr(int(x), 50, p=2.0))
+        call()                                          # warm-up
+        values.append(np.array([call() for _ in range(REPEATS)]))
+    fit = fit_slope(np.asarray(xs, dtype=float), values, aggregate="median", n_boot=2000)
+    RESULTS.append(dict(algorithm=f"kl.{algorithm}[regr p=2] per gradient", variable="n", x=list(xs),
+                        seconds=[float(np.median(v)) for v in values], slope=fit.slope,
+                        ci=(fit.ci_low, fit.ci_high), stated=1.0))
+    print(f"\nkl.{algorithm}[regr p=2] s per gradient vs n: slope {fit.slope:.2f} "
+          f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}], stated 1; median s: "
+          + ", ".join(f"{np.median(v):.3g}" for v in values))
+    check(fit.slope, 1.0, f"{algorithm} per gradient vs n (stated O(nd))")
+
+
+# ---------------------------------------------------------------------------------------------
+# KAN paper (algorithms/kan_correlated_noise.py)
+# ---------------------------------------------------------------------------------------------
+def _kan_call(n: int, d: int, B: int, steps: int, sampler: str = "cyclic",
+              per_step: bool = True) -> Callable[[], float]:
+    """One call of dp_sgd_correlated (m = 32, p = 6, losses on one example at the ends only).
+    ``per_step``: the metric is seconds per step, (t(1 + steps) − t(1))/steps, so the per-call
+    set-up (‖h(x_i)‖ over all n, validation) cancels; otherwise the call's total time."""
+    from algorithms.kan_correlated_noise import KAN, dp_sgd_correlated
+    rng = np.random.default_rng(0)
+    model = KAN.init(32, d, 6, rng)
+    X = rng.uniform(-1.0, 1.0, (n, d)) / math.sqrt(d)
+    H = model.features(X)
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+
+    def run(T: int) -> float:
+        t0 = time.perf_counter()
+        dp_sgd_correlated(model, H, y, T=T, eta=1.0, B=B, C_clip=1.0, lam=0.5, noise_multiplier=1.0,
+                          R_star=math.inf, rng=np.random.default_rng(1), sampler=sampler,
+                          eval_every=T, eval_subsample=1)
+        return time.perf_counter() - t0
+
+    if per_step:
+        return lambda: max(run(1 + steps) - run(1), 1e-9) / steps
+    return lambda: run(1 + steps)
+
+
+KAN_GRID = {"B": ((64, 128, 256, 512), lambda x: _kan_call(1024, 100, int(x), 10), 1.0),
+            "d": ((100, 200, 400, 800), lambda x: _kan_call(256, int(x), 64, 10), 1.0),
+            "steps": ((20, 40, 80, 160), lambda x: _kan_call(256, 50, 64, int(x), per_step=False), 1.0),
+            "n": ((1024, 4096, 16384), lambda x: _kan_call(int(x), 10, 64, 20), 0.0)}
+
+
+def _fit_direct(name: str, var: str, xs: Sequence[float], make: Callable[[float], Callable[[], float]],
+                stated: float) -> float:
+    """As :func:`_fit` for calls that return the metric itself (differenced per-step times)."""
+    values = []
+    for x in xs:
+        call = make(x)
+        call()                                          # warm-up
+        values.append(np.array([call() for _ in range(REPEATS)]))
+    fit = fit_slope(np.asarray(xs, dtype=float), values, aggregate="median", n_boot=2000)
+    RESULTS.append(dict(algorithm=name, variable=var, x=list(xs), seconds=[float(np.median(v)) for v in values],
+                        slope=fit.slope, ci=(fit.ci_low, fit.ci_high), stated=stated))
+    print(f"\n{name} vs {var}: slope {fit.slope:.2f} [{fit.ci_low:.2f}, {fit.ci_high:.2f}], "
+          f"stated {stated:g}; median s: " + ", ".join(f"{np.median(v):.3g}" for v in values))
+    return fit.slope
+
+
+@pytest.mark.parametrize("var", list(KAN_GRID))
+def test_kan_dp_sgd_cost(var):
+    """Per step O(R·B·m·(d + p)·p): slope 1 in B and d, 0 in n (cyclic sampler); the whole call
+    linear in the number of steps."""
+    xs, make, stated = KAN_GRID[var]
+    label = "s per step" if var != "steps" else "s per call"
+    slope = _fit_direct(f"kan.dp_sgd_correlated[cyclic] {label}", var, xs, make, stated)
+    check(slope, stated, f"dp_sgd_correlated vs {var}")
+
+
+def test_kan_fresh_sampler_n_growth_measured():
+    """Measured, not asserted: the fresh sampler's O(n) per step (one uniform key per example)."""
+    _fit_direct("kan.dp_sgd_correlated[fresh] s per step", "n", (1024, 4096, 16384),
+                lambda x: _kan_call(int(x), 10, 64, 20, sampler="fresh"), 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Linear regression paper (algorithms/linreg_adaptive_clipping.py)
+# ---------------------------------------------------------------------------------------------
+def _ssgd_call(n: int, d: int) -> Callable[[], float]:
+    from algorithms.linreg_adaptive_clipping import LinearRegressionDesign, dp_ssgd
+    design = LinearRegressionDesign.make(d)
+
+    def call() -> float:
+        dp_ssgd(design, n, zeta=1.0, alpha=1.0, eta=0.01 / d, rng=np.random.default_rng(0))
+        return 1.0
+    return call
+
+
+# d from 2000: below that the per-step Python dispatch (tens of µs) hides the O(d) work
+SSGD_GRID = {"n": ((2000, 4000, 8000, 16000), lambda x: _ssgd_call(int(x), 50)),
+             "d": ((2000, 4000, 8000, 16000), lambda x: _ssgd_call(1000, int(x)))}
+
+
+@pytest.mark.parametrize("var", list(SSGD_GRID))
+def test_dp_ssgd_is_linear_in_n_and_d(var):
+    xs, make = SSGD_GRID[var]
+    slope = _fit("linreg.dp_ssgd", var, xs, make, 1.0)
+    check(slope, 1.0, f"dp_ssgd vs {var} (stated: n steps, each O(d))")
