@@ -180,7 +180,20 @@ def register(exp: Experiment) -> Experiment:
     if exp.id in _REGISTRY and _REGISTRY[exp.id] is not exp:
         raise ValueError(f"experiment id {exp.id!r} is already registered")
     _REGISTRY[exp.id] = exp
+    _pin_code(exp)
     return exp
+
+
+def _pin_code(exp: Experiment) -> None:
+    # Fingerprint the experiment's code now, while what is on disk is what was just imported
+    # (empirical/runner.py pins each file the first time it reads it).  Never fails a
+    # registration: the sweep fingerprints again and reports any problem there.
+    try:
+        from empirical.runner import code_fingerprint
+
+        code_fingerprint(exp.run.__module__)
+    except Exception:  # pragma: no cover - e.g. a run defined in an unusual module
+        pass
 
 
 def register_summary(summary: Summary) -> Summary:

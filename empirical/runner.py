@@ -48,7 +48,7 @@ import numpy as np
 from empirical.experiment import Experiment, get, validate_experiment
 
 __all__ = ["seed_generators", "point_key", "run_point", "sweep", "load_rows", "results_dir",
-           "code_fingerprint", "check_writable", "check_scheduler", "connect", "SweepStats",
+           "code_fingerprint", "forget_fingerprints", "check_writable", "check_scheduler", "connect", "SweepStats",
            "SweepRows", "SweepError", "ResultWriteError", "SchedulerError", "PointError",
            "RESULT_FORMAT", "stderr_progress"]
 
@@ -164,11 +164,16 @@ def _imports(tree: ast.AST, package: str) -> set[str]:
 
 
 def _scan_file(name: str, path: Path) -> tuple[str, tuple[str, ...]]:
-    """(SHA-256 of the source, imported module names); cached by path, mtime and size."""
-    st = path.stat()
-    stamp = (st.st_mtime_ns, st.st_size)
+    """(SHA-256 of the source, imported module names), read once per process.
+
+    Pinned, not re-read when the file changes: a process runs the code it imported, so a file
+    edited under a running sweep must not relabel rows computed by the old code.  Forked pool
+    workers inherit the pins, so they agree with their parent.  Experiments pin their modules
+    when registered (close to import time); :func:`forget_fingerprints` drops the pins (after
+    ``importlib.reload``).
+    """
     hit = _FILE_CACHE.get(str(path))
-    if hit and hit[0] == stamp:
+    if hit is not None:
         return hit[1], hit[2]
     src = path.read_bytes()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -177,8 +182,14 @@ def _scan_file(name: str, path: Path) -> tuple[str, tuple[str, ...]]:
     except SyntaxError:
         imported = ()
     sha = hashlib.sha256(src).hexdigest()[:16]
-    _FILE_CACHE[str(path)] = (stamp, sha, imported)
+    _FILE_CACHE[str(path)] = ((), sha, imported)
     return sha, imported
+
+
+def forget_fingerprints() -> None:
+    """Re-read source files at the next fingerprint (call after reloading a module)."""
+    with _FINGERPRINT_LOCK:
+        _FILE_CACHE.clear()
 
 
 _VERSIONS: dict[str, str] = {}

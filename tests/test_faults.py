@@ -113,6 +113,10 @@ def test_changed_code_recomputes_exactly_the_experiments_that_use_it(tmp_path, m
     sweep(_toy.TOY, results=root)
     mod.write_text(mod.read_text() + "# a change to the algorithm\n")
     said = []
+    # This process still runs the code it imported (fingerprints are pinned); a new process,
+    # as in the next `dprates run`, reads the changed file:
+    assert sweep(exp, results=root).stats.cached == 6
+    runner.forget_fingerprints()
     assert sweep(exp, results=root, progress=said.append).stats.recomputed == 6
     assert any("stale" in m and "fp_toy_mod" in m for m in said)
     assert sweep(_toy.TOY, results=root).stats.cached == 6, "other experiments are untouched"
