@@ -245,8 +245,8 @@ def _polylog_alg3(point: dict) -> float:
 _Q = {"delta": 1e-9, "epsilon": 1.0, "c_K1": 40.0, "c_T": 1.0, "c_K2": 1.0}
 _ONE_SIDED_SC = ("one-sided: Theorem 3.2 is an upper bound for convex losses and this instance "
                  "is 1-strongly convex (Remark 3.6's squared rate applies), so the slope may be "
-                 "steeper; 0.1 covers 6-seed noise (bootstrap half-width ≈ 0.05) and the "
-                 "ceil() steps of T_i, K_i between grid points")
+                 "steeper; 0.1 covers 10-seed noise of a χ²_16-like excess (bootstrap "
+                 "half-width ≈ 0.09) and the ceil() steps of T_i between grid points")
 _ALG3_LEVEL_REASON = ("observed/bound = the Õ factor of the rates mode: Lemma C.2's log(1/ζ) "
                       "(ζ = δ/(10T e^ε): ≈ 19–21) times τ's √log(ndm) (≈ 4–4.6), ≈ 80–95, over "
                       "the bound's √log(1/δ)-only privacy term; the band is ×4 either side, so "
@@ -262,10 +262,10 @@ ALG3_M = register(Experiment(
     paper=PAPER,
     title="Alg. 3 (user-level DP, outlier gradient removal): privacy excess vs items per user m",
     variable="m",
-    quick_grid=(256, 1024, 4096, 16384, 65536),
-    full_grid=(64, 256, 1024, 4096, 16384, 65536, 262144, 1048576),
-    fixed={**_Q, "n": 4096, "d": 16, "algorithm": "alg3"},
-    seeds=6,
+    quick_grid=(4096, 11585, 32768, 92682, 262144),
+    full_grid=(1024, 2048, 4096, 11585, 32768, 92682, 262144),
+    fixed={**_Q, "delta": 1e-10, "c_K1": 36.0, "n": 4096, "d": 16, "algorithm": "alg3"},
+    seeds=10,
     run=_run_alg3_quadratic,
     metric="excess",
     bound_values=quadratic_values,
@@ -294,7 +294,7 @@ BASELINE_M = register(Experiment(
     variable="m",
     quick_grid=ALG3_M.quick_grid,
     full_grid=ALG3_M.full_grid,
-    fixed={**_Q, "n": 4096, "d": 16, "algorithm": "baseline"},
+    fixed={**_Q, "delta": 1e-10, "c_K1": 36.0, "n": 4096, "d": 16, "algorithm": "baseline"},
     seeds=6,
     run=_run_alg3_quadratic,
     metric="excess",
@@ -331,7 +331,11 @@ ALG3_N = register(Experiment(
     algorithm=ALG3_M.algorithm,
     privacy_rtol=PRIVACY_RTOL,
     checks=(
-        Check("userlevel:thm3.2_privacy", "one-sided", 0.1, _ONE_SIDED_SC),
+        Check("userlevel:thm3.2_privacy", "one-sided", 0.2,
+              "one-sided (upper bound; the instance is strongly convex).  0.2, not 0.1: the "
+              "phase count grows along the grid (3 → 9 phases as n_i ≥ K_min admits more), so "
+              "the fitted slope is a chord of a piecewise curve, and 10 seeds of χ²_16-like "
+              "noise give a bootstrap half-width ≈ 0.16 at these four points"),
         Check("userlevel:thm2.1", "reject", 0.15,
               "competitor: Algorithm 1's linear-time rate has n-slope −1/2; the accelerated "
               "algorithm's privacy error must fall faster"),
