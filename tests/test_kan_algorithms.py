@@ -31,6 +31,16 @@ def test_basis_is_partition_of_unity_with_consistent_derivatives():
         assert np.abs(fd2 - K.bspline_basis(v, p, 2)).max() < 1e-4   # N₃'' is only Lipschitz
 
 
+def test_local_basis_equals_cardinal_spline_reference():
+    v = np.concatenate([np.linspace(-1, 1, 57), [-1.0, 1.0, 0.0]])
+    for p in (4, 6, 9):
+        for k in (0, 1, 2):
+            np.testing.assert_allclose(K.bspline_basis(v, p, k),
+                                       K._bspline_basis_reference(v, p, k), atol=1e-12)
+    # outside [−1, 1] the reference is used (the basis extends to [−1 − 3h, 1 + 3h])
+    assert K.bspline_basis(np.array([1.2]), 6).sum() < 1.0
+
+
 def test_spline_contraction_equals_full_basis():
     rng = np.random.default_rng(1)
     c = rng.standard_normal((5, 7))
@@ -38,7 +48,7 @@ def test_spline_contraction_equals_full_basis():
     s[0, 0, :2] = (-1.0, 1.0)
     for k in (0, 1, 2):
         (got,) = K.spline_contract(s, c, 7, (k,))
-        want = np.einsum("rnmk,mk->rnm", K.bspline_basis(s, 7, k), c)
+        want = np.einsum("rnmk,mk->rnm", K._bspline_basis_reference(s, 7, k), c)
         np.testing.assert_allclose(got, want, atol=1e-12)
 
 

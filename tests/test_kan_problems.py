@@ -63,7 +63,7 @@ def test_held_out_risk_has_small_standard_error():
     from algorithms.kan_correlated_noise import logistic_loss
     per = logistic_loss(y * inst.model.forward(inst.model.W0[None], H)[0])
     se = per.std(ddof=1) / math.sqrt(per.size)
-    assert per.size == kx.N_TEST and se < 0.01
+    assert per.size == kx.N_TEST and se < 0.015
 
 
 def test_cor55_schedule_is_the_corollarys():
