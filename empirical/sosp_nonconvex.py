@@ -26,6 +26,13 @@ Escape (Theorem 1, Lemma 1): α = c_α ψ with c_α = ``C_ALPHA_ESCAPE`` = 10 fo
 Model selection: the number of candidates T is fixed, or tied to α by T = ⌈c_T U M²/(√ρ α^{5/2})⌉,
 c_T = ``C_T`` = 10.
 
+Experiments (ids ``sosp.*``; figures in ``figures/sosp/``):
+``sosp.ada.{n,d,epsilon}`` and ``sosp.ada.n.nonprivate`` (Theorem 2), ``sosp.ada.n.frozen_plan``
+(negative control: Theorem 2's parameters frozen at n = 1e4, so no n-rate may appear),
+``sosp.ada.m`` and ``sosp.ada.m.het`` (Theorem 3 vs the introduction's reading, errata SOSP-E1),
+``sosp.escape.threshold.psi`` and ``sosp.escape.time.r`` (Lemma 1), ``sosp.select.d`` and
+``sosp.select.d.tied`` (Algorithm 4, eq. 142 with T fixed or tied to α).
+
 Privacy: rates and selection are private (``epsilon_*`` columns from dp-accounting, see
 ``algorithms.sosp_nonconvex``); the escape experiments use a synthetic oracle and are not.
 """
