@@ -30,6 +30,8 @@ Stated costs checked (from the docstrings):
   and d, 1 in steps, 0 in n.  The fresh sampler draws a uniform key per example per step
   (``batch_schedule``: ``rng.random((steps, n))`` then ``argpartition``), which is O(n) per step:
   the n-slope is checked for the cyclic sampler (0) and measured, not asserted, for fresh.
+* ``phased_sgd_outlier_removal`` (user-level Algorithm 1, "linear time"): O(n·m) item gradients,
+  slope 1 in n and in m (each phase's accountant calls are a fixed cost that flattens it).
 * ``dp_ssgd`` (linear regression Algorithm 1): one pass over n streamed samples, "each step
   O(R·d)" — slope 1 in n, and 1 in d once d is large enough for the O(d) work to dominate.
 """
@@ -276,3 +278,34 @@ def test_dp_ssgd_is_linear_in_n_and_d(var):
     xs, make = SSGD_GRID[var]
     slope = _fit("linreg.dp_ssgd", var, xs, make, 1.0)
     check(slope, 1.0, f"dp_ssgd vs {var} (stated: n steps, each O(d))")
+
+
+# ---------------------------------------------------------------------------------------------
+# User-level paper (algorithms/user_level_sco.py)
+# ---------------------------------------------------------------------------------------------
+def _alg1_call(n: int, m: int, d: int = 5) -> Callable[[], float]:
+    """Algorithm 1 ("linear time") on streamed least squares with the suite's constants
+    (empirical/user_level_sco.py: c_C = 15, at most 4 phases); each item is drawn when used, so
+    data generation is part of the cost, as in the sweep."""
+    from algorithms.user_level_sco import phased_sgd_outlier_removal
+    from empirical.user_level_problems import StreamingLeastSquares
+
+    def call() -> float:
+        data_rng, alg_rng = np.random.default_rng(0).spawn(2)
+        data = StreamingLeastSquares(n, m, d, data_rng)
+        phased_sgd_outlier_removal(data, 1.0, 1e-6, alg_rng, mode="rates", c_C=15.0, c_eta=1.0,
+                                   c_tau=1.0, max_phases=4)
+        return 1.0
+    return call
+
+
+# n from 20000: below that c_C = 15 leaves no phase with a full group
+ALG1_GRID = {"n": ((20000, 40000, 80000, 160000), lambda x: _alg1_call(int(x), 16)),
+             "m": ((8, 16, 32, 64), lambda x: _alg1_call(40000, int(x)))}
+
+
+@pytest.mark.parametrize("var", list(ALG1_GRID))
+def test_user_level_alg1_is_linear_in_n_and_m(var):
+    xs, make = ALG1_GRID[var]
+    slope = _fit("userlevel.phased_sgd_outlier_removal", var, xs, make, 1.0)
+    check(slope, 1.0, f"Algorithm 1 vs {var} (stated: linear time, O(n·m) item gradients)")
