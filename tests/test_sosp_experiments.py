@@ -42,7 +42,7 @@ def _expected(check) -> str:
 def test_the_paper_has_its_experiments():
     assert set(IDS) >= {"sosp.ada.n", "sosp.ada.n.frozen_plan", "sosp.ada.d", "sosp.ada.epsilon", "sosp.ada.n.nonprivate",
                         "sosp.ada.m", "sosp.ada.m.het", "sosp.escape.threshold.psi",
-                        "sosp.escape.time.r", "sosp.select.d", "sosp.select.d.tied"}
+                        "sosp.escape.time.r", "sosp.escape.spider.n", "sosp.select.d", "sosp.select.d.tied"}
 
 
 @pytest.mark.parametrize("exp_id", IDS)
