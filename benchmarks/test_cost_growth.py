@@ -32,6 +32,8 @@ Stated costs checked (from the docstrings):
   the n-slope is checked for the cyclic sampler (0) and measured, not asserted, for fresh.
 * ``phased_sgd_outlier_removal`` (user-level Algorithm 1, "linear time"): O(n·m) item gradients,
   slope 1 in n and in m (each phase's accountant calls are a fixed cost that flattens it).
+* ``gauss_psgd`` (SOSP Algorithm 1) with §5.1's Gaussian oracle: "each step queries the oracle once",
+  the oracle O(d): slope 1 in steps and in d.
 * ``dp_ssgd`` (linear regression Algorithm 1): one pass over n streamed samples, "each step
   O(R·d)" — slope 1 in n, and 1 in d once d is large enough for the O(d) work to dominate.
 """
@@ -309,3 +311,33 @@ def test_user_level_alg1_is_linear_in_n_and_m(var):
     xs, make = ALG1_GRID[var]
     slope = _fit("userlevel.phased_sgd_outlier_removal", var, xs, make, 1.0)
     check(slope, 1.0, f"Algorithm 1 vs {var} (stated: linear time, O(n·m) item gradients)")
+
+
+# ---------------------------------------------------------------------------------------------
+# SOSP paper (algorithms/sosp_nonconvex.py)
+# ---------------------------------------------------------------------------------------------
+def _psgd_call(d: int, steps: int) -> Callable[[], float]:
+    """Gauss-PSGD with §5.1's oracle ∇F + N(0, r²I) on F = ½‖x‖² from far away: Γ, Q and the
+    radius so large that no escape round ends, so exactly ``steps`` oracle calls are made."""
+    from algorithms.sosp_nonconvex import GaussianOracle, gauss_psgd
+
+    def call() -> float:
+        oracle = GaussianOracle(lambda X: X, d, sigma=0.0, r=0.1, rng=[np.random.default_rng(0)])
+        res = gauss_psgd(oracle, np.full(d, 10.0), chi=0.01, eta=0.1, radius=1e6, Gamma=10**6,
+                         Q=10**6, max_steps=steps, rows=1)
+        assert int(res.steps[0]) == steps
+        return 1.0
+    return call
+
+
+# d from 4000: below that the per-step Python work (≈ 0.1 ms) hides the O(d) oracle
+PSGD_GRID = {"steps": ((250, 500, 1000, 2000), lambda x: _psgd_call(100, int(x))),
+             "d": ((4000, 8000, 16000, 32000), lambda x: _psgd_call(int(x), 200))}
+
+
+@pytest.mark.parametrize("var", list(PSGD_GRID))
+def test_gauss_psgd_is_linear_in_steps_and_d(var):
+    """One oracle query per step (Algorithm 1), the oracle O(d): O(steps·d)."""
+    xs, make = PSGD_GRID[var]
+    slope = _fit("sosp.gauss_psgd[GaussianOracle]", var, xs, make, 1.0)
+    check(slope, 1.0, f"gauss_psgd vs {var} (one O(d) oracle call per step)")
