@@ -18,7 +18,7 @@ from bounds import sosp_nonconvex as sb
 IDS = ("sosp:thm1", "sosp:thm1_noise", "sosp:lem1_curvature", "sosp:lem1_escape_time",
        "sosp:lem1_diffusive", "sosp:thm1_steps", "sosp:thm2", "sosp:thm2_sampling",
        "sosp:thm2_privacy", "sosp:thm2_paper", "sosp:thm2_balance", "sosp:thm2_kappa",
-       "sosp:lem8_refreshes", "sosp:liu_claimed", "sosp:thm3", "sosp:thm3_sampling",
+       "sosp:lem8_refreshes", "sosp:liu_claimed", "sosp:thm2_curvature", "sosp:thm3", "sosp:thm3_sampling",
        "sosp:thm3_privacy", "sosp:thm3_intro", "sosp:thm3_intro_privacy", "sosp:thm4",
        "sosp:thm4_hessian_error", "sosp:thm4_hessian_error_tied", "sosp:thm4_gradient_error",
        "sosp:rem4_threshold")
