@@ -212,7 +212,7 @@ register_audit(AuditTarget(
 register_audit(AuditTarget(
     name="kl.proximal_point.final", paper="kl", algorithm="algorithms.kl_condition."
     "proximal_point (Algorithm 2), output", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim, release=_ppm_release, view="final", trials=20_000,
+    claimed_epsilon=_claim, release=_ppm_release, view="final", trials=10_000,
     note=_NOTE + f"; inner solver capped at {_PP['inner']} steps"))
 # Broken controls (the registered mutants, applied inside the release only).
 register_audit(AuditTarget(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib
 import json
 import math
@@ -223,18 +224,32 @@ def format_mutant_table(reports: Sequence[dict]) -> str:
             lines.append(f"    caught by {c}")
         if r.get("error"):
             lines.append(f"    ERROR {r['error']}")
-    det = []
-    for r in reports:
-        for eid, e in r.get("experiments", {}).items():
-            for c in e.get("checks", []):
-                if c["kind"] != "reject" and c.get("detectable"):
-                    lo, hi = c["detectable"]
-                    det.append(f"  {eid:<28} {c['bound']:<18} {c['kind']:<10} tol {c['tolerance']:<5g}"
-                               f" detectable exponent error {lo:+.3f} / {hi:+.3f}"
-                               + (" (slope and level)" if c.get("level_band") else " (slope only)"))
-    if det:
-        lines += ["", "Smallest detectable exponent error (a factor v^e on the metric; under the "
-                  "mutant's data), beside each check's tolerance:", *sorted(set(det))]
+    return "\n".join(lines)
+
+
+def detectable_report(exp_ids: Sequence[str], results: str | None = None) -> str:
+    """Each check's smallest detectable exponent error on the *honest* quick-grid data (run or
+    loaded from ``results``), beside its tolerance: the largest e < 0 and e > 0 such that a bug
+    multiplying the metric by v^e would still pass the slope and level checks
+    (:func:`empirical.checks.detectable_exponent_error`)."""
+    from empirical import experiment as registry
+    from empirical.checks import analyse, detectable_exponent_error
+    from empirical.runner import sweep
+
+    lines = ["Smallest detectable exponent error on the honest data (a bug multiplying the metric "
+             "by v^e passes only for e strictly inside these):",
+             f"  {'experiment':<26} {'bound':<16} {'kind':<10} {'tol':<5} {'slope only':<17} "
+             f"{'slope + level':<17}"]
+    for eid in exp_ids:
+        exp = registry.get(eid)
+        a = analyse(exp, sweep(exp, results=results, workers=1))
+        for r in a.results:
+            if r.kind == "reject":
+                continue
+            both = detectable_exponent_error(r, a.kept)
+            slope = detectable_exponent_error(dataclasses.replace(r, level_band=None), a.kept)
+            lines.append(f"  {eid:<26} {r.bound:<16} {r.kind:<10} {r.tolerance:<5g} "
+                         f"{slope[0]:+.3f} / {slope[1]:+.3f}   {both[0]:+.3f} / {both[1]:+.3f}")
     return "\n".join(lines)
 
 
@@ -252,6 +267,11 @@ def run_cli(args: argparse.Namespace) -> int:
         print(f"[mutant] {m.name}: {'CAUGHT' if reports[-1]['caught'] else 'MISSED'}",
               file=sys.stderr)
     print(format_mutant_table(reports))
+    exp_ids = sorted({e for m in sel for e in m.experiments})
+    if exp_ids:
+        print()
+        print(detectable_report(exp_ids, getattr(args, "results", None)
+                                and os.path.join(args.results, "honest")))
     missed = [r["mutant"] for r in reports if not r["caught"]]
     print(f"\n{len(reports) - len(missed)}/{len(reports)} mutants caught"
           + (f"; MISSED: {', '.join(missed)}" if missed else ""))
