@@ -230,11 +230,10 @@ _EPS_TOL = ("two-sided against the privacy term, the only term of Theorem 2 that
             "(the full bound's local slope depends on the ratio of its two terms, whose Õ "
             "constants are free): the ε-free sampling variance flattens −2/5 by its share, 1% → 12% "
             "of Lemma 7's variance at the design over this grid, and the design re-balances κ; the "
-            "data-free design α has slope −0.36 here, so 0.05 covers that 0.04 and seed noise "
-            "(CI half-width ≈ 0.015)")
+            "data-free design α has slope −0.36 here.  0.06 = that 0.04 + the CI half-width 0.02")
 _rate_exp("epsilon", "", {"n": 100000, "d": 16, "m": 1}, (0.05, 0.1, 0.2, 0.4, 0.8),
           _geom(0.025, 1.6, 7, integer=False),
-          (Check("sosp:thm2_privacy", "two-sided", 0.05, _EPS_TOL, level=_RATE_LEVEL,
+          (Check("sosp:thm2_privacy", "two-sided", 0.06, _EPS_TOL, level=_RATE_LEVEL,
                  level_reason=_RATE_LEVEL_REASON),
            Check("sosp:thm2", "one-sided", 0.03,
                  "one-sided: the full bound (local slope −0.33, asymptotic 0) is an upper bound "
