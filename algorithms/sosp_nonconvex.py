@@ -334,14 +334,17 @@ class GaussianOracle(Oracle):
 
     With ``blind`` = v_min the sampling noise has no component along the escape direction (the
     false-certificate construction of the escape experiments).  ``gradient(X)`` returns ∇F at the
-    rows of X.  ζ and ξ come from separate per-row streams (spawned from the row's generator), so
-    switching r on or off leaves ζ unchanged.
+    rows of X; with ``rowwise=True`` it is called as ``gradient(X, rows)`` (rows: the seed-row
+    indices of X), for batches whose rows have different landscapes.  ζ and ξ come from separate
+    per-row streams (spawned from the row's generator), so switching r on or off leaves ζ
+    unchanged.
     """
 
-    def __init__(self, gradient: Callable[[np.ndarray], np.ndarray], d: int, *, sigma: float,
+    def __init__(self, gradient: Callable[..., np.ndarray], d: int, *, sigma: float,
                  r: float, rng: np.random.Generator | Sequence[np.random.Generator],
-                 blind: np.ndarray | None = None):
+                 blind: np.ndarray | None = None, rowwise: bool = False):
         self.gradient = gradient
+        self.rowwise = bool(rowwise)
         self.d = check_int("d", d)
         self.sigma = check_nonnegative("sigma", sigma)
         self.r = check_nonnegative("r", r)
@@ -358,7 +361,7 @@ class GaussianOracle(Oracle):
             self.blind = None
 
     def query(self, rows, X, restart):
-        g = np.array(self.gradient(X), dtype=float)
+        g = np.array(self.gradient(X, rows) if self.rowwise else self.gradient(X), dtype=float)
         if self.sigma > 0:
             zeta = self._zeta.take(rows) * (self.sigma / math.sqrt(self.d))
             if self.blind is not None:

@@ -305,16 +305,15 @@ def run_escape_threshold(point: dict, rngs: list) -> dict:
     Gamma = practical_gamma(alpha, _ESC_RHO, _ESC_M, r)
     Q = int(point["Q"])
 
-    class _Oracle(GaussianOracle):
-        def query(self, rows, X, restart):
-            g = np.zeros_like(X)
-            g[:, 0] = -rows_gamma[rows] * np.sin(X[:, 0])
-            v = X[:, 1:]
-            g[:, 1:] = v / np.sqrt(1.0 + np.sum(v * v, axis=1, keepdims=True))
-            g += self.r * self._xi.take(rows)
-            return g, np.ones(rows.size, dtype=bool)
+    def grad(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        # ∇F of CosineSaddle(γ_row, b = 1), each row with its own γ
+        g = np.empty_like(X)
+        g[:, 0] = -rows_gamma[rows] * np.sin(X[:, 0])
+        v = X[:, 1:]
+        g[:, 1:] = v / np.sqrt(1.0 + np.sum(v * v, axis=1, keepdims=True))
+        return g
 
-    oracle = _Oracle(lambda X: X, d, sigma=0.0, r=r, rng=gens)
+    oracle = GaussianOracle(grad, d, sigma=0.0, r=r, rng=gens, rowwise=True)
     res = gauss_psgd(oracle, np.zeros(d), chi=chi, eta=eta, radius=radius, Gamma=Gamma, Q=Q,
                      max_steps=(Q + 1) * Gamma + 1, rows=R * G, stop_on_first_procedure=True)
     esc = res.first_procedure_escaped.reshape(R, G)
