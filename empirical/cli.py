@@ -222,12 +222,14 @@ def _check_dirs(args, drawing: bool) -> None:
     except SweepError as exc:
         raise UsageError(f"argument --results: {exc}") from None
     if drawing:
-        try:
-            check_writable(_figure_root(args))
-        except SweepError as exc:
-            raise UsageError("argument --figures: " + str(exc).replace("results directory",
-                                                                         "figures directory")
-                             ) from None
+        _check_figures_dir(args)
+
+
+def _check_figures_dir(args) -> None:
+    try:
+        check_writable(_figure_root(args), what="figures directory")
+    except SweepError as exc:
+        raise UsageError(f"argument --figures: {exc}") from None
 
 
 def _check_scheduler(args) -> None:
@@ -348,10 +350,7 @@ def _cmd_run_or_verify(args) -> int:
 def _cmd_figures(args) -> int:
     paper = _paper(args)
     exps = registry.experiments(paper)
-    try:
-        check_writable(_figure_root(args))
-    except SweepError as exc:
-        raise UsageError("argument --figures: " + str(exc).replace("results", "figures")) from None
+    _check_figures_dir(args)
     analyses = []
     for exp in exps:
         rows, missing = load_rows(exp, full=args.full, results=args.results)

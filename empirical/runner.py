@@ -342,7 +342,7 @@ def _atomic_write_json(path: Path, obj) -> None:
         raise
 
 
-def check_writable(directory: str | os.PathLike) -> Path:
+def check_writable(directory: str | os.PathLike, what: str = "results directory") -> Path:
     """Create ``directory`` if needed and prove a file can be written there, else one-line error."""
     d = Path(directory)
     try:
@@ -351,8 +351,7 @@ def check_writable(directory: str | os.PathLike) -> Path:
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
-        raise ResultWriteError(f"results directory {d} is not writable "
-                               f"({exc.strerror or exc})") from None
+        raise ResultWriteError(f"{what} {d} is not writable ({exc.strerror or exc})") from None
     return d
 
 
@@ -573,6 +572,11 @@ def sweep(exp: Experiment, *, full: bool = False, workers: int = 1, scheduler: s
             except Exception as exc:
                 raise _point_error(exp, v, exc) from exc
             store(v, rows)
+    lost = [v for v in grid if v not in scan.rows]
+    if lost:   # cancelled underneath us (a Dask scheduler that went away) without an error
+        raise SweepError(f"{exp.id}: {len(lost)} point(s) were not computed (first "
+                         f"{exp.variable}={lost[0]:g}; the executor cancelled them); stored "
+                         "points kept, rerun to resume")
     out = SweepRows(r for v in grid for r in scan.rows[v])
     out.stats = stats
     return out

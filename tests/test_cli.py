@@ -121,3 +121,16 @@ def test_verify_reports_fresh_cached_and_recomputed_points(tmp_path, capsys):
     assert main(args) == 0
     out = capsys.readouterr()
     assert "points: 0 fresh, 5 cached, 1 recomputed" in out.out and "corrupt" in out.err
+
+
+def test_unwritable_figures_directory_is_a_usage_error(tmp_path, capsys):
+    import _toy  # noqa: F401
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    _toy.CALLS.clear()
+    err = _one_line_error(capsys, ["run", "toy.power_law", "--results", str(tmp_path / "r"),
+                                   "--figures", str(blocker / "f")],
+                          "argument --figures: figures directory", "not writable")
+    assert not _toy.CALLS and str(blocker) in err
+    _one_line_error(capsys, ["figures", "--figures", str(blocker / "f")], "argument --figures")
