@@ -188,7 +188,7 @@ def _paper(args, attr: str = "paper", flag: str = "--paper") -> str | None:
     if key is None:
         return None
     try:
-        return check_paper(key, what=f"argument {flag}")
+        return check_paper(key, what=f"argument {flag}: paper")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
