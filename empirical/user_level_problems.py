@@ -27,7 +27,8 @@ from scipy.special import roots_jacobi
 from algorithms.user_level_sco import UserData
 from algorithms.validation import check_positive
 
-__all__ = ["QuadraticUsers", "LeastSquaresUsers", "LadUsers", "StreamingLeastSquares", "LinearStream"]
+__all__ = ["QuadraticUsers", "LeastSquaresUsers", "LadUsers", "StreamingLeastSquares", "LinearStream",
+           "StreamingQuadratic"]
 
 
 def _sphere(rng: np.random.Generator, shape: tuple, d: int) -> np.ndarray:
@@ -189,3 +190,27 @@ class LinearStream(UserData):
     def _item_gradients(self, X, users, items):
         xi = (2.0 * self.rng.integers(0, 2, size=(users.size, self.d)) - 1.0) / math.sqrt(self.d)
         return self.mu0 + xi
+
+
+class StreamingQuadratic(UserData):
+    """``QuadraticUsers``' loss ½‖x − z‖², z = μ0 + Rademacher/√d, for one-pass SGD (Algorithm 1):
+    items are drawn when first used (an i.i.d. stream, as in ``StreamingLeastSquares``).
+    1-strongly convex and 1-smooth, so SGD with η_iT_i ≫ 1 actually localises at laptop scale
+    (least squares on the sphere has curvature 1/d and does not).  F(x) − F* = ½‖x − μ0‖²."""
+
+    def __init__(self, n: int, m: int, d: int, rng: np.random.Generator, *, R: float = 4.0,
+                 mu_norm: float = 1.0):
+        super().__init__(n, m, d, R / 2 + mu_norm + 1.0, R, beta=1.0)
+        self.mu0 = np.full(d, mu_norm / math.sqrt(d))
+        self.rng = rng
+
+    def excess(self, x: np.ndarray) -> np.ndarray:
+        X = np.atleast_2d(x)
+        return 0.5 * np.einsum("ij,ij->i", X - self.mu0, X - self.mu0)
+
+    def _user_mean_gradients(self, x, users):  # pragma: no cover - Algorithm 1 only
+        raise NotImplementedError("StreamingQuadratic streams single items only")
+
+    def _item_gradients(self, X, users, items):
+        xi = (2.0 * self.rng.integers(0, 2, size=(users.size, self.d)) - 1.0) / math.sqrt(self.d)
+        return X - (self.mu0 + xi)
