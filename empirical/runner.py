@@ -28,8 +28,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.metadata
-import importlib.util
 import json
 import math
 import os
@@ -135,15 +135,30 @@ def _is_row_code(name: str) -> bool:
 
 
 def _module_file(name: str) -> Path | None:
+    """The source file of module ``name``, found without importing anything.
+
+    (``importlib.util.find_spec`` would import parent modules: fingerprinting must not run
+    code, least of all while a paper module is still being imported.)
+    """
     mod = sys.modules.get(name)
     path = getattr(mod, "__file__", None)
     if path is None:
+        parent, _, leaf = name.rpartition(".")
+        search = None
+        if parent:
+            pmod = sys.modules.get(parent)
+            search = getattr(pmod, "__path__", None) if pmod is not None else None
+            if search is None:
+                ppath = _module_file(parent)
+                if ppath is None or ppath.name != "__init__.py":
+                    return None      # `from module import function`: not a module
+                search = [str(ppath.parent)]
         try:
-            spec = importlib.util.find_spec(name)
+            spec = importlib.machinery.PathFinder.find_spec(leaf, search)
         except (ImportError, ValueError):
             return None
         path = spec.origin if spec is not None else None
-    return Path(path) if path and path.endswith(".py") else None
+    return Path(path) if path and str(path).endswith(".py") else None
 
 
 def _imports(tree: ast.AST, package: str) -> set[str]:
