@@ -173,3 +173,12 @@ def test_full_grids(tmp_path, exp_id):
     exp = registry.get(exp_id)
     a = analyse(exp, sweep(exp, full=True, results=tmp_path, workers=2))
     assert [r.verdict for r in a.results] == [_expected(c) for c in exp.checks]
+
+
+def test_lambda_summary_figure(analyses, tmp_path):
+    s = kx.LAMBDA_SUMMARY
+    assert s in registry.summaries("kan")
+    path = s.plot([analyses[i] for i in s.experiments], tmp_path)
+    assert path == tmp_path / "kan" / "kan.summary.lambda.png"
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
