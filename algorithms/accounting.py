@@ -89,14 +89,37 @@ def _rho_of_curve(rdp: np.ndarray, orders: np.ndarray) -> float:
     return float(np.max(rdp / orders))
 
 
+def _has_sampling(event: dpa.DpEvent) -> bool:
+    """Whether a subsampling event occurs anywhere in ``event``'s tree."""
+    if isinstance(event, (dpa.PoissonSampledDpEvent, dpa.SampledWithoutReplacementDpEvent)):
+        return True
+    if isinstance(event, dpa.SelfComposedDpEvent):
+        return _has_sampling(event.event)
+    if isinstance(event, dpa.ComposedDpEvent):
+        return any(_has_sampling(e) for e in event.events)
+    return False
+
+
 def epsilon(event: dpa.DpEvent, delta: float, *, accountant: str = "rdp",
             relation: NeighboringRelation = REPLACE_ONE) -> float:
-    """(ε, δ)-DP of ``event`` by dp-accounting's RDP (default) or PLD accountant."""
+    """(ε, δ)-DP of ``event`` by dp-accounting's RDP (default) or PLD accountant.
+
+    Convention of this code base: a Gaussian event's noise multiplier is the noise std divided
+    by the ℓ2-sensitivity *under the relation the algorithm claims* (e.g. 2G/n for a mean of
+    G-bounded gradients under replace-one).  dp-accounting's RDP accountant reads unsampled
+    Gaussian events that way under either relation, but its PLD accountant reads the multiplier
+    relative to one record's contribution and doubles the sensitivity under REPLACE_ONE, so the
+    same event would cost about twice the ε.  For events without subsampling the relation
+    changes nothing once the sensitivity is supplied, so PLD is asked under ADD_OR_REMOVE_ONE,
+    which reads the multiplier as ours.  Subsampled events keep ``relation``: there the
+    multiplier is relative to one record's contribution, as dp-accounting defines it.
+    """
     delta = check_delta(delta)
     if accountant == "rdp":
         return float(_rdp_accountant(event, relation).get_epsilon(delta))
     if accountant == "pld":
-        acc = dpa_pld.PLDAccountant(neighboring_relation=relation)
+        rel = relation if _has_sampling(event) else ADD_OR_REMOVE_ONE
+        acc = dpa_pld.PLDAccountant(neighboring_relation=rel)
         if not acc.supports(event):
             raise ValueError(f"the PLD accountant does not support {type(event).__name__}")
         return float(acc.compose(event).get_epsilon(delta))

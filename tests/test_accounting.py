@@ -141,3 +141,17 @@ def test_filter_reports_its_budget_as_the_guarantee():
     spent = f.privacy_spent(target_rho=1.0)
     assert spent.rho == pytest.approx(0.25) and spent.guarantee_rho == 1.0
     assert spent.epsilon(1e-5) < spent.guarantee_epsilon(1e-5) == acc.zcdp_to_epsilon(1.0, 1e-5)
+
+
+def test_pld_reads_the_noise_multiplier_under_the_claimed_relation():
+    """A Gaussian event's multiplier is relative to the claimed relation's sensitivity: PLD
+    (tight) must not exceed RDP under REPLACE_ONE, and both relations give the same ε."""
+    from algorithms.accounting import ADD_OR_REMOVE_ONE, REPLACE_ONE, epsilon, gaussian_event
+    ev = gaussian_event(7.67, 1)
+    pld_rep = epsilon(ev, 1e-5, accountant="pld", relation=REPLACE_ONE)
+    pld_add = epsilon(ev, 1e-5, accountant="pld", relation=ADD_OR_REMOVE_ONE)
+    rdp_rep = epsilon(ev, 1e-5, accountant="rdp", relation=REPLACE_ONE)
+    assert pld_rep == pytest.approx(pld_add, rel=1e-9)
+    assert pld_rep <= rdp_rep
+    import dp_accounting as dpa
+    assert pld_rep == pytest.approx(dpa.get_epsilon_gaussian(7.67, 1e-5), rel=1e-3)
