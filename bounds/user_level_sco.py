@@ -315,6 +315,26 @@ LEM3_5 = register(Bound(
           "identity: (1/K)(1/n_i)Σ_Z‖q(Z) − q̄‖², whose mean is (1 − 1/n_i)tr Cov∇f/(Km).",
 ))
 
+LEM2_3_NAIVE = register(Bound(
+    id="userlevel:lem2.3_naive",
+    expr=2 * eta * L * T,
+    quantity="‖x̃ − ỹ‖ by the triangle inequality alone (each step moves ≤ ηL)",
+    source="competitor to Lemma 2.3 (no concentration): the deterministic bound 2ηLT",
+    assumptions=LEM2_3.assumptions,
+    privacy="n/a (stability)",
+    notes="Slope 1 in T; Lemma 2.3's point is that independent noise gives √T.",
+))
+
+LEM3_5_ITEM = register(Bound(
+    id="userlevel:lem3.5_itemlevel",
+    expr=L**2 / K,
+    quantity="E‖g − ∇F̃_i‖² when a user's mean gradient is only known to have norm ≤ L",
+    source="competitor to Lemma 3.5: the item-level variance bound (no 1/m from averaging)",
+    assumptions=LEM3_5.assumptions,
+    privacy="n/a (variance)",
+    notes="m-exponent 0: what the analysis gives without the concentration of user means.",
+))
+
 ALG2_SIGMA = register(Bound(
     id="userlevel:alg2_sigma",
     expr=1000 * tau * _sqrt(T) * _log(n * d * sp.exp(epsilon) / delta) / (epsilon * n_i),
