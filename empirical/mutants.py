@@ -296,7 +296,7 @@ def _const(value):
 
 
 _KL = "algorithms.kl_condition"
-_THM9 = ("kl.thm9.n", "kl.thm9.d", "kl.thm9.rho")
+_THM9 = ("kl.thm9.n", "kl.thm9.d", "kl.thm9.rho", "kl.thm9.n.kink")
 _SPIDER = ("kl.spider.n.k4_3", "kl.spider.rho.k4_3")
 
 register_mutant(Mutant(

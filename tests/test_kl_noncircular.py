@@ -87,3 +87,13 @@ def test_kl_e22_printed_spider_at_effective_rho_is_private_and_worse():
     assert np.all(alt["rho_spent"] <= alt["rho_guarantee"] * (1 + 1e-12))
     ratio = np.exp(np.mean(np.log(alt["excess"])) - np.mean(np.log(ours["excess"])))
     assert 1.4 < ratio < 1.9, ratio
+
+
+def test_theorem9_kink_instance_exercises_T():
+    """On kl.thm9.n.kink the step count matters (on kl.thm9.n it does not): 20 steps instead of
+    Theorem 9's T give ≥ 5× the excess at n = 3162, and the honest run sits in its level band."""
+    v = 3162
+    honest = _gmean_excess("kl.thm9.n.kink", v, None)
+    assert _gmean_excess("kl.thm9.n.kink", v, "kl.noisy_gd.wrong_step_count") > 5 * honest
+    lin = _gmean_excess("kl.thm9.n", v, None)
+    assert _gmean_excess("kl.thm9.n", v, "kl.noisy_gd.wrong_step_count") < 2 * lin
