@@ -163,12 +163,12 @@ def _torch_kan(torch, model: KAN):
     return TorchKAN()
 
 
-def _correlated_dp_optimizer(opacus):
-    from opacus.optimizers import DPOptimizer
+def _correlated_dp_optimizer(opacus, ghost: bool = False):
+    from opacus.optimizers import DPOptimizer, DPOptimizerFastGradientClipping
     from opacus.optimizers.optimizer import _check_processed_flag, _mark_as_processed
     import torch
 
-    class CorrelatedDPOptimizer(DPOptimizer):
+    class CorrelatedDPOptimizer(DPOptimizerFastGradientClipping if ghost else DPOptimizer):
         """DPOptimizer whose noise is C·κ(Z_t − λZ_{t−1}) instead of C·κZ_t."""
         lam = LAM
 
@@ -210,6 +210,52 @@ def _opacus_step(torch, opacus, model: KAN, H: np.ndarray, y: np.ndarray, W: np.
         loss.backward()
         opt.step()
         with torch.no_grad():                                           # Π onto B(W₀, R_*)
+            diff = weight - W0
+            dn = float(torch.linalg.vector_norm(diff))
+            if dn > R_STAR:
+                weight.copy_(W0 + diff * (R_STAR / dn))
+    return step, net
+
+
+class _LogisticLoss:
+    """ℓ(y f) = log(1 + e^{−y f}) as a criterion Opacus' ghost-clipping wrapper can switch to
+    per-sample (it sets ``reduction`` to "none" for the first backward pass)."""
+    reduction = "sum"
+
+    def __call__(self, f, y):
+        import torch
+        loss = torch.nn.functional.softplus(-y * f)
+        return loss if self.reduction == "none" else loss.sum()
+
+
+def _opacus_ghost_step(torch, opacus, model: KAN, H: np.ndarray, y: np.ndarray, W: np.ndarray,
+                       kappa: float = KAPPA):
+    """As :func:`_opacus_step` with Opacus' ghost clipping (``GradSampleModuleFastGradientClipping``
+    + ``DPOptimizerFastGradientClipping`` + ``DPLossFastGradientClipping``): per-example norms
+    from the layer's activations and backprops (for a linear layer on non-sequence input that is
+    the same ‖a‖·‖h‖ trick as ours), then a second backward pass on the reweighted loss — no
+    B×m×dp tensor, so every batch size runs."""
+    from opacus.grad_sample import GradSampleModuleFastGradientClipping
+    from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
+
+    net = GradSampleModuleFastGradientClipping(_torch_kan(torch, model), max_grad_norm=CLIP,
+                                               use_ghost_clipping=True, loss_reduction="sum")
+    with torch.no_grad():
+        net._module.lin.weight.copy_(torch.from_numpy(W))
+    B = H.shape[0]
+    opt = _correlated_dp_optimizer(opacus, ghost=True)(
+        torch.optim.SGD(net.parameters(), lr=ETA / B), noise_multiplier=kappa, max_grad_norm=CLIP,
+        expected_batch_size=B, loss_reduction="sum")
+    criterion = DPLossFastGradientClipping(net, opt, _LogisticLoss(), loss_reduction="sum")
+    Ht, yt = torch.from_numpy(H), torch.from_numpy(y)
+    W0 = torch.from_numpy(model.W0)
+    weight = net._module.lin.weight
+
+    def step() -> None:
+        opt.zero_grad()
+        criterion(net(Ht), yt).backward()
+        opt.step()
+        with torch.no_grad():
             diff = weight - W0
             dn = float(torch.linalg.vector_norm(diff))
             if dn > R_STAR:
@@ -275,6 +321,17 @@ def test_torch_kan_matches_ours(torch_and_opacus):
     np.testing.assert_allclose(disp, want, rtol=0, atol=2e-5 * np.abs(want).max())
 
 
+def test_torch_kan_ghost_clipping_matches_ours(torch_and_opacus):
+    """Opacus' ghost-clipping step, without noise, makes our update (to Opacus' 1e-6)."""
+    torch, opacus = torch_and_opacus
+    model, H, y, W = _instance(64, 100)
+    step, net = _opacus_ghost_step(torch, opacus, model, H, y, W, kappa=0.0)
+    step()
+    ours = NumpyKanStep(model, H, y, np.random.default_rng(0))(W[None], kappa=0.0)[0]
+    disp, want = net._module.lin.weight.detach().numpy() - W, ours - W
+    np.testing.assert_allclose(disp, want, rtol=0, atol=2e-5 * np.abs(want).max())
+
+
 # ---------------------------------------------------------------------------------------------
 # timed
 # ---------------------------------------------------------------------------------------------
@@ -307,6 +364,15 @@ def test_bench_opacus(benchmark, torch_and_opacus, B, d):
     benchmark.pedantic(step, warmup_rounds=1, rounds=10 if B * d < 1e6 else 3)
 
 
+@pytest.mark.benchmark(group="kan-dpsgd-step")
+@pytest.mark.parametrize("d", DIMS)
+@pytest.mark.parametrize("B", BATCHES)
+def test_bench_opacus_ghost(benchmark, torch_and_opacus, B, d):
+    torch, opacus = torch_and_opacus
+    step, _ = _opacus_ghost_step(torch, opacus, *_instance(B, d))
+    benchmark.pedantic(step, warmup_rounds=1, rounds=10 if B * d < 1e6 else 3)
+
+
 def _median_time(fn: Callable[[], object], repeats: int) -> float:
     fn()                                              # warm-up (allocations, hooks)
     ts = []
@@ -317,21 +383,18 @@ def _median_time(fn: Callable[[], object], repeats: int) -> float:
     return float(np.median(ts))
 
 
-@pytest.mark.parametrize("B, d, target", [(64, 100, 10.0), (256, 100, 10.0), (256, 1000, 10.0),
-                                          (4096, 100, 10.0)])
-def test_ratio_vs_opacus(torch_and_opacus, benchmark, B, d, target):
-    """Issue 14's target: ≥ 10× a torch version of the same KAN under Opacus, timed side by side
-    in one process (interleaved medians, one thread each) so machine load affects both alike.
-    Both the kernel (one step on a given batch) and dp_sgd_correlated's own per-step time
-    (differenced, so set-up is excluded) are recorded; the target is asserted on the latter,
-    since that is what a sweep pays."""
-    torch, opacus = torch_and_opacus
+RATIO_POINTS = [(64, 100, 10.0), (256, 100, 10.0), (256, 1000, 10.0), (4096, 100, 10.0)]
+
+
+def _side_by_side(torch, opacus, B: int, d: int, theirs_factory) -> dict:
+    """Kernel, algorithm per step and an Opacus step timed in interleaved blocks (5 × median of
+    a few calls each, one thread each) so machine load affects all alike; medians of the blocks."""
     model, H, y, W = _instance(B, d)
     kernel = NumpyKanStep(model, H, y, np.random.default_rng(0))
     ours = lambda: kernel(W[None])                    # noqa: E731
     # more steps where a step is short, so the difference of two runs is not lost in timer noise
     per_step = algorithm_per_step(model, H, y, steps=20 if B * d <= 256 * 100 else 5)
-    theirs, _ = _opacus_step(torch, opacus, model, H, y, W)
+    theirs, _ = theirs_factory(torch, opacus, model, H, y, W)
     reps = 10 if B * d <= 256 * 100 else 3
     t_ours, t_alg, t_theirs = [], [], []
     for _ in range(5):
@@ -339,14 +402,48 @@ def test_ratio_vs_opacus(torch_and_opacus, benchmark, B, d, target):
         t_alg.append(float(np.median([per_step() for _ in range(3)])))
         t_theirs.append(_median_time(theirs, reps))
     ours_s, alg_s, opacus_s = (float(np.median(t)) for t in (t_ours, t_alg, t_theirs))
-    benchmark.extra_info.update(kernel_s=ours_s, algorithm_step_s=alg_s, opacus_s=opacus_s,
-                                ratio_kernel=opacus_s / ours_s, ratio_algorithm=opacus_s / alg_s,
-                                omp_threads=os.environ.get("OMP_NUM_THREADS"))
-    benchmark.pedantic(ours, rounds=1, iterations=1)
-    print(f"\nKAN B={B} d={d}: kernel {ours_s * 1e3:.2f} ms, algorithm {alg_s * 1e3:.2f} ms/step, "
-          f"Opacus {opacus_s * 1e3:.2f} ms: {opacus_s / ours_s:.1f}x / {opacus_s / alg_s:.1f}x")
-    assert opacus_s / alg_s >= target, (
-        f"dp_sgd_correlated step only {opacus_s / alg_s:.1f}x the torch KAN under Opacus at B={B}, d={d}")
+    return dict(kernel_s=ours_s, algorithm_step_s=alg_s, opacus_s=opacus_s,
+                ratio_kernel=opacus_s / ours_s, ratio_algorithm=opacus_s / alg_s,
+                omp_threads=os.environ.get("OMP_NUM_THREADS"), run=ours)
+
+
+def _report(benchmark, label: str, B: int, d: int, r: dict) -> None:
+    run = r.pop("run")
+    benchmark.extra_info.update(r)
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    print(f"\nKAN B={B} d={d}: kernel {r['kernel_s'] * 1e3:.2f} ms, algorithm "
+          f"{r['algorithm_step_s'] * 1e3:.2f} ms/step, {label} {r['opacus_s'] * 1e3:.2f} ms: "
+          f"{r['ratio_kernel']:.1f}x / {r['ratio_algorithm']:.1f}x")
+
+
+@pytest.mark.parametrize("B, d, target", RATIO_POINTS)
+def test_ratio_vs_opacus(torch_and_opacus, benchmark, B, d, target):
+    """Issue 14's target: ≥ 10× a torch version of the same KAN under Opacus (GradSampleModule +
+    DPOptimizer), timed side by side.  Both the kernel (one step on a given batch) and
+    dp_sgd_correlated's own per-step time (differenced, so set-up is excluded) are recorded; the
+    target is asserted on the latter, since that is what a sweep pays."""
+    torch, opacus = torch_and_opacus
+    r = _side_by_side(torch, opacus, B, d, _opacus_step)
+    _report(benchmark, "Opacus", B, d, r)
+    assert r["ratio_algorithm"] >= target, (
+        f"dp_sgd_correlated step only {r['ratio_algorithm']:.1f}x the torch KAN under Opacus at B={B}, d={d}")
+
+
+@pytest.mark.xfail(strict=False, reason=(
+    "known shortfall (docs/performance.md): ghost clipping does the same two B·m·dp products as "
+    "our step plus one more backward pass, so at equal float64 arithmetic the kernel is 2-15x "
+    "and dp_sgd_correlated 1.8-4x faster, not 10x"))
+@pytest.mark.parametrize("B, d, target", RATIO_POINTS)
+def test_ratio_vs_opacus_ghost(torch_and_opacus, benchmark, B, d, target):
+    """The same target against Opacus' ghost clipping, the mode a researcher would pick for a
+    large layer: it computes per-example norms without the B×m×dp tensor (as we do), so the
+    margin is what our per-step work and overheads leave."""
+    torch, opacus = torch_and_opacus
+    r = _side_by_side(torch, opacus, B, d, _opacus_ghost_step)
+    _report(benchmark, "Opacus ghost", B, d, r)
+    assert r["ratio_algorithm"] >= target, (
+        f"dp_sgd_correlated step only {r['ratio_algorithm']:.1f}x the torch KAN under Opacus ghost "
+        f"clipping at B={B}, d={d}")
 
 
 @pytest.mark.parametrize("B, d", [(256, 100)])
