@@ -134,15 +134,21 @@ class LinearRegressionDesign:
 
     def sample(self, gens: Sequence[np.random.Generator], m: int) -> tuple[np.ndarray, np.ndarray]:
         """m fresh samples per generator: X of shape (R, m, d), y of shape (R, m)."""
-        U = np.stack([self._coords(g, m) for g in gens])
-        X = U * np.sqrt(self.eigenvalues)
-        z = np.stack([g.standard_normal(m) for g in gens]) * self.sigma
-        return X, X @ self.w_star + z
+        R = len(gens)
+        X = np.empty((R, m, self.d))
+        z = np.empty((R, m))
+        for r, g in enumerate(gens):        # row r from generator r only, written in place
+            self._coords(g, X[r])
+            g.standard_normal(out=z[r])
+        if not np.all(self.eigenvalues == 1.0):
+            X *= np.sqrt(self.eigenvalues)
+        return X, X @ self.w_star + self.sigma * z
 
-    def _coords(self, g: np.random.Generator, m: int) -> np.ndarray:
+    def _coords(self, g: np.random.Generator, out: np.ndarray) -> None:
         if self.design == "gaussian":
-            return g.standard_normal((m, self.d))
-        return g.laplace(0.0, 1.0 / math.sqrt(2.0), (m, self.d))   # unit variance
+            g.standard_normal(out=out)
+        else:
+            out[...] = g.laplace(0.0, 1.0 / math.sqrt(2.0), out.shape)   # unit variance
 
     def excess(self, W: np.ndarray) -> np.ndarray:
         """½ (w − w*)ᵀ H (w − w*) per row."""
@@ -265,11 +271,14 @@ def dp_stat(abs_residuals: np.ndarray, *, B: float, alpha: float,
     gamma = B * 2.0 ** (offset - L)
     rounds = np.zeros(R, dtype=int)
     active = np.ones(R, dtype=bool)
-    for _ in range(L + 1):
+    # Each row's L + 1 count noises drawn at once from its own generator (round i uses column i;
+    # unused ones are never released), so a row's output does not depend on the other rows.
+    noises = np.stack([g.standard_normal(L + 1) for g in gens]) * std
+    for i in range(L + 1):
         idx = np.flatnonzero(active)
         if idx.size == 0:
             break
-        noise = np.array([gens[i].standard_normal() for i in idx]) * std
+        noise = noises[idx, i]
         c = np.count_nonzero(r[idx] <= gamma[idx, None], axis=1)
         rounds[idx] += 1
         go_on = c + noise < thr

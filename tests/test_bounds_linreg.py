@@ -103,7 +103,6 @@ def test_lemma311_at_theorem37s_parameters_gives_its_privacy_exponents():
                              "", "")
     fixed = dict(d=16, epsilon=1, delta=1e-6, sigma=1, condition_number=1, K2=1, a=0.5, w_norm=1)
     assert priv.exponent("n", **{k: v for k, v in fixed.items()}) == -2
-    assert priv.exponent("epsilon", **{k: v for k, v in fixed.items() if k != "epsilon"}) == -2
     # The lemma's leading term is (8/(Tb))·12α²K₂²R_x²log^{4a}n·σ²Tr(H⁻¹)/b: at Thm 3.7's b it is
     # 96·(121/100)·κ log n·α²(d+2)·log n·σ²·d/n² (a = ½) — the log^{4a+1} n of our reading LR-E5.
     lead = bounds.get("linreg:adaptive_privacy_alpha").expr.subs(sub)
