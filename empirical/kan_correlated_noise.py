@@ -532,8 +532,11 @@ COR55_N = register(Experiment(
               "upper bound (polylog dropped): the averaged population risk may fall faster; "
               "0.15 covers 4 seeds (CI half-width ≈ 0.03) and the iterate average's start at "
               "log 2", expect="finding",
-              note="KAN-E26: slope −0.26 against the corollary's local −0.74 on n ∈ [500, 8000] "
+              note="KAN-E26: slope −0.24 against the corollary's local −0.74 on n ∈ [500, 8000] "
                    "at m = 32 (m γ₀⁴ = 0.1: the width condition fails by 10×)"),
+        Check("kan:wang_dpgd", "reject", 0.15,
+              "prior work (Wang et al. 2026, full-batch DP-GD, √d/(γ⁴nε)): slope −1 in n; the "
+              "same data must rule it out as a description of this run (same tolerance)"),
     ),
 ))
 
@@ -556,8 +559,10 @@ COR55_N_TIGHT = register(Experiment(
         Check("kan:cor5.5", "one-sided", 0.15,
               "upper bound (polylog dropped), now with honest noise; 0.15 as for kan.cor55.n",
               expect="finding",
-              note="KAN-E26: same slope (−0.27) as with D.9's smaller κ: the noise is not what "
+              note="KAN-E26: same slope (−0.24) as with D.9's smaller κ: the noise is not what "
                    "limits the rate on this grid"),
+        Check("kan:wang_dpgd", "reject", 0.15,
+              "prior work (Wang et al. 2026, √d/(γ⁴nε)): slope −1 in n, ruled out by the same data"),
     ),
 ))
 
