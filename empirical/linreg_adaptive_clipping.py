@@ -156,7 +156,7 @@ def _amb(id_: str, title: str, variable: str, quick, full, fixed: dict, metric: 
 # ------------------------------------------------------------------------------------------------
 # DP-AMBSSGD: n, d, ε sweeps of the privacy term and the non-private term
 # ------------------------------------------------------------------------------------------------
-_N_NOTE = ("LR-E15: at n ≤ 4·10⁵ the privacy term falls as ≈ n^{−1.45}, flatter than the bound's "
+_N_NOTE = ("LR-E15: at n ≤ 4·10⁵ the privacy term falls as ≈ n^{−1.56}, flatter than the bound's "
            "local −1.74 (log³n kept): DP-STAT estimates the (1 − Γ_p/s) quantile of the residuals "
            "with Γ_p ∝ α√L fixed and s ∝ n/T, so γ_t² grows like 2 ln(s/Γ_p), a log whose "
            "relative change per e-fold of n is 1/ln(s/Γ_p) ≈ 0.2–0.3; the fixed-quantile ablation "

@@ -136,7 +136,7 @@ def test_privacy_term_is_the_noise_response_predicted_from_the_logged_clips(rows
 
 def test_finding_lr_e15_and_its_ablation(analyses):
     """LR-E15: the paper's DP-STAT rule (threshold s − Γ, Γ ∝ α) flattens the privacy term's
-    α-slope to ≈ 1.7 (α² expected) and its n-slope to ≈ −1.45; at a fixed quantile level (same
+    α-slope to ≈ 1.7 (α² expected) and its n-slope to ≈ −1.56; at a fixed quantile level (same
     privacy) the slopes are the bound's.  Pinned both ways, so a change in either shows up; the
     mechanism is pinned too: the logged clip ζ_t falls as α grows under the paper's rule only."""
     al, al_q = analyses["linreg.amb.alpha.privacy"], analyses["linreg.amb.alpha.privacy_quantile"]
@@ -158,6 +158,14 @@ def test_lr_e15_mechanism_is_the_clip_level(rows):
     ablation = zeta("linreg.amb.alpha.privacy_quantile", 0.75) / zeta(
         "linreg.amb.alpha.privacy_quantile", 6.0)
     assert paper > 1.3 and abs(ablation - 1) < 0.1
+
+    def zeta_n(exp_id, n):   # ζ_t/(R_x√ln n): the quantile DP-STAT estimates, in units of σ_r
+        return np.mean([x["zeta_tail_rms"] / math.sqrt(x["rx2_used"] * math.log(n))
+                        for x in rows[exp_id] if x["p_n"] == n])
+    assert zeta_n("linreg.amb.n.privacy", 400_000) / zeta_n("linreg.amb.n.privacy", 50_000) > 1.2
+    q = zeta_n("linreg.amb.n.privacy_quantile", 400_000) / zeta_n("linreg.amb.n.privacy_quantile",
+                                                                  50_000)
+    assert abs(q - 1) < 0.1
 
 
 def test_headline_adaptive_vs_fixed(analyses):
