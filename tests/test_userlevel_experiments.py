@@ -76,7 +76,8 @@ def test_m_sweep_user_level_beats_item_level_slope(analyses):
 def test_alg3_rows_record_the_theorem_settings(rows):
     """T_1, K_1, n_1, λ_1, τ and the gradient count equal alg3_schedule's (the theorem's
     formulas with the rates-mode constants recorded in the point)."""
-    for eid in ("userlevel.alg3.m", "userlevel.alg3.n", "userlevel.baseline.m"):
+    for eid in ("userlevel.alg3.m", "userlevel.alg3.n", "userlevel.alg3.eps",
+                "userlevel.baseline.m"):
         for r in rows[eid][:: max(1, len(rows[eid]) // 4)]:
             removal = r["p_algorithm"] == "alg3"
             m_sched = int(r["p_m"]) if removal else 1
