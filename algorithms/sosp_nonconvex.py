@@ -55,7 +55,8 @@ from algorithms.validation import (check_delta, check_finite_array, check_int, c
 __all__ = ["gaussian_multiplier", "SpiderPlan", "spider_plan", "Design", "spider_design",
            "design_noise", "practical_gamma", "escape_rounds",
            "Oracle", "GaussianOracle", "ClientData", "AdaDPSpider", "PSGDResult", "gauss_psgd",
-           "SelectionResult", "private_model_selection", "selection_multiplier"]
+           "SelectionResult", "private_model_selection", "selection_multiplier",
+           "o1_sensitivity", "o2_sensitivity", "selection_sensitivities", "client_noise_std"]
 
 
 # =============================================================================================
@@ -97,6 +98,56 @@ def selection_multiplier(epsilon: float, delta: float, releases: int) -> float:
     delta = check_delta(delta)
     releases = check_int("releases", releases)
     return _calibrate(lambda z: accounting.gaussian_event(z, releases), epsilon, delta)
+
+
+# =============================================================================================
+# Sensitivities and noise draws (module-level, so that the mutation self-test can inject a bug
+# into exactly one of them: empirical/sosp_audit.py)
+# =============================================================================================
+def o1_sensitivity(G_sens: float, b1: int) -> float:
+    """Replace-one ℓ₂ sensitivity of O₁'s batch mean over b1 records: 2G_s/b1 (G_s bounds half
+    the spread ‖∇f(x;z) − ∇f(x;z')‖ of two records' gradients at any x)."""
+    return 2.0 * G_sens / b1
+
+
+def o2_sensitivity(M_sens: float, step: float, b2: int) -> float:
+    """Replace-one ℓ₂ sensitivity of O₂'s gradient-difference mean over b2 records between x_{t−1}
+    and x_{t−2} with ‖x_{t−1} − x_{t−2}‖ = step: 2M_s·step/b2 (M_s bounds half the spread of two
+    records' gradient differences per unit step).  The step is a function of earlier releases,
+    so the sensitivity is fixed before the batch is read (SOSP-E2)."""
+    return 2.0 * M_sens * step / b2
+
+
+def selection_sensitivities(G_sens: float, M_sens: float, d: int, n: int) -> tuple[float, float]:
+    """Algorithm 4's replace-one sensitivities over n held-out records: gradient 2G_s/n, Hessian
+    (upper triangle incl. diagonal, ℓ₂) ≤ Frobenius ≤ √d × operator, i.e. 2M_s√d/n (attained by
+    records with Hessians ±M_s·I)."""
+    return 2.0 * G_sens / n, 2.0 * M_sens * math.sqrt(d) / n
+
+
+def client_noise_std(sigma: float, m: int) -> float:
+    """Each client's own noise std in Algorithm 3: the single-client σ whatever m is.  ICRL-DP
+    protects a client's transcript against the server, which sees each client's release before
+    averaging, so the average's 1/√m cannot be spent on privacy (errata SOSP-E1)."""
+    return sigma
+
+
+def _spider_noise(gen: np.random.Generator, shape: tuple) -> np.ndarray:
+    """Standard normals for one Ada-DP-SPIDER query (scaled by the query's σ by the caller)."""
+    return gen.standard_normal(shape)
+
+
+def _selection_noise(gen: np.random.Generator, shape: tuple) -> np.ndarray:
+    """Standard normals for Algorithm 4's releases (scaled by σ_g or σ_H by the caller)."""
+    return gen.standard_normal(shape)
+
+
+def _o2_estimate(data: "ClientData", gen: np.random.Generator, x: np.ndarray,
+                 x_prev: np.ndarray, g_prev: np.ndarray, b2: int) -> np.ndarray:
+    """O₂'s noiseless estimate per client, (m, d): the SPIDER recursion
+    ĝ_{j,t−1} + ∇f̂_{B_j}(x_{t−1}) − ∇f̂_{B_j}(x_{t−2}) (the correction whose sensitivity scales
+    with the step)."""
+    return g_prev + data.batch_difference(gen, x, x_prev, b2)
 
 
 # =============================================================================================
@@ -278,7 +329,7 @@ def spider_plan(n: int, d: int, *, epsilon: float, delta: float, alpha: float, G
     b1 = min(n, max(1, math.ceil(b1_real)))
     b2 = min(n, max(1, math.ceil(b2_real)))
     z = gaussian_multiplier(epsilon, delta)
-    sigma1 = z * 2.0 * G_sens / b1
+    sigma1 = z * o1_sensitivity(G_sens, b1)
     r_c = sigma1 / math.sqrt(m)
     Gamma = practical_gamma(alpha, rho_h, M, r_c)
     Q = escape_rounds(omega0) if Q is None else check_int("Q", Q)
@@ -409,12 +460,18 @@ class AdaDPSpider(Oracle):
       server: ĝ = (1/m)Σ_j ĝ_j;  drift ← drift + η²‖ĝ‖²  (shared by all clients).
     Each client's batch is fresh (its records are used once); a row stops (``ok`` False) when a
     client would need more than n records.  Diagnostics per row: samples used per client, O₁ and
-    O₂ counts, the ‖ĝ_t − ∇F(x_{t−1})‖ of every query when ``true_gradient`` is given.
+    O₂ counts, the ‖ĝ_t − ∇F(x_{t−1})‖ of every query when ``true_gradient`` is given, and the
+    injected noise (``noise_sq``: Σ‖noise‖², ``noise_var``: Σσ²·m·d, per query type).
+    ``observe(kind, row, answer, sigma, x, x_prev)``, if given, is called at every query with
+    kind ``"o1"``/``"o2"``, the seed row, each client's release (m, d) (O₁: noisy batch gradient;
+    O₂: noisy increment), the per-client noise std and the public points x_{t−1}, x_{t−2}
+    (privacy audits, :mod:`empirical.sosp_audit`).
     """
 
     def __init__(self, data: ClientData, plan: SpiderPlan,
                  rng: np.random.Generator | Sequence[np.random.Generator],
-                 true_gradient: Callable[[np.ndarray], np.ndarray] | None = None):
+                 true_gradient: Callable[[np.ndarray], np.ndarray] | None = None,
+                 observe: Callable | None = None):
         if data.d != plan.d or data.m != plan.m:
             raise ValueError(f"data has (d, m) = ({data.d}, {data.m}) but the plan has "
                              f"({plan.d}, {plan.m})")
@@ -437,6 +494,11 @@ class AdaDPSpider(Oracle):
         self.err_max = np.zeros(R)
         self.n_queries = np.zeros(R, dtype=np.int64)
         self.o2_sigma_max = np.zeros(R)
+        # injected noise, measured: Σ‖added noise‖² and Σ σ²·(m·d) of what the oracle meant to
+        # add, per query type (the stored rows compare them: a draw scaled wrongly shows)
+        self.noise_sq = {"o1": np.zeros(R), "o2": np.zeros(R)}
+        self.noise_var = {"o1": np.zeros(R), "o2": np.zeros(R)}
+        self.observe = observe
 
     def query(self, rows, X, restart):
         p = self.plan
@@ -450,20 +512,32 @@ class AdaDPSpider(Oracle):
             x = X[i]
             gd, gn = self._data_gens[r], self._noise_gens[r]
             if refresh[i]:
-                gj = self.data.batch_gradient(gd, x, p.b1)
-                gj = gj + p.sigma1 * gn.standard_normal((p.m, p.d))
+                kind = "o1"
+                sigma = client_noise_std(p.sigma1, p.m)
+                clean = self.data.batch_gradient(gd, x, p.b1)
+                noise = sigma * _spider_noise(gn, (p.m, p.d))
+                gj = clean + noise
                 self.drift[r] = 0.0
                 self.n_o1[r] += 1
                 self.samples[r] += p.b1
             else:
+                kind = "o2"
                 step = float(np.linalg.norm(x - self.x_prev[r]))
-                sigma2 = p.z * 2.0 * p.M_sens * step / p.b2
-                gj = self.g_clients[r] + self.data.batch_difference(gd, x, self.x_prev[r], p.b2)
-                if sigma2 > 0:
-                    gj = gj + sigma2 * gn.standard_normal((p.m, p.d))
-                self.o2_sigma_max[r] = max(self.o2_sigma_max[r], sigma2)
+                sigma = client_noise_std(p.z * o2_sensitivity(p.M_sens, step, p.b2), p.m)
+                clean = _o2_estimate(self.data, gd, x, self.x_prev[r], self.g_clients[r], p.b2)
+                noise = (sigma * _spider_noise(gn, (p.m, p.d)) if sigma > 0
+                         else np.zeros((p.m, p.d)))
+                gj = clean + noise
+                self.o2_sigma_max[r] = max(self.o2_sigma_max[r], sigma)
                 self.n_o2[r] += 1
                 self.samples[r] += p.b2
+            self.noise_sq[kind][r] += float(np.sum(noise * noise))
+            self.noise_var[kind][r] += sigma * sigma * p.m * p.d
+            if self.observe is not None:
+                # what each client releases for this query: O₁ its noisy batch gradient, O₂ its
+                # noisy increment ĝ_{j,t} − ĝ_{j,t−1}; x = x_{t−1}, x_prev = x_{t−2} (public)
+                answer = gj if kind == "o1" else gj - self.g_clients[r]
+                self.observe(kind, int(r), answer, sigma, x.copy(), self.x_prev[r].copy())
             self.g_clients[r] = gj
             self.x_prev[r] = x
             out[i] = gj.mean(axis=0)
@@ -658,8 +732,8 @@ def private_model_selection(candidates: np.ndarray, *, client_grad_hess: Callabl
                             true_grad_hess: Callable, m: int, n: int, epsilon: float,
                             delta: float, alpha: float, G_sens: float, M_sens: float,
                             hessian_lipschitz: float, omega: float = 0.1,
-                            rng: np.random.Generator | Sequence[np.random.Generator]
-                            ) -> SelectionResult:
+                            rng: np.random.Generator | Sequence[np.random.Generator],
+                            observe: Callable | None = None) -> SelectionResult:
     """Algorithm 4 on T candidates x_1..x_T (shape (T, d), the same list for every seed row).
 
     Every client j (held-out set S_j, |S_j| = n) releases, for each candidate,
@@ -677,6 +751,8 @@ def private_model_selection(candidates: np.ndarray, *, client_grad_hess: Callabl
 
     ``client_grad_hess(gen, X, n)`` → per-client (m, T, d) gradients and (m, T, d, d) Hessians of
     n fresh held-out records at the T candidates; ``true_grad_hess(X)`` → ((T, d), (T, d, d)).
+    ``observe(kind, row, answer, sigma, X, None)``, if given, sees each row's per-client releases:
+    kind ``"gradient"`` (m, T, d) and ``"hessian"`` (m, T, d, d) (privacy audits).
     """
     X = check_finite_array("candidates", candidates, ndim=2)
     T, d = X.shape
@@ -688,8 +764,8 @@ def private_model_selection(candidates: np.ndarray, *, client_grad_hess: Callabl
     omega = check_open_interval("omega", omega, 0.0, 1.0)
     gens = as_generators(rng)
     z = selection_multiplier(epsilon, delta, 2 * T)
-    sigma_g = z * 2.0 * G_sens / n
-    sigma_h = z * 2.0 * M_sens * math.sqrt(d) / n
+    sens_g, sens_h = selection_sensitivities(G_sens, M_sens, d, n)
+    sigma_g, sigma_h = z * sens_g, z * sens_h
     tau_g = (2 * G_sens * math.sqrt(2 * math.log(8 * d / omega) / (m * n))
              + sigma_g / math.sqrt(m) * (math.sqrt(d) + math.sqrt(2 * math.log(16 / omega))))
     tau_h = (2 * M_sens * math.sqrt(2 * math.log(8 * d / omega) / (m * n))
@@ -704,11 +780,14 @@ def private_model_selection(candidates: np.ndarray, *, client_grad_hess: Callabl
     for i, gen in enumerate(gens):
         kd, kn = gen.spawn(2)
         gj, hj = client_grad_hess(kd, X, n)                      # (m, T, d), (m, T, d, d)
-        theta = sigma_g * kn.standard_normal((m, T, d))
-        upper = sigma_h * kn.standard_normal((m, T, iu[0].size))
+        theta = sigma_g * _selection_noise(kn, (m, T, d))
+        upper = sigma_h * _selection_noise(kn, (m, T, iu[0].size))
         H = np.zeros((m, T, d, d))
         H[..., iu[0], iu[1]] = upper
         H = H + np.swapaxes(H, -1, -2) - H * np.eye(d)           # symmetric, diagonal once
+        if observe is not None:
+            observe("gradient", i, gj + theta, sigma_g, X, None)
+            observe("hessian", i, hj + H, sigma_h, X, None)
         g_bar = (gj + theta).mean(axis=0)
         h_bar = (hj + H).mean(axis=0)
         grad_err[i] = np.linalg.norm(g_bar - g_true, axis=1)
