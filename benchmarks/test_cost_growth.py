@@ -49,18 +49,25 @@ import pytest
 
 from empirical.fitting import fit_slope
 
-REPEATS = 3          # timings per grid point ("seeds" of the fit)
+REPEATS = 3          # timings per grid point ("seeds" of the fit), each the best of 2 runs
 TOL = 0.25           # |slope − stated| allowed (finite-size overheads, a shared machine)
 RESULTS: list[dict] = []
 
 
-def _time(call: Callable[[], object], repeats: int = REPEATS) -> np.ndarray:
+def _time(call: Callable[[], object], repeats: int = REPEATS, best_of: int = 2) -> np.ndarray:
+    """``repeats`` timings of ``call``, each the minimum of ``best_of`` runs: on a shared machine a
+    run is only ever slowed down by other processes, so the minimum of two is the less disturbed
+    one (a single spike no longer moves a grid point's median, which made the one-sided check
+    flaky under load)."""
     call()                                              # warm-up: caches, lazy imports, allocations
     out = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        call()
-        out.append(time.perf_counter() - t0)
+        best = math.inf
+        for _ in range(best_of):
+            t0 = time.perf_counter()
+            call()
+            best = min(best, time.perf_counter() - t0)
+        out.append(best)
     return np.array(out)
 
 
@@ -110,7 +117,9 @@ def _noisy_gd_call(prob, T: int) -> Callable[[], float]:
     return call
 
 
-NOISY_GD_GRID = {"n": ((4000, 8000, 16000, 32000), lambda x: _noisy_gd_call(_regr(int(x), 50), 30)),
+# n from 16000: the design (n × 50 floats) is then out of cache at every grid point; across the
+# cache boundary (n = 4000 → 32000) the slope came out 1.04–1.19, the memory hierarchy's share
+NOISY_GD_GRID = {"n": ((16000, 32000, 64000, 128000), lambda x: _noisy_gd_call(_regr(int(x), 50), 30)),
                  "d": ((100, 200, 400, 800), lambda x: _noisy_gd_call(_regr(4000, int(x)), 30)),
                  "T": ((25, 50, 100, 200), lambda x: _noisy_gd_call(_regr(8000, 50), int(x)))}
 
@@ -227,7 +236,7 @@ def _kan_call(n: int, d: int, B: int, steps: int, sampler: str = "cyclic",
         # minimum of REPEATS runs each (the least disturbed), then the difference
         return lambda: max(min(run(1 + steps) for _ in range(REPEATS))
                            - min(run(1) for _ in range(REPEATS)), 1e-9) / steps
-    return lambda: run(1 + steps)
+    return lambda: min(run(1 + steps) for _ in range(2))   # best of 2, as in _time
 
 
 KAN_GRID = {"B": ((64, 128, 256, 512), lambda x: _kan_call(1024, 100, int(x), 10), 1.0),
