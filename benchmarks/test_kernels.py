@@ -47,7 +47,7 @@ def test_bench_correlated_noise_dense_inverse(benchmark, T, d):
 @pytest.mark.parametrize("accountant", ["rdp", "pld"])
 def test_bench_accountant_call(benchmark, accountant):
     ev = gaussian_event(1.1, 1000)
-    # PLD takes tens of seconds for 1000 compositions: a few rounds say enough.
+    # PLD takes from tens of seconds to minutes for 1000 compositions: a few rounds say enough.
     eps = benchmark.pedantic(lambda: epsilon(ev, 1e-5, accountant=accountant), rounds=3,
                              iterations=1)
     assert eps > 0
