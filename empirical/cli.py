@@ -393,8 +393,10 @@ def _dispatch(argv: list[str] | None) -> int:
     _import_modules(args)
     LOAD_ERRORS.clear()
     with warnings.catch_warnings():
-        # A paper whose module is broken is reported once, below, not as a Python warning.
+        # A paper whose module is broken is reported once, below, not as a Python warning; and
+        # the verdicts report points outside a theorem's conditions (dropped, with the reason).
         warnings.simplefilter("ignore", PaperLoadWarning)
+        warnings.simplefilter("ignore", OutsideConditionsWarning)
         code = _COMMANDS[args.cmd](args)
     if _load_failures() and args.cmd in ("verify", "bounds", "experiments", "figures"):
         return max(code, 1)

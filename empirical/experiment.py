@@ -9,7 +9,6 @@ worker only needs the id and the point.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 

@@ -5,8 +5,6 @@ import shutil
 import tomllib
 from pathlib import Path
 
-import pytest
-
 from empirical.cli import main
 
 ROOT = Path(__file__).parents[1]
