@@ -469,18 +469,21 @@ def dp_ssgd_privacy(alpha: float, n: int, delta: float) -> dict:
 
 
 def dp_ssgd(design: LinearRegressionDesign, n: int, *, zeta: float, alpha: float, eta: float,
-            rng: np.random.Generator | Sequence[np.random.Generator]) -> Result:
+            rng: np.random.Generator | Sequence[np.random.Generator],
+            delta: float = 1e-6) -> Result:
     """Algorithm 1 (DP-SSGD) on n streamed samples per row, with a noise-free reference.
 
     w_0 = 0; for t = 0..n−1: w_{t+1} = w_t − η(clip_ζ(x_t(⟨x_t, w_t⟩ − y_t)) + 2ζα g_t);
     output w̄ = (2/n) Σ_{t=n/2+1}^{n} w_t.  Vectorised over seed rows (the loop over t is in
     Python, each step O(R·d)); data and noise are generated CHUNK steps at a time.
-    ``alpha = 0`` is allowed (the non-private control).
+    ``alpha = 0`` is allowed (the non-private control).  ``delta`` is the δ at which the
+    amplified ε of :func:`dp_ssgd_privacy` is reported.
     """
     n = check_int("n", n, minimum=2)
     zeta = check_positive("zeta", zeta)
     alpha = check_nonnegative("alpha", alpha)
     eta = check_positive("eta", eta)
+    delta = check_delta(delta)
     gens = as_generators(rng)
     R, dim = len(gens), design.d
     kids = [g.spawn(2) for g in gens]
@@ -512,7 +515,7 @@ def dp_ssgd(design: LinearRegressionDesign, n: int, *, zeta: float, alpha: float
     info = dict(w_reference=acc_ref / m, clip_fraction=clipped / n, zeta=zeta, alpha=alpha,
                 eta=eta, tail_iterates=m)
     if alpha > 0:
-        priv = dp_ssgd_privacy(alpha, n, 1e-6)
+        priv = dp_ssgd_privacy(alpha, n, delta)
         privacy = accounting.PrivacySpent.from_event(accounting.gaussian_event(alpha),
                                                      target_rho=priv["rho"])
         info.update(priv)
