@@ -461,7 +461,8 @@ class AdaDPSpider(Oracle):
     Each client's batch is fresh (its records are used once); a row stops (``ok`` False) when a
     client would need more than n records.  Diagnostics per row: samples used per client, O₁ and
     O₂ counts, the ‖ĝ_t − ∇F(x_{t−1})‖ of every query when ``true_gradient`` is given, and the
-    injected noise (``noise_sq``: Σ‖noise‖², ``noise_var``: Σσ²·m·d, per query type).
+    injected noise (``noise_sq``: Σ‖noise‖², ``noise_var``: Σσ²·m·d, ``noise_var4``: Σσ⁴·m·d,
+    per query type).
     ``observe(kind, row, answer, sigma, x, x_prev)``, if given, is called at every query with
     kind ``"o1"``/``"o2"``, the seed row, each client's release (m, d) (O₁: noisy batch gradient;
     O₂: noisy increment), the per-client noise std and the public points x_{t−1}, x_{t−2}
@@ -498,6 +499,7 @@ class AdaDPSpider(Oracle):
         # add, per query type (the stored rows compare them: a draw scaled wrongly shows)
         self.noise_sq = {"o1": np.zeros(R), "o2": np.zeros(R)}
         self.noise_var = {"o1": np.zeros(R), "o2": np.zeros(R)}
+        self.noise_var4 = {"o1": np.zeros(R), "o2": np.zeros(R)}   # Σσ⁴·m·d (standard errors)
         self.observe = observe
 
     def query(self, rows, X, restart):
@@ -533,6 +535,7 @@ class AdaDPSpider(Oracle):
                 self.samples[r] += p.b2
             self.noise_sq[kind][r] += float(np.sum(noise * noise))
             self.noise_var[kind][r] += sigma * sigma * p.m * p.d
+            self.noise_var4[kind][r] += sigma**4 * p.m * p.d
             if self.observe is not None:
                 # what each client releases for this query: O₁ its noisy batch gradient, O₂ its
                 # noisy increment ĝ_{j,t} − ĝ_{j,t−1}; x = x_{t−1}, x_prev = x_{t−2} (public)

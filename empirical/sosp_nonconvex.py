@@ -125,7 +125,30 @@ def run_rate(point: dict, rngs: list) -> dict:
     alpha_emp = prob.alpha_emp(res.x)
     priv = [oracle.privacy(r) for r in range(R)]
     full = lambda v: np.full(R, float(v))  # noqa: E731
-    return {
+    th = _theory_settings(n, d, m, eps, delta, des.alpha, des.kappa, prob)
+    # measured noise: Σ‖injected noise‖² against Σσ², O₁'s σ from the theorem (recomputed here),
+    # O₂'s from the oracle's step-dependent σ₂.  Σσ²Z² has relative std √(2Σσ⁴)/Σσ² (the
+    # σ's differ, so this is not 1/√(count/2)), and √ halves it; |ratio − 1| must stay within 6
+    # of those standard errors (a draw scaled wrongly or dropped fails the settings verdict;
+    # false alarm ≈ 1e-9 per row)
+    var2 = oracle.n_o1 * m * d * th["sigma1"] ** 2 + oracle.noise_var["o2"]
+    var4 = oracle.n_o1 * m * d * th["sigma1"] ** 4 + oracle.noise_var4["o2"]
+    ratio = np.sqrt((oracle.noise_sq["o1"] + oracle.noise_sq["o2"]) / var2)
+    rel_se = 0.5 * np.sqrt(2.0 * var4) / var2
+    settings = {
+        "used_b1": full(plan.b1), "theory_b1": full(th["b1"]),
+        "used_b2": full(plan.b2), "theory_b2": full(th["b2"]),
+        "used_sigma1": full(plan.sigma1), "theory_sigma1": full(th["sigma1"]),
+        "used_noise_multiplier": full(plan.z), "theory_noise_multiplier": full(th["z"]),
+        "used_Gamma": full(res.info["Gamma"]), "theory_Gamma": full(th["Gamma"]),
+        "used_Q": full(res.info["Q"]), "theory_Q": full(int(point["Q"])),
+        "used_eta": full(res.info["eta"]), "theory_eta": full(th["eta"]),
+        "used_radius": full(res.info["radius"]), "theory_radius": full(th["radius"]),
+        "used_max_steps": full(res.info["max_steps"]), "theory_max_steps": full(th["max_steps"]),
+        "max_noise_rel_dev": np.abs(ratio - 1.0),
+        "limit_noise_rel_dev": 6.0 * rel_se,
+    }
+    return {**settings,
         "psi_emp": psi_emp,
         "alpha_emp": alpha_emp,
         "alpha": full(plan.alpha),
@@ -152,6 +175,55 @@ def run_rate(point: dict, rngs: list) -> dict:
         "epsilon_guarantee": np.array([p["epsilon_guarantee"] for p in priv]),
         "epsilon_spent": np.array([p["epsilon_spent"] for p in priv]),
     }
+
+
+def _accountant_z(eps: float, delta: float) -> float:
+    """z with dp-accounting's ε(Gaussian(z), δ) = ε, by bisection here (independent of the
+    algorithm's calibration code)."""
+    from scipy.optimize import brentq
+
+    return brentq(lambda v: accounting.epsilon(accounting.gaussian_event(v), delta) - eps,
+                  1e-6, 1e4, xtol=1e-15, rtol=1e-14)
+
+
+def effective_epsilon(eps: float, delta: float) -> float:
+    """The ε at which the classical Gaussian mechanism, z_cl = √(2 ln(1.25/δ))/ε (the
+    calibration inside Theorem 2's log_delta = 8 ln(1.25/δ)), adds the noise the accountant's z
+    adds: ε_eff = √(2 ln(1.25/δ))/z(ε).  z·ε is not constant (3.24 → 3.97 over ε = 0.05…0.8 at
+    δ = 1e-5: the RDP → (ε, δ) conversion), so z ∝ ε^{−0.93} there and a rate ∝ ε^{−2/5} in the
+    classical calibration is ∝ ε^{−0.37} in the noise actually added (errata SOSP-E12)."""
+    return math.sqrt(2.0 * math.log(1.25 / delta)) / _accountant_z(eps, delta)
+
+
+def rate_values_effective(point: dict) -> dict:
+    """:func:`rate_values` with ε replaced by :func:`effective_epsilon`: the bound evaluated at
+    the noise the algorithm adds.  Used only where ε is swept (elsewhere ε is fixed and the
+    substitution is a constant factor, which no slope sees)."""
+    vals = rate_values(point)
+    vals["epsilon"] = effective_epsilon(float(point["epsilon"]), float(point["delta"]))
+    return vals
+
+
+def _theory_settings(n: int, d: int, m: int, eps: float, delta: float, alpha: float,
+                     kappa: float, prob: CosineSaddle) -> dict:
+    """Theorem 2/3's settings at (α, κ), recomputed here from parameters (5) and Lemma 1 — not
+    through ``spider_plan``/``practical_gamma`` — so that the settings verdict compares two
+    computations (a wrong step count, batch or noise in the algorithm's plan shows):
+    η = √(ρα)/M², χ = α/4, R = √(α/ρ), b1 = ⌈nκ/(2Uη)⌉, b2 = max{1, ⌈nηχ²/(2U)⌉} (≤ n),
+    z with dp-accounting ε(Gaussian(z), δ) = ε (bisection here), σ₁ = z·2G_s/b1,
+    Γ = ⌈(log(R√(2η√(ρα))/(η r_c))₊ + 2)/(η√(ρα))⌉ at r_c = σ₁/√m, step cap 20U/(ηχ²)."""
+    rho_h, M, U = prob.hessian_lipschitz, prob.M, prob.U
+    curv = math.sqrt(rho_h * alpha)
+    eta, chi, radius = curv / M**2, alpha / 4.0, math.sqrt(alpha / rho_h)
+    b1 = min(n, max(1, math.ceil(n * kappa / (2.0 * U * eta))))
+    b2 = min(n, max(1, math.ceil(n * eta * chi**2 / (2.0 * U))))
+    z = _accountant_z(eps, delta)
+    sigma1 = z * 2.0 * prob.G_sens / b1
+    r_c = sigma1 / math.sqrt(m)
+    growth = max(math.log(radius * math.sqrt(2.0 * eta * curv) / (eta * r_c)), 0.0) + 2.0
+    return {"b1": b1, "b2": b2, "z": z, "sigma1": sigma1, "eta": eta, "radius": radius,
+            "Gamma": max(1, math.ceil(growth / (eta * curv))),
+            "max_steps": max(1, math.ceil(20.0 * U / (eta * chi**2)))}
 
 
 def _rate_vacuous(point: dict, bound_value: float) -> str | None:
@@ -228,13 +300,16 @@ _rate_exp("d", "", {"n": 100000, "epsilon": 0.5, "m": 1}, (4, 8, 16, 32, 64, 128
           title="Ada-DP-SPIDER noise ψ_emp vs d, n=1e5, ε=0.5 (Theorem 2)")
 _EPS_TOL = ("two-sided against the privacy term, the only term of Theorem 2 that depends on ε "
             "(the full bound's local slope depends on the ratio of its two terms, whose Õ "
-            "constants are free): the ε-free sampling variance flattens −2/5 by its share, 1% → 12% "
-            "of Lemma 7's variance at the design over this grid, and the design re-balances κ; the "
-            "data-free design α has slope −0.36 here.  0.06 = that 0.04 + the CI half-width 0.02")
+            "constants are free), evaluated at the noise the algorithm adds: ε → ε_eff = "
+            "√(2 ln(1.25/δ))/z(ε) (the accountant's z is ∝ ε^{−0.93} here, not ε^{−1}; "
+            "errata SOSP-E12), so the local slope is −0.37 and the band [−0.37, −0.40]; the "
+            "ε-free sampling variance (0.4% → 12% of Lemma 7's variance at the design) flattens "
+            "it by ≤ 0.01 more (data-free design: −0.361); tolerance 0.03 as for the other rate "
+            "checks, fixed before the data (it replaces a 0.06 chosen after seeing them)")
 _rate_exp("epsilon", "", {"n": 100000, "d": 16, "m": 1}, (0.05, 0.1, 0.2, 0.4, 0.8),
           _geom(0.025, 1.6, 7, integer=False),
-          (Check("sosp:thm2_privacy", "two-sided", 0.06, _EPS_TOL, level=_RATE_LEVEL,
-                 level_reason=_RATE_LEVEL_REASON),
+          (Check("sosp:thm2_privacy", "two-sided", 0.03, _EPS_TOL, level=_RATE_LEVEL,
+                 level_reason=_RATE_LEVEL_REASON, values=rate_values_effective),
            Check("sosp:thm2", "one-sided", 0.03,
                  "one-sided: the full bound (local slope −0.33, asymptotic 0) is an upper bound "
                  "whose flattening by the sampling term depends on free constants; the noise may "
