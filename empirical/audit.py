@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
+import importlib.util
 import math
 import time
 from dataclasses import dataclass, field
@@ -479,6 +480,10 @@ def _register_core() -> None:
 
 _register_core()
 _EXTRA_MODULES.append("empirical.audit_kl")
+# Audits of papers whose registering module does not import them itself; absent files skipped.
+for _m in ("empirical.audit_kan", "empirical.audit_linreg"):
+    if importlib.util.find_spec(_m) is not None:
+        _EXTRA_MODULES.append(_m)
 
 
 # =============================================================================================
