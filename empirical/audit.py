@@ -378,12 +378,11 @@ def exact_gaussian_epsilon(z: float, count: int = 1, delta: float = CORE_DELTA) 
     """ε(δ) of ``count`` Gaussian releases with noise std z × (the relation's sensitivity), by
     dp-accounting's PLD accountant (tight up to its discretisation).
 
-    The PLD accountant is asked under ADD_OR_REMOVE_ONE on purpose: it reads the multiplier
-    relative to a unit sensitivity under that relation and *doubles* the sensitivity under
-    REPLACE_ONE (``PLD.from_gaussian_mechanism``), whereas this code base (and dp-accounting's
-    RDP accountant) states z relative to the sensitivity of the relation actually claimed.  So
-    ``accounting.epsilon(..., accountant="pld")`` with its default REPLACE_ONE is the ε of a
-    mechanism with twice the sensitivity (conservative, not tight)."""
+    The multiplier is relative to the sensitivity of the relation claimed (this code base's
+    convention); ``accounting.epsilon`` asks dp-accounting's PLD accountant under
+    ADD_OR_REMOVE_ONE for unsampled Gaussian events, which reads it that way (under REPLACE_ONE
+    dp-accounting's PLD would double the sensitivity).  The relation is passed explicitly here
+    so the intent is visible."""
     return accounting.epsilon(accounting.gaussian_event(z, count), delta, accountant="pld",
                               relation=accounting.ADD_OR_REMOVE_ONE)
 
