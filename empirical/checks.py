@@ -91,7 +91,9 @@ def check_privacy(exp: Experiment, rows: list[dict]) -> tuple[str, str]:
     Every row must carry ``<unit>_target``, ``<unit>_guarantee`` and ``<unit>_spent`` for one
     unit of ``PRIVACY_UNITS``; the guarantee (data independent, from dp-accounting) must equal
     the target within ``exp.privacy_rtol`` and the spend must not exceed the guarantee (relative
-    1e-9, the accountant's rounding).  Whatever the slopes say, a violation fails the experiment.
+    1e-9, the accountant's rounding).  Where rows also carry ``delta_target`` and
+    ``delta_guarantee`` (ε stated at a δ), the δ guaranteed must not exceed the δ targeted.
+    Whatever the slopes say, a violation fails the experiment.
     """
     if not exp.private:
         return "not private (baseline or control)", ""
@@ -113,6 +115,11 @@ def check_privacy(exp: Experiment, rows: list[dict]) -> tuple[str, str]:
         elif s > g * (1 + 1e-9):
             bad.append(f"{exp.variable}={r[f'p_{exp.variable}']:g} seed {r['seed']}: "
                        f"spent {unit}={s:.6g} > guarantee {g:.6g}")
+        elif ("delta_target" in r and "delta_guarantee" in r
+              and not (r["delta_guarantee"] is not None and r["delta_target"] is not None
+                       and r["delta_guarantee"] <= r["delta_target"] * (1 + 1e-9))):
+            bad.append(f"{exp.variable}={r[f'p_{exp.variable}']:g} seed {r['seed']}: "
+                       f"guarantee delta={r['delta_guarantee']} > target {r['delta_target']}")
     if bad:
         return "", f"privacy violated in {len(bad)}/{len(rows)} rows; first: {bad[0]}"
     return (f"{unit}: guarantee = target (rtol {exp.privacy_rtol:g}) and spent <= guarantee "

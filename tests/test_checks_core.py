@@ -130,3 +130,12 @@ def test_competitor_must_be_ruled_out_at_its_asymptotic_exponent_too():
     far = _toy(checks=(Check("kl:toy_power_law", "two-sided", 0.1, "toy"),
                        Check("kl:toy_wrong_rate", "reject", 0.1, "toy competitor")))
     assert analyse(far, _rows(far)).results[1].verdict == "REJECTED"
+
+
+def test_privacy_verdict_checks_delta_where_rows_state_it():
+    exp = _toy(private=True)
+    ok = lambda v, r: {"epsilon_target": 1.0, "epsilon_guarantee": 1.0, "epsilon_spent": 1.0,  # noqa: E731
+                       "delta_target": 1e-5, "delta_guarantee": 1e-5}
+    bad = lambda v, r: {**ok(v, r), "delta_guarantee": 1e-3}  # noqa: E731
+    assert not check_privacy(exp, _rows(exp, privacy=ok))[1]
+    assert "delta" in check_privacy(exp, _rows(exp, privacy=bad))[1]
