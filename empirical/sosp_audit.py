@@ -41,7 +41,8 @@ from algorithms import accounting
 from algorithms import sosp_nonconvex as alg
 from algorithms.sosp_nonconvex import AdaDPSpider, ClientData, gauss_psgd, spider_plan
 from empirical.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
-from empirical.mutants import Mutant, Patch, register_mutant
+from empirical.mutants import Mutant, Patch
+from empirical.mutants import register_mutant as _register_mutant
 
 __all__ = ["AuditRecords", "audit_plan", "EPS", "DELTA", "independent_multiplier",
            "measure_spider_noise", "measure_selection_noise", "SLOPE"]
@@ -362,6 +363,22 @@ def measure_selection_noise(rows: int = 200, seed: int = 0) -> dict:
 # =============================================================================================
 # Mutants (DPRATES_MUTATION=1 pytest tests/test_sosp_mutants.py; dprates audit --mutants sosp)
 # =============================================================================================
+def register_mutant(m: Mutant) -> Mutant:
+    """Register ``m`` with :mod:`empirical.mutants` — and, when the mutation self-test runs this
+    process as ``python -m empirical.mutants --one NAME``, also with that ``__main__`` module,
+    whose registry is a different module object from the imported ``empirical.mutants`` (a
+    paper module's mutants would otherwise be unknown in the subprocess that must apply them;
+    the harness is not this module's to change)."""
+    import sys
+
+    _register_mutant(m)
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name == "empirical.mutants" and hasattr(main, "register_mutant"):
+        main.register_mutant(m)
+    return m
+
+
 _ALG = "algorithms.sosp_nonconvex"
 _NOISE_TEST = "tests/test_sosp_audit.py::test_injected_noise_matches_the_theorem"
 _RATE = ("sosp.ada.n",)
