@@ -22,14 +22,13 @@ distribution, with its standard error.
 """
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from algorithms.kan_correlated_noise import KAN, check_unit_ball, logistic_loss
+from algorithms.kan_correlated_noise import KAN, check_unit_ball
 from algorithms.validation import check_int, check_open_interval
 
 __all__ = ["NTKTeacher", "make_instance", "estimate_margin", "tangent_factors"]
@@ -153,8 +152,7 @@ def estimate_margin(model: KAN, X: np.ndarray, y: np.ndarray, iters: int = 2000,
 # =============================================================================================
 # Shared run machinery
 # =============================================================================================
-from algorithms.kan_correlated_noise import (calibrate, dp_sgd_correlated,  # noqa: E402
-                                             noise_multiplier_thm_f12)
+from algorithms.kan_correlated_noise import calibrate, dp_sgd_correlated  # noqa: E402
 from empirical.experiment import Check, Experiment, register  # noqa: E402
 
 __all__ += ["sample_rows", "N_TEST"]
