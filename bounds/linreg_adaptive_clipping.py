@@ -37,10 +37,13 @@ Upper bounds (excess risk):
 * ``linreg:lem35``          Lemma 3.5, DP-SSGD without clipping, explicit in η, ζ, α.
 * ``linreg:lem311``         Lemma 3.11, DP-AMBSSGD without clipping, explicit in T, α (b, s, η of
                             Theorem 3.7 substituted).
+* ``linreg:lem35_privacy``  Lemma 3.5's α-dependent terms (in η, ζ, α).
 * ``linreg:lem35_cor33_privacy``  Lemma 3.5's α-terms at Corollary 3.3's η, ζ, α.
 * ``linreg:lem311_bias``    Lemma 3.11's bias term (σ = 0): 4e^{−ημ}‖w*‖²e^{−ημT/4}/(η²μ²T²).
 * ``linreg:lem311_privacy`` Lemma 3.11 minus its value at α = 0 (every α-dependent term).
 * ``linreg:lem311_nonprivate`` Lemma 3.11 at α = 0.
+* ``linreg:adaptive_privacy_alpha``  Lemma 3.11's leading privacy term
+                            96α²K₂²R_x²log^{4a}n σ²Tr(H⁻¹)/(Tb²), in α (the α-sweeps' bound).
 * ``linreg:thm37``          Theorem 3.7: ‖w*‖²_H/n¹⁰⁰ + 8σ²d/n + κ²d²σ² log^{4a+1}n·log(1/δ)/(ε²n²).
 * ``linreg:thm37_printed``  the same with the hidden polylog dropped.
 * ``linreg:thm37_privacy``, ``linreg:thm37_nonprivate``  its privacy and 8σ²d/n terms.

@@ -15,10 +15,17 @@ The privacy term is therefore measured, not assumed: nothing in the metric is co
 formula, and a σ = 0 run does not hide it (for DP-AMBSSGD the privacy term itself scales with σ²,
 which is the paper's claim under test).
 
-Fixed parameters shared by the DP-AMBSSGD sweeps: Gaussian design with H = I (κ = 1), ‖w*‖ = 1,
-σ = 1, δ = 10⁻⁶, Theorem 3.7's schedule with c₁ = 1 (T = ⌈ln n⌉, b = ⌊10n/(11T)⌋, s = ⌊n/(11T)⌋,
+Fixed parameters shared by the DP-AMBSSGD sweeps: Gaussian design with H = I (κ = 1), d = 16,
+‖w*‖ = 1, σ = 1, ε = 4, δ = 10⁻⁶, Theorem 3.7's schedule with c₁ = 1 (T = ⌈ln n⌉, b = ⌊10n/(11T)⌋, s = ⌊n/(11T)⌋,
 η = b/(R_x² + b − 1)), DP-STAT with L = 40 levels, dithered grid and break threshold s − 3α√(L+1)
 (errata LR-E12…E14), α calibrated so that dp-accounting certifies exactly the target (ε, δ).
+ε enters the algorithm only through α, so the privacy-parameter sweeps regress on α (LR-E15).
+
+Experiments: ``linreg.amb.{n,d,alpha}.*`` (DP-AMBSSGD's privacy and non-private terms and the
+LR-E15 ablations), ``linreg.{sigma,wnorm,sigma0}.{adaptive,fixed}`` (adaptive vs fixed clipping at
+equal privacy), ``linreg.d3.lipschitz`` (worst-case clip, d³), ``linreg.kappa.*``,
+``linreg.laplace.nonprivate`` (a = 1 design), ``linreg.ssgd.{n,negctl}`` (DP-SSGD, Lemma 3.5, and
+the negative control outside its analysis).
 """
 from __future__ import annotations
 
