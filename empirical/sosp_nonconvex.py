@@ -604,7 +604,19 @@ def run_selection(point: dict, rngs: list) -> dict:
     chosen = np.where(sel >= 0, sel, T - 1)
     a_sel = prob.alpha_emp(X[chosen])
     full = lambda v: np.full(R, float(v))  # noqa: E731
-    return {"hess_error": np.exp(np.mean(np.log(res.hess_error), axis=1)),
+    # Algorithm 4's noise as the theorem sets it, recomputed here: z with dp-accounting's
+    # ε(Gaussian(z)^{⊗2T}, δ) = ε (bisection), σ_g = z·2G_s/n, σ_H = z·2M_s√d/n
+    from scipy.optimize import brentq
+
+    eps, delta = float(point["epsilon"]), float(point["delta"])
+    z_th = brentq(lambda v: accounting.epsilon(accounting.gaussian_event(v, 2 * T), delta) - eps,
+                  1e-6, 1e5, xtol=1e-15, rtol=1e-14)
+    settings = {"used_noise_multiplier": full(res.z), "theory_noise_multiplier": full(z_th),
+                "used_sigma_grad": full(res.sigma_grad),
+                "theory_sigma_grad": full(z_th * 2.0 * prob.G_sens / n),
+                "used_sigma_hess": full(res.sigma_hess),
+                "theory_sigma_hess": full(z_th * 2.0 * prob.M_sens * math.sqrt(d) / n)}
+    return {**settings, "hess_error": np.exp(np.mean(np.log(res.hess_error), axis=1)),
             "grad_error": np.exp(np.mean(np.log(res.grad_error), axis=1)),
             "selected": sel.astype(float), "selected_is_sosp": (a_sel <= alpha).astype(float),
             "alpha_selected": a_sel, "T": full(T), "sigma_hess": full(res.sigma_hess),
