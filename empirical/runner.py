@@ -29,6 +29,7 @@ import ast
 import hashlib
 import importlib
 import importlib.machinery
+import importlib.util
 import importlib.metadata
 import json
 import math
@@ -155,6 +156,10 @@ def _module_file(name: str) -> Path | None:
                 search = [str(ppath.parent)]
         try:
             spec = importlib.machinery.PathFinder.find_spec(leaf, search)
+            if spec is None and not parent:
+                # A top-level package installed in editable mode is found by its own meta-path
+                # finder, not on sys.path; find_spec of a top-level name imports nothing.
+                spec = importlib.util.find_spec(leaf)
         except (ImportError, ValueError):
             return None
         path = spec.origin if spec is not None else None
