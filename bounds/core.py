@@ -469,6 +469,11 @@ class Bound:
             warnings.warn(f"{self.id} evaluated outside its conditions: {'; '.join(failed)} "
                           f"fails at {dict(values)}", OutsideConditionsWarning, stacklevel=3)
 
+    def _repr_latex_(self) -> str:
+        """Jupyter display: the bound as mathematics, ``id: quantity ≤ expression``."""
+        rel = {"upper": r"\le", "lower": r"\ge"}.get(self.kind, "=")
+        return rf"$\displaystyle \texttt{{{self.id}}}:\quad \text{{bound}} {rel} {self.latex()}$"
+
     def describe(self, variables: Iterable[str] | None = None) -> str:
         """A multi-line human description: expression, exponents, assumptions, source."""
         lines = [f"{self.id}  [{self.kind} bound]", f"  bounds:      {self.quantity}",

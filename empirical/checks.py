@@ -80,6 +80,12 @@ class Analysis:
     privacy: str = ""          # what the privacy verdict checked
     privacy_error: str = ""    # non-empty: a stored run broke its privacy claim
 
+    def _repr_html_(self) -> str:
+        """Jupyter display: the checks as a table (rendered by empirical.report)."""
+        from empirical.report import analysis_repr_html
+
+        return analysis_repr_html(self)
+
     @property
     def ok(self) -> bool:
         return not self.error and not self.privacy_error and all(r.ok for r in self.results)

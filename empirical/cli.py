@@ -7,6 +7,7 @@
   dprates verify [--paper P] [opts]  run + fit + check every experiment, draw figures
   dprates figures [--paper P]        redraw figures from stored results
   dprates audit ...                  privacy audits (when empirical/audit.py is present)
+  dprates report [--paper P]         report/index.html and docs/results.md from stored results
 
 Options for run/verify: --full (full grids), --workers N (local processes), --scheduler ADDRESS
 (Dask cluster), --results DIR (default ./results or $DPRATES_RESULTS), --figures DIR,
@@ -110,6 +111,11 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--figures", default="figures")
     _add_module_opt(f)
     _add_audit(sub)
+    rp = sub.add_parser("report", help="write report/index.html and docs/results.md from "
+                        "stored results (computes nothing)")
+    from empirical import report as report_cmd
+    report_cmd.add_arguments(rp)
+    _add_module_opt(rp)
     return p
 
 
@@ -374,6 +380,12 @@ def _load_failures() -> list[str]:
     return lines
 
 
+def _cmd_report(args) -> int:
+    from empirical import report as report_cmd
+
+    return report_cmd.run_cli(args)
+
+
 def _cmd_audit(args) -> int:
     if getattr(args, "audit_run", None) is None:
         print(f"dprates: error: audit: {getattr(args, 'audit_unavailable', 'unavailable')}",
@@ -384,7 +396,7 @@ def _cmd_audit(args) -> int:
 
 _COMMANDS = {"bounds": _cmd_bounds, "experiments": _cmd_experiments,
              "run": _cmd_run_or_verify, "verify": _cmd_run_or_verify, "figures": _cmd_figures,
-             "audit": _cmd_audit}
+             "audit": _cmd_audit, "report": _cmd_report}
 
 
 def _dispatch(argv: list[str] | None) -> int:

@@ -134,3 +134,27 @@ def test_unwritable_figures_directory_is_a_usage_error(tmp_path, capsys):
                           "argument --figures: figures directory", "not writable")
     assert not _toy.CALLS and str(blocker) in err
     _one_line_error(capsys, ["figures", "--figures", str(blocker / "f")], "argument --figures")
+
+
+def test_report_command_is_wired(tmp_path, capsys):
+    import _toy  # noqa: F401
+
+    assert main(["run", "toy.power_law", "--results", str(tmp_path), "--no-figures"]) == 0
+    code = main(["report", "--experiment", "toy.power_law", "--results", str(tmp_path),
+                 "--out", str(tmp_path / "rep"), "--markdown", str(tmp_path / "r.md")])
+    assert code == 0, capsys.readouterr().err
+    assert (tmp_path / "rep" / "index.html").stat().st_size > 1000
+    assert "toy.power_law" in (tmp_path / "r.md").read_text()
+
+
+def test_notebook_reprs():
+    import bounds
+    from empirical import experiment as registry
+    from empirical.checks import analyse
+    import _toy
+
+    assert bounds.get("kl:thm9")._repr_latex_().startswith("$")
+    rows = [{"experiment": "toy.power_law", "seed": r, "p_n": v, "metric": v ** -1.5}
+            for v in _toy.TOY.quick_grid for r in range(_toy.TOY.seeds)]
+    html = analyse(registry.get("toy.power_law"), rows)._repr_html_()
+    assert "<table" in html and "toy.power_law" in html
