@@ -415,7 +415,7 @@ register_mutant(Mutant(
     "linreg.noise_halved", "linreg",
     "DP-AMBSSGD/DP-STAT/DP-SSGD draw half the noise the accountant sees",
     (Patch(_MOD, "as_generators", noise_scaled(0.5), everywhere=False),),
-    audits=("linreg.dp_ambssgd", "linreg.fixed_clip"),
+    experiments=("linreg.sigma0.fixed",), audits=("linreg.dp_ambssgd", "linreg.fixed_clip"),
     tests=(f"{_TESTS}::test_injected_noise_matches_alpha",)))
 register_mutant(Mutant(
     "linreg.dpstat_skipped", "linreg", "DP-STAT returns the true max residual (not private)",
@@ -426,11 +426,11 @@ register_mutant(Mutant(
     (Patch(_MOD, "_clipped_mean_gradient",
            lambda orig: (lambda design, gens, W, Wref, m, zeta:
                          orig(design, gens, W, Wref, m, np.full_like(zeta, np.inf)))),),
-    audits=("linreg.dp_ambssgd", "linreg.fixed_clip")))
+    experiments=("linreg.sigma0.fixed",), audits=("linreg.dp_ambssgd", "linreg.fixed_clip")))
 register_mutant(Mutant(
     "linreg.accountant_off_by_4", "linreg", "the module's zCDP accountant under-reports ρ by 4×",
     (Patch(_MOD, "_gaussian_rho", lambda orig: (lambda z, c: 0.25 * orig(z, c))),),
-    audits=("linreg.dp_ambssgd",),
+    experiments=("linreg.sigma0.fixed",), audits=("linreg.dp_ambssgd",),
     tests=(f"{_TESTS}::test_claims_match_independent_accounting",)))
 register_mutant(Mutant(
     "linreg.phase_count_doubled", "linreg",
@@ -438,5 +438,5 @@ register_mutant(Mutant(
     (Patch(_MOD, "ambssgd_schedule",
            lambda orig: (lambda *a, **k: (lambda s: lr.AmbssgdSchedule(2 * s.T, s.b, s.s, s.eta,
                                                                         s.log_a_n))(orig(*a, **k)))),),
-    audits=("linreg.dp_ambssgd",),
+    experiments=("linreg.sigma0.fixed", "linreg.sigma0.adaptive"), audits=("linreg.dp_ambssgd",),
     tests=(f"{_TESTS}::test_schedule_reads_at_most_n_records",)))
