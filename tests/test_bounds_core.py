@@ -171,6 +171,8 @@ def test_evaluation_outside_conditions_warns_and_can_be_made_an_error():
 
 
 def test_compare_takes_ids_names_missing_values_and_minds_privacy_notions():
+    import _toy  # noqa: F401  (registers kl:toy_power_law; the test must not rely on order)
+
     c = bounds.compare("kl:thm9", "kl:thm9", "n", dict(n=1e3, d=10, rho=1, beta=0.1, L0=1, L1t=1))
     assert c.ratio == pytest.approx(1.0) and c.exponent_gap == 0 and not c.privacy_note
     with pytest.raises(ValueError, match=r"kl:thm9 needs values for \['L0', 'L1t', 'beta'\]"):
