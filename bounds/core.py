@@ -204,6 +204,14 @@ def _limit_exponent(expr: sp.Expr, x: sp.Symbol) -> sp.Expr:
     return sp.simplify(sp.limit(sp.diff(g, t), t, sp.oo))
 
 
+def _limit_at_infinity(g: sp.Expr, x: sp.Symbol) -> sp.Expr:
+    """lim_{x→∞} g; for ``Min``/``Max`` (where sympy's series code can fail, e.g. on
+    ``Min(√n, nε)`` in ε) the Min/Max of the arguments' limits."""
+    if isinstance(g, (sp.Min, sp.Max)):
+        return type(g)(*[_limit_at_infinity(a, x) for a in g.args])
+    return sp.limit(g, x, sp.oo)
+
+
 def asymptotic_exponent(expr: sp.Expr, x: sp.Symbol) -> sp.Expr:
     """Exact exponent ``a`` such that ``expr = x**a`` up to log factors as ``x → ∞``.
 
@@ -233,7 +241,7 @@ def asymptotic_exponent(expr: sp.Expr, x: sp.Symbol) -> sp.Expr:
         if eg.is_zero is False:
             return sp.Integer(0)
         if eg.is_zero:
-            lim = sp.limit(g, x, sp.oo)
+            lim = _limit_at_infinity(g, x)
             if lim == 1:  # log(1 + u) ~ u with u → 0
                 return asymptotic_exponent(sp.simplify(g - 1), x)
             return sp.Integer(0)

@@ -193,3 +193,10 @@ def test_compare_takes_ids_names_missing_values_and_minds_privacy_notions():
         bounds.crossover(zcdp, approx, "n", dict(d=1.0, rho=1.0), 1.0, 10.0)
     assert bounds.Bound(id="kl:cmp_n", expr=n, quantity="q", source="s",
                         notion="ε-DP").privacy_notion == "ε-DP"
+
+
+def test_exponent_of_log_of_min_in_a_variable_that_saturates():
+    """log(Min(√n, nε)) is a log factor in ε (sympy's limit used to raise on it)."""
+    from bounds.core import asymptotic_exponent
+    n, e = bounds.sym("n"), bounds.sym("epsilon")
+    assert asymptotic_exponent(sp.log(sp.Min(sp.sqrt(n), n * e)) / e, e) == -1
