@@ -33,6 +33,7 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any, Callable
 
 import dp_accounting as dpa
 import numpy as np
@@ -51,6 +52,8 @@ __all__ = ["UserData", "SmoothedUserData", "PhasePrivacy", "UserLevelPrivacy",
            "uniform_ball", "RunResult", "MODES", "minibatch_gradients"]
 
 MODES = ("faithful", "rates")
+#: observe(kind, released, sigma, info): called with each Gaussian release (audits).
+Observer = Callable[[str, np.ndarray, float, dict], Any]
 #: The hidden constant of Lemmas B.2 / C.2 (sensitivity of the outlier-removed mean ≲
 #: τ log(1/ζ)/K).  An adversarial brute-force search (tests/test_userlevel_privacy.py) finds
 #: coupled moves above τ log(1/ζ)/K with frequency ≈ ζ at ζ = 1e-3 (borderline), and never above
@@ -59,6 +62,30 @@ SENSITIVITY_CONSTANT = 2.0
 #: Integer Rényi orders: dp-accounting's WOR-sampled Gaussian is ~6× faster at integer orders,
 #: and fewer orders can only make the reported ε larger (never an under-report).
 RDP_ORDERS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 128, 256)
+
+
+# Each privacy-relevant piece is a module-level function so that a deliberately broken variant
+# (empirical.mutants) can replace exactly that piece without editing this file.
+def outlier_mean_sensitivity(tau: float, zeta: float, K: int) -> float:
+    """ℓ2-sensitivity the accountant is told for the outlier-removed mean of K points with
+    concentration radius τ (Lemmas B.2/C.2): ``SENSITIVITY_CONSTANT``·τ·log(1/ζ)/K."""
+    return SENSITIVITY_CONSTANT * tau * math.log(1.0 / zeta) / K
+
+
+def user_mean_sensitivity(L: float, K: int) -> float:
+    """Replace-one sensitivity 2L/K of a mean of K user gradients of norm ≤ L (item-level
+    baseline, where a user is one item)."""
+    return 2.0 * L / K
+
+
+def phase_steps(T_f: float) -> int:
+    """T_i = ⌈T_f⌉ ≥ 1, the step count of a phase of Algorithm 3."""
+    return max(1, int(math.ceil(T_f)))
+
+
+def gaussian_noise(rng: np.random.Generator, sigma: float, d: int) -> np.ndarray:
+    """The Gaussian release noise N(0, σ²I_d) of Algorithms 1 and 2."""
+    return sigma * rng.standard_normal(d)
 
 
 # ================================================================================================
@@ -438,7 +465,7 @@ def alg1_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
         T_i = N_i * m
         eta_i = eta / 2 ** (p * i)
         tau_i = c_tau * eta_i * L * math.sqrt(T_i) * math.log(n * d * m)
-        sens = SENSITIVITY_CONSTANT * tau_i * math.log(1.0 / zeta) / C
+        sens = outlier_mean_sensitivity(tau_i, zeta, C)
         if mode == "faithful":
             sigma = 100.0 * tau_i * math.log(n / dl) ** 2 / (eps * C)
             z = sigma / sens
@@ -477,13 +504,15 @@ def phased_sgd_outlier_removal(data: UserData, epsilon: float, delta: float,
                                rng: np.random.Generator, *, mode: str = "rates", q: float = 0.25,
                                c_C: float = 15.0, c_eta: float = 1.0, c_tau: float = 1.0,
                                max_phases: int | None = None, remove_outliers: bool = True,
-                               noise: bool = True) -> RunResult:
+                               noise: bool = True, observe: Observer | None = None) -> RunResult:
     """Algorithm 1 (linear time).  Users are taken in index order: phase i uses the next n_i
     users, split into C consecutive groups of N_i.  Halting outputs 0 (the centre of 𝒳).  The
     output x_l = x̃_l + ζ_l is not projected (as in the paper).
 
     ``remove_outliers=False`` is the ablation that averages all C group iterates (and skips the
     score test); ``noise=False`` drops the Gaussian (non-private; for coupled comparisons).
+    ``observe("output", x_i, σ_i, info)`` is called with each phase's released x_i (for privacy
+    audits, which see exactly what the algorithm releases).
     """
     C, phases = alg1_schedule(data.n, data.m, data.d, epsilon, delta, data.L, data.R, mode=mode,
                               q=q, c_C=c_C, c_eta=c_eta, c_tau=c_tau, max_phases=max_phases)
@@ -521,7 +550,9 @@ def phased_sgd_outlier_removal(data: UserData, epsilon: float, delta: float,
             keep = np.ones(C, bool)
             xt = Xt.mean(axis=0)
         kept_counts.append(int(keep.sum()))
-        x = xt + (ph.sigma_i * rng.standard_normal(data.d) if noise else 0.0)
+        x = xt + (gaussian_noise(rng, ph.sigma_i, data.d) if noise else 0.0)
+        if observe is not None:
+            observe("output", x, ph.sigma_i, dict(phase=ph.i, mean=xt, kept=keep))
         priv[-1] = PhasePrivacy(eps / 10.0, ph.z, 1, 1, dl / 2, dl / 2)
         records.append(dict(ph.__dict__, s=s, s_hat=s_hat, kept=int(keep.sum())))
     if halted:
@@ -602,7 +633,7 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
             T_f = 1 + n_i**0.75 * math.sqrt(m * eps) * (logndm if faithful else c_T)
         else:
             T_f = (1 + math.sqrt(beta / lam_i)) * (logndm if faithful else c_T)
-        T_i = max(1, int(math.ceil(T_f)))
+        T_i = phase_steps(T_f)
         if faithful and not nonsmooth_T:
             K_f = 500 * math.log(n_i**2 * m**2 * math.exp(eps) / dl) * (
                 1 / eps + n_i * eps / math.sqrt(T_i * math.log(1 / dl)))
@@ -615,11 +646,11 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
         K_i = int(min(n_i, math.ceil(K_f)))
         zeta = dl / (10.0 * T_i * math.exp(eps))
         if not calibrate:
-            sens = (SENSITIVITY_CONSTANT * tau * math.log(1.0 / zeta) / K_i if removal
-                    else 2.0 * L / K_i)
+            sens = (outlier_mean_sensitivity(tau, zeta, K_i) if removal
+                    else user_mean_sensitivity(L, K_i))
             z = sigma = math.nan
         elif removal:
-            sens = SENSITIVITY_CONSTANT * tau * math.log(1.0 / zeta) / K_i
+            sens = outlier_mean_sensitivity(tau, zeta, K_i)
             if faithful:
                 sigma = 1000 * tau * math.sqrt(T_i) * math.log(n * d * math.exp(eps) / dl) / (eps * n_i)
                 z = sigma / sens
@@ -627,7 +658,7 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
                 z = calibrate_gaussian(eps / 2.0, T_i, dl / 2.0, n_i, K_i)
                 sigma = z * sens
         else:
-            sens = 2.0 * L / K_i
+            sens = user_mean_sensitivity(L, K_i)
             z = calibrate_gaussian(eps, T_i, dl, n_i, K_i)
             sigma = z * sens
         phases.append(Alg3Phase(i, n_i, lam_i, T_i, K_i, sigma, z, sens))
@@ -646,7 +677,8 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
                            c_tau: float = 1.0, nonsmooth_T: bool = False, removal: bool = True,
                            noise: bool = True, halt: bool = True,
                            noise_rng: np.random.Generator | None = None,
-                           schedule_m: int | None = None) -> RunResult:
+                           schedule_m: int | None = None,
+                           observe: Observer | None = None) -> RunResult:
     """Algorithm 3 (phased regularised ERM), each phase solved by Algorithm 2 (AC-SA on
     F̂_i(x) = (1/n_i)Σ_{Z∈D_i}F̂(x, Z) + (λ_i/2)‖x − x_{i−1}‖² with outlier-removed, noisy user
     minibatch gradients).  Phase i uses the next n_i users (disjoint phases).
@@ -665,6 +697,8 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
     ``noise_rng`` draws the Gaussian noise (default ``rng``): with a separate stream, a run with
     ``noise=False`` from a copy of ``rng`` is coupled to the private run (same minibatches,
     Laplace draws and coins), which isolates the privacy part of the error.
+    ``observe("gradient", ĝ, σ_i, info)`` is called with every released noisy gradient (privacy
+    audits score the step-by-step releases, which the privacy proof covers).
     """
     noise_rng = rng if noise_rng is None else noise_rng
     sm = data.m if schedule_m is None else check_int("schedule_m", schedule_m)
@@ -711,7 +745,9 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
             else:
                 g = Q.mean(axis=0)
             if noise:
-                g = g + ph.sigma_i * noise_rng.standard_normal(data.d)
+                g = g + gaussian_noise(noise_rng, ph.sigma_i, data.d)
+            if observe is not None:
+                observe("gradient", g, ph.sigma_i, dict(phase=ph.i, t=t, batch=batch, x=x_md))
             done += 1
             G = g + ph.lambda_i * (x_md - x_prev)
             x = data.project((a * mu_i * x_md + ((1 - a) * mu_i + g_t) * x - a * G) / (mu_i + g_t))
