@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -49,10 +50,11 @@ def test_linreg_mutants_are_registered_with_existing_catchers():
 
 
 def test_linreg_patches_apply_and_restore():
-    orig = (lr.dp_stat, lr.as_generators, lr._gaussian_rho, lr.ambssgd_schedule,
+    orig = (lr.dp_stat, lr.as_generators, lr._zcdp_to_epsilon, lr.ambssgd_schedule,
             lr._clipped_mean_gradient)
+    eps = lr._zcdp_to_epsilon(0.125, 1e-5)
     with mutants.applied(mutants.get_mutant("linreg.accountant_off_by_4")):
-        assert lr._gaussian_rho(2.0, 1) == pytest.approx(0.25 * 0.5 / 4.0)
+        assert lr._zcdp_to_epsilon(0.125, 1e-5) == pytest.approx(0.25 * eps)
     with mutants.applied(mutants.get_mutant("linreg.phase_count_doubled")):
         des = lr.LinearRegressionDesign.make(2)
         assert lr.ambssgd_schedule(1000, des, T=3).T == 6
@@ -61,7 +63,7 @@ def test_linreg_patches_apply_and_restore():
     ref = np.random.default_rng(1).spawn(2)
     assert g[1].standard_normal(3) == pytest.approx(0.5 * ref[1].standard_normal(3))
     assert g[0].standard_normal(3) == pytest.approx(ref[0].standard_normal(3))   # data untouched
-    assert (lr.dp_stat, lr.as_generators, lr._gaussian_rho, lr.ambssgd_schedule,
+    assert (lr.dp_stat, lr.as_generators, lr._zcdp_to_epsilon, lr.ambssgd_schedule,
             lr._clipped_mean_gradient) == orig
 
 
@@ -75,13 +77,14 @@ json.dump(rep, open(sys.argv[3], "w"), default=str)
 
 
 def _run(name: str, tmp: Path) -> dict:
+    t0 = time.perf_counter()
     out = tmp / f"{name}.json"
     proc = subprocess.run([sys.executable, "-c", _CHILD, name, str(tmp / "results"), str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=1800)
     if not out.exists():
         return {"mutant": name, "caught": False, "caught_by": [],
                 "error": f"exit {proc.returncode}: {proc.stderr[-2000:]}"}
-    return json.loads(out.read_text())
+    return dict(json.loads(out.read_text()), seconds=time.perf_counter() - t0)
 
 
 @pytest.mark.skipif(os.environ.get("DPRATES_MUTATION") != "1",
