@@ -19,10 +19,15 @@ from __future__ import annotations
 
 import copy
 import math
+from functools import lru_cache
 
+import dp_accounting as dpa
 import numpy as np
+from dp_accounting import rdp as dpa_rdp
 
-from algorithms.user_level_sco import (accelerated_phased_erm, alg1_schedule, alg3_schedule,
+from algorithms.accounting import REPLACE_ONE
+
+from algorithms.user_level_sco import (RDP_ORDERS, accelerated_phased_erm, alg1_schedule, alg3_schedule,
                                        item_level_baseline, minibatch_gradients,
                                        phased_sgd_outlier_removal, sgd_average_iterates)
 from empirical.experiment import Check, Experiment, register
@@ -87,6 +92,7 @@ def _run_alg3_quadratic(point: dict, rngs: list) -> dict:
                "sensitivity_1": res.phases[0]["sensitivity"],
                "schedule_grads": sum(p["T_i"] * p["K_i"] for p in res.phases) * m,
                **{k: v[0] for k, v in _privacy_cols(res, eps, 1).items()}}
+        row.update(_alg3_settings(point, res, data.L, data.R, data.beta))
         if coupled:
             ref = algo(data, eps, delta, alg_copy, noise=False, **_alg3_kw(point))
             diff = res.x - ref.x
@@ -95,6 +101,71 @@ def _run_alg3_quadratic(point: dict, rngs: list) -> dict:
         for k, v in row.items():
             cols.setdefault(k, []).append(v)
     return {k: np.asarray(v) for k, v in cols.items()}
+
+
+def _alg3_theory_phase1(point: dict, L: float, R: float, beta: float) -> dict:
+    """Phase 1 of Algorithm 3 (rates mode, q = ½, c_τ = 1) as Theorem C.3 and Lemma C.2 set it,
+    recomputed here from the formulas (not by calling the algorithm's schedule): n_1, λ_1, T_1,
+    K_1 and the sensitivity Δ_1 = 2τ log(1/ζ)/K_1, ζ = δ/(10T_1e^ε); the item-level baseline
+    runs the m = 1 schedule with Δ_1 = 2L/K_1."""
+    n, d = _int(point, "n"), _int(point, "d")
+    baseline = point["algorithm"] != "alg3"
+    m = 1 if baseline else _int(point, "m")
+    eps, dl = float(point["epsilon"]), float(point["delta"])
+    kw = _alg3_kw(point)
+    q = 0.5
+    lam = (L / R) * (1 / math.sqrt(n * m) + math.sqrt(d) / (eps * n * math.sqrt(m)))
+    p = 3 * q + 2.5 + math.log(math.sqrt(m)) / math.log(n)
+    n1 = int(math.floor((1 - 2 ** -q) * n / 2 ** q))
+    lam1 = lam * 2 ** p
+    T1 = max(1, int(math.ceil(kw["c_T"] * (1 + math.sqrt(beta / lam1)))))
+    K1 = int(min(n1, math.ceil(kw["c_K1"] * math.log(1 / dl) / eps
+                               + kw["c_K2"] * n1 * eps / math.sqrt(T1))))
+    if baseline:
+        sens = 2.0 * L / K1
+    else:
+        tau = L * math.sqrt(math.log(n * d * m) / m)
+        sens = 2.0 * tau * math.log(10.0 * T1 * math.exp(eps) / dl) / K1
+    return {"n_1": n1, "T_1": T1, "K_1": K1, "sensitivity_1": sens, "baseline": baseline}
+
+
+@lru_cache(maxsize=256)
+def _phase_epsilon(z: float, count: int, delta: float, population: int, sample: int) -> float:
+    """ε(δ) of ``count`` Gaussian releases of multiplier z, each on a WOR subsample of
+    ``sample`` of ``population`` (the smaller of the amplified and unamplified RDP bounds, as
+    the algorithm's accountant may use; amplification only below a half-sample), computed with
+    dp-accounting directly, not through the algorithm's accounting code."""
+    def eps_of(ev):
+        acc = dpa_rdp.RdpAccountant(orders=RDP_ORDERS, neighboring_relation=REPLACE_ONE)
+        acc.compose(dpa.SelfComposedDpEvent(ev, count))
+        return float(acc.get_epsilon(delta))
+    e = eps_of(dpa.GaussianDpEvent(z))
+    if 2 * sample <= population:
+        e = min(e, eps_of(dpa.SampledWithoutReplacementDpEvent(population, sample,
+                                                               dpa.GaussianDpEvent(z))))
+    return e
+
+
+def _alg3_settings(point: dict, res, L: float, R: float, beta: float) -> dict:
+    """``used_<x>``/``theory_<x>`` (phase 1's T, K, n and sensitivity) and
+    ``max_epsilon_1``/``limit_epsilon_1``: phase 1's ε recomputed with dp-accounting from the σ
+    the algorithm USED and the theorem's sensitivity, which must not exceed the target.  The
+    settings verdict (empirical/checks.py) fails the experiment on any mismatch, so a wrong
+    step count, a sensitivity of the wrong relation or an accountant that under-reports is
+    caught even where the rate cannot see it."""
+    th = _alg3_theory_phase1(point, L, R, beta)
+    ph = res.phases[0]
+    eps, dl = float(point["epsilon"]), float(point["delta"])
+    z_eff = ph["sigma_i"] / th["sensitivity_1"]
+    d_gauss = dl if th["baseline"] else dl / 2.0
+    e1 = (0.0 if th["baseline"] else eps / 2.0) + _phase_epsilon(
+        round(z_eff, 12), th["T_1"], d_gauss, th["n_1"], th["K_1"])
+    out = {}
+    for k in ("n_1", "T_1", "K_1", "sensitivity_1"):
+        out[f"used_{k}"], out[f"theory_{k}"] = float(ph[k[:-2] + "_i" if k != "sensitivity_1"
+                                                       else "sensitivity"]), float(th[k])
+    out["max_epsilon_1"], out["limit_epsilon_1"] = e1, eps * (1 + PRIVACY_RTOL)
+    return out
 
 
 def _run_alg3_counts(point: dict, rngs: list) -> dict:
@@ -124,6 +195,30 @@ def _run_alg3_counts(point: dict, rngs: list) -> dict:
     return {k: np.asarray(v) for k, v in cols.items()}
 
 
+def _alg1_settings(point: dict, res, L: float, R: float) -> dict:
+    """Algorithm 1's phase 1 as Theorem B.1 and Lemma B.2 set it (rates mode, q = ¼), recomputed
+    here: C = ⌈c_C log(20nme^ε/δ)/ε⌉, N_1 = ⌊n_1/C⌋, T_1 = N_1m, η_1 = c_ηR/(L√(dmnε))/2^p with
+    p = J + 3/2 (J = max(1, log m/log n)), τ_1 = c_τη_1L√T_1 log(ndm), Δ_1 = 2τ_1 log(1/ζ)/C
+    (ζ = δ/(10e^ε)); ``used_``/``theory_`` pairs and ``max_epsilon_1`` = ε/10 + dp-accounting's
+    ε(Gaussian(σ_1/Δ_1), δ/2) against the target (settings verdict)."""
+    n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
+    eps, dl = float(point["epsilon"]), float(point["delta"])
+    C = max(1, int(math.ceil(point["c_C"] * math.log(20 * n * m * math.exp(eps) / dl) / eps)))
+    n1 = int(math.floor((1 - 2 ** -0.25) * n / 2 ** 0.25))
+    T1 = (n1 // C) * m
+    p = max(1.0, math.log(m) / math.log(n)) + 1.5
+    eta1 = point["c_eta"] * R / (L * math.sqrt(d * m * n * eps)) / 2 ** p
+    tau1 = point["c_tau"] * eta1 * L * math.sqrt(T1) * math.log(n * d * m)
+    sens = 2.0 * tau1 * math.log(10.0 * math.exp(eps) / dl) / C
+    ph = res.phases[0]
+    e1 = eps / 10.0 + _phase_epsilon(round(ph["sigma_i"] / sens, 12), 1, dl / 2.0, 1, 1)
+    return {"used_C": float(res.info["C"]), "theory_C": float(C),
+            "used_T_1": float(ph["T_i"]), "theory_T_1": float(T1),
+            "used_eta_1": float(ph["eta_i"]), "theory_eta_1": eta1,
+            "used_sensitivity_1": float(ph["sensitivity"]), "theory_sensitivity_1": sens,
+            "max_epsilon_1": e1, "limit_epsilon_1": eps * (1 + PRIVACY_RTOL)}
+
+
 def _run_alg1(point: dict, rngs: list) -> dict:
     """Algorithm 1 on streamed least squares (rates mode), with a coupled noise-free run."""
     n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
@@ -145,6 +240,7 @@ def _run_alg1(point: dict, rngs: list) -> dict:
                "sigma_last": res.phases[-1]["sigma_i"],
                "kept_1": res.phases[0]["kept"],
                "schedule_grads": sum(C * p["N_i"] for p in res.phases) * m,
+               **_alg1_settings(point, res, data.L, data.R),
                **{k: v[0] for k, v in _privacy_cols(res, eps, 1).items()}}
         for k, v in row.items():
             cols.setdefault(k, []).append(v)
