@@ -243,3 +243,24 @@ def test_rate_runs_escape_once_and_certify_once(rows):
             assert r["certified"] == 1.0
             assert r["escape_rounds_escaped"] >= 1
             assert r["escape_procedures"] == r["escape_rounds_escaped"] + 1
+
+
+def test_rows_carry_independent_settings_and_measured_noise(rows, analyses):
+    """Every rate row carries the used/theory pairs (recomputed in the experiment, not through
+    the algorithm's plan) and the measured noise against its limit; the escape and selection rows
+    carry theirs; the settings verdict found nothing (errata SOSP-E13)."""
+    need_rate = {"b1", "b2", "sigma1", "noise_multiplier", "Gamma", "Q", "eta", "radius",
+                 "max_steps"}
+    for exp_id in IDS:
+        rs = rows[exp_id]
+        keys = set(rs[0])
+        pairs = {k[5:] for k in keys if k.startswith("used_") and f"theory_{k[5:]}" in keys}
+        if exp_id in RATE_IDS:
+            assert need_rate <= pairs, exp_id
+            assert {"max_noise_rel_dev", "limit_noise_rel_dev"} <= keys
+            assert all(r["max_noise_rel_dev"] <= r["limit_noise_rel_dev"] for r in rs)
+        elif exp_id.startswith("sosp.escape.") and exp_id != "sosp.escape.time.r":
+            assert "Gamma" in pairs, exp_id
+        elif exp_id.startswith("sosp.select."):
+            assert {"noise_multiplier", "sigma_grad", "sigma_hess"} <= pairs, exp_id
+        assert not analyses[exp_id].error, analyses[exp_id].error
