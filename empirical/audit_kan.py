@@ -326,7 +326,8 @@ def _register() -> None:
     kc = _kappa(CYCLIC)
     register_audit(AuditTarget(
         name="kan.mechanism.tight.cyclic", paper="kan",
-        algorithm=f"Alg. 1 releases, λ = {LAM}, cyclic b = 16, {S} steps, κ from calibrate('tight')",
+        algorithm=f"Alg. 1 releases, λ = {LAM}, cyclic b = 16, {S} steps, "
+                  "κ from calibrate('tight')",
         relation="zero-out", delta=DELTA,
         claimed_epsilon=lambda: _privacy(CYCLIC).epsilon_guarantee,
         release=_fixed_pattern_release(kc, cyc_pat, LAM, LAM), view="mechanism",
@@ -343,7 +344,7 @@ def _register() -> None:
         release=_fixed_pattern_release(kf, _fresh_pattern(FRESH), LAM, LAM), view="mechanism",
         trials=200_000, exact_epsilon=_exact_fixed(kf, _fresh_pattern(FRESH), LAM),
         min_fraction=0.45,
-        note="canary e₁ on a contiguous block of τ̂ steps from 0 (the route's argmin τ, about 20); "
+        note="canary e₁ on a contiguous block of τ̂ steps from 0 (the route's argmin τ: 17 of 81); "
              "exact = the conditional Gaussian ε at δ"))
     k51 = _kappa(PAPER51, "thm5.1", EPS51)
     p51 = _fresh_pattern(PAPER51)

@@ -65,8 +65,8 @@ def test_each_target_audits_the_relation_its_calibration_claims(calibration, cfg
     priv = K.calibrate(eps, ak.DELTA, lam=cfg["lam"], T=cfg["T"], n=cfg["n"], B=cfg["B"],
                        sampler=cfg["sampler"], calibration=calibration)
     assert priv.relation == relation
-    names = {"tight": f"kan.mechanism.tight.{cfg['sampler']}", "thm5.1": "kan.mechanism.thm5.1.fresh",
-             "thm5.4": "kan.mechanism.thm5.4.fresh"}
+    names = {"tight": f"kan.mechanism.tight.{cfg['sampler']}",
+             "thm5.1": "kan.mechanism.thm5.1.fresh", "thm5.4": "kan.mechanism.thm5.4.fresh"}
     t = audit.get_target(names[calibration])
     assert t.relation == relation
     assert t.claimed_epsilon() == pytest.approx(eps)
