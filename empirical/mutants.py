@@ -77,7 +77,9 @@ def _load() -> None:
     from empirical import experiment as registry
 
     registry._load_all()
-    importlib.import_module("empirical.audit")
+    # Audit modules register mutants too; some (audit_kan, audit_linreg) are loaded by the audit
+    # registry rather than by their paper's module.
+    importlib.import_module("empirical.audit")._load()
 
 
 def mutants(selection: Sequence[str] | None = None) -> list[Mutant]:
