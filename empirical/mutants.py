@@ -370,4 +370,8 @@ def _main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(_main())
+    # Run through the importable module: paper and audit modules register their mutants into
+    # `empirical.mutants`, not into this `__main__` copy of it.
+    from empirical import mutants as _registry
+
+    sys.exit(_registry._main())
