@@ -369,43 +369,57 @@ def _scaled(factor: float):
     return lambda orig: (lambda *a, **k: factor * orig(*a, **k))
 
 
+def _register(m: Mutant) -> None:
+    """register_mutant, also into ``__main__`` when this process IS ``python -m
+    empirical.mutants --one NAME`` (the subprocess of ``run_mutant``): there the module runs as
+    ``__main__`` and ``from empirical.mutants import register_mutant`` (above) binds a second
+    copy of it, whose registry the subprocess never reads."""
+    import sys
+
+    register_mutant(m)
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name == "empirical.mutants" and hasattr(main, "register_mutant"):
+        main.register_mutant(m)
+
+
 _KEEP_ALL = Patch(_ALG, "keep_probabilities", lambda orig: (lambda h, K: np.ones(np.shape(h))))
 
-register_mutant(Mutant(
+_register(Mutant(
     "userlevel.alg3.item_level_sensitivity", "userlevel",
     "Algorithm 3 calibrates its noise to the item-level sensitivity 2L/(mK)",
     (Patch(_ALG, "alg3_schedule", _alg3_item_level),),
     experiments=_ALG3_RISK, audits=("userlevel.alg3.stepwise",), tests=_NOISE_TESTS[:1]))
-register_mutant(Mutant(
+_register(Mutant(
     "userlevel.alg1.item_level_sensitivity", "userlevel",
     "Algorithm 1 calibrates its output noise to the item-level sensitivity 2η_iL/C",
     (Patch(_ALG, "alg1_schedule", _alg1_item_level),),
     experiments=("userlevel.alg1.grads.n",), tests=_NOISE_TESTS[1:]))
-register_mutant(Mutant(
+_register(Mutant(
     "userlevel.alg3.no_outlier_removal", "userlevel",
     "outlier removal keeps every user (noise still calibrated to the concentrated sensitivity)",
     (_KEEP_ALL,), audits=("userlevel.alg3.stepwise",)))
-register_mutant(Mutant(
+_register(Mutant(
     "userlevel.alg1.no_outlier_removal", "userlevel",
     "Algorithm 1 keeps every group iterate (noise still calibrated to 2τ_1 log(1/ζ)/C)",
     (_KEEP_ALL,), audits=("userlevel.alg1.final",)))
-register_mutant(Mutant(
+_register(Mutant(
     "userlevel.noise_halved", "userlevel",
     "Algorithms 1 and 2 draw half the Gaussian noise they report",
     (Patch(_ALG, "gaussian_noise", _scaled(0.5)),),
     experiments=_ALG3_RISK, tests=_NOISE_TESTS))
-register_mutant(Mutant(
+_register(Mutant(
     "userlevel.alg3.noise_removed", "userlevel",
     "Algorithms 1 and 2 add no Gaussian noise (accounting unchanged)",
     (Patch(_ALG, "gaussian_noise", _scaled(0.0)),),
     experiments=_ALG3_RISK, audits=("userlevel.alg3.stepwise",), tests=_NOISE_TESTS))
-register_mutant(Mutant(
+_register(Mutant(
     "userlevel.alg3.wrong_step_count", "userlevel",
     "Algorithm 3's phases run a third of their T_i steps",
     (Patch(_ALG, "phase_steps",
            lambda orig: (lambda T_f: max(1, int(math.ceil(T_f / 3.0))))),),
     experiments=_ALG3_RISK, tests=_NOISE_TESTS[:1]))
-register_mutant(Mutant(
+_register(Mutant(
     "userlevel.accountant_off_by_2", "userlevel",
     "the user-level RDP accountant under-reports ε by a factor 2 (noise calibrated to it)",
     (Patch(_ALG, "gaussian_epsilon", _scaled(0.5)),),
