@@ -42,7 +42,10 @@ accountant bug shows up in the claim):
 * ``linreg.dp_ssgd`` — DP-SSGD's final output at Theorem 3.1's amplified ε, inside the range
   where dp_ssgd_privacy reports it (ε₀ ≤ log(n/(16 log(4/δ)))), at the δ it holds at;
 * controls (``expect="broken"``): DP-STAT replaced by the true max residual, noise halved,
-  the fixed-clip baseline's noise calibrated to the add/remove sensitivity ζ/b.
+  the fixed-clip baseline's noise calibrated to the add/remove sensitivity ζ/b, and DP-SSGD with
+  its noise removed (the only DP-SSGD break its final-output audit can see: an unshuffled
+  DP-SSGD at the amplified ε, exact one-step ε 0.93 > 0.75, is not caught without an observe
+  hook).
 """
 from __future__ import annotations
 
@@ -385,6 +388,14 @@ register_audit(AuditTarget(
     relation="replace-one", delta=DELTA, claimed_epsilon=ambssgd_claim,
     release=_with("as_generators", noise_scaled(0.5), _amb_release("grad", False)),
     view="final", trials=70_000, expect="broken", note=_GRAD_NOTE))
+register_audit(AuditTarget(
+    name="linreg.dp_ssgd.noise_removed", paper="linreg",
+    algorithm="DP-SSGD drawing 1e-6 of its noise (shows the final-view DP-SSGD audit can fail)",
+    relation="replace-one", delta=SSGD_DELTA, claimed_epsilon=ssgd_claim,
+    release=_with("as_generators", noise_scaled(1e-6), _ssgd_release), view="final",
+    trials=2_000, expect="broken",
+    note="the canary's clipped step moves w̄ by −ηζ·(its weight in the tail average) > 0 "
+         "wherever the shuffle puts it, so the sign of w̄₁ separates D from D′"))
 register_audit(AuditTarget(
     name="linreg.fixed_clip.add_remove_sensitivity", paper="linreg",
     algorithm="fixed-clip baseline with noise α·ζ/b (add/remove sensitivity) for its replace-one "

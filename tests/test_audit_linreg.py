@@ -16,7 +16,7 @@ from empirical import audit_linreg as al
 
 NAMES = {"linreg.dp_ambssgd", "linreg.dp_stat", "linreg.fixed_clip", "linreg.dp_ssgd",
          "linreg.dp_ambssgd.dpstat_bypassed", "linreg.dp_ambssgd.noise_halved",
-         "linreg.fixed_clip.add_remove_sensitivity"}
+         "linreg.fixed_clip.add_remove_sensitivity", "linreg.dp_ssgd.noise_removed"}
 
 
 def test_targets_are_registered_under_the_claimed_relation():
