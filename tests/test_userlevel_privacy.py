@@ -39,6 +39,9 @@ def test_outlier_removed_mean_sensitivity_model():
     Δ = c·τ log(1/ζ)/K except with probability ≤ ζ.  Adversarial search: two clusters 1.5τ–4.5τ
     apart (borderline scores), the replaced point anywhere; removal coins coupled.
 
+    Scope: this two-cluster search space only.  UL-E13 (tests/test_userlevel_audit.py) finds
+    a three-cluster configuration that exceeds c = 2 with probability ≫ ζ at every ζ.
+
     Finding UL-E7: with the hidden constant c = 1 the exceedance frequency is ≈ ζ at ζ = 1e-3
     (0.06–0.17% across searches: borderline, not a safe constant); with c = 2, the constant the
     accounting uses, it is ≤ ζ/10."""
