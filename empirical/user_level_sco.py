@@ -374,7 +374,12 @@ ALG3_M = register(Experiment(
     description="The point of user-level DP: the noise shrinks with m (τ ∝ 1/√m).",
     checks=(
         Check("userlevel:thm3.2_privacy", "one-sided", 0.1, _ONE_SIDED_SC,
-              level=(20.0, 400.0), level_reason=_ALG3_LEVEL_REASON),
+              level=(80.0, 400.0), level_reason=_ALG3_LEVEL_REASON
+              + ".  Measured on the quick grid: 237–367 (the ≈ 80–95 above omits the "
+              "instance's constants).  Lower end raised from 20 to 80 in the audit review: a "
+              "3× smaller excess now fails.  The noise-halved mutant still passes (its excess "
+              "falls only 2.2×, to 110–169: part of the excess is not privacy); the measured-"
+              "noise tests catch it (UL-E15)"),
         Check("userlevel:trivial_sc_privacy", "reject", 0.15,
               "competitor: the user-as-item baseline's privacy error does not shrink with m "
               "(slope 0); 0.15 = 1.5× the main tolerance"),
