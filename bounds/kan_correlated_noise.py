@@ -14,7 +14,7 @@ Every risk bound here is on the *averaged* risk over the iterates W_0, …, W_{T
 ("opt") risk (1/T)Σ_t L_S(W_t), or the population ("pop") risk (1/T)Σ_t E_{S,A} L(W_t).  These are
 risks, not excess risks; under Assumption 3.3 the optimal risk is ≈ 0.
 
-Symbols (names as in the sympy expressions; docs/_drafts/kan_bounds_api.md has the full table):
+Symbols (names as in the sympy expressions; docs/papers/kan_bounds.md has the full table):
 ``n d m T eta B gamma epsilon delta`` as in the paper; ``lam`` = λ ∈ [0, 1) (the shared table's only
 nonnegative symbol); ``noise_multiplier`` = κ (``kappa`` is the KL paper's exponent); ``beta`` =
 β = C_{σ,b}p³ (Lemma B.7; η ≤ 1/(12β)); ``sample_frac`` = B/n (Corollary 5.3's ρ, App. F's r;
@@ -104,7 +104,7 @@ Corollaries, specialisations, prior rates (polylogs dropped as printed):
 * ``kan:dpsco_lower``        lower bound, Bassily et al. (2019) DP-SCO: 1/√n + √d/(nε).
 
 Readings where the paper contradicts itself are in each bound's ``notes`` and in
-docs/_drafts/errata_kan_bounds.md (KAN-E1 … KAN-E19).
+docs/errata.md (KAN-E1 … KAN-E19).
 """
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ Lemmas and calibration:
 * ``userlevel:gauss_sigma``     Definition A.5: σ = Δ√(2 log(2/δ))/ε (conversion).
 
 Readings where the paper contradicts itself are stated in each bound's ``notes`` and collected in
-docs/_drafts/errata_userlevel.md (UL-E1 …).
+docs/errata.md (UL-E1 …).
 """
 from __future__ import annotations
 

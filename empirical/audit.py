@@ -22,7 +22,7 @@ the audit's power; :data:`POWER` targets (the Gaussian mechanism, full-batch DP-
 gradient canary) state the fraction reached.
 
 Registry.  ``register_audit(AuditTarget(...))`` at import time of a paper's module (see
-docs/_drafts/audit_api.md).  Core targets live here; KL targets in :mod:`empirical.audit_kl`.
+docs/auditing.md).  Core targets live here; KL targets in :mod:`empirical.audit_kl`.
 """
 from __future__ import annotations
 

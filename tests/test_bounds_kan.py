@@ -25,7 +25,7 @@ lam, kappa, gamma, epsilon, delta = (sym(s) for s in ("lam", "noise_multiplier",
 beta, sample_frac = sym("beta"), sym("sample_frac")
 gamma_inv, epsilon_inv, d_scale = sym("gamma_inv"), sym("epsilon_inv"), sym("d_scale")
 
-#: Ids the issue (and the experiments helper) relies on.
+#: Ids the issue (and the KAN experiments) rely on.
 CONTRACT_IDS = (
     "kan:thm4.1", "kan:thm4.1_explicit", "kan:lam_linear", "kan:lam_quadratic",
     "kan:lam_quadratic_explicit", "kan:lam_calibration", "kan:lam_linear_calibrated",
@@ -99,10 +99,10 @@ def test_contract_ids_exist_and_kinds():
 
 def test_docstring_and_api_draft_list_every_id():
     doc = kb.__doc__
-    api = (Path(__file__).parents[1] / "docs/_drafts/kan_bounds_api.md").read_text()
+    api = (Path(__file__).parents[1] / "docs/papers/kan_bounds.md").read_text()
     for bid in KAN_BOUNDS:
         assert doc.count(f"``{bid}``") == 1, bid
-        assert f"`{bid}`" in api, f"{bid} missing from docs/_drafts/kan_bounds_api.md"
+        assert f"`{bid}`" in api, f"{bid} missing from docs/papers/kan_bounds.md"
     assert set(re.findall(r"``(kan:[A-Za-z0-9_.]+)``", doc)) == set(KAN_BOUNDS)
     assert set(re.findall(r"`(kan:[A-Za-z0-9_.]+)`", api)) == set(KAN_BOUNDS)
 
