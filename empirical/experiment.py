@@ -60,6 +60,14 @@ class Check:
     level: tuple[float, float] | None = None
     level_reason: str = ""
 
+    @property
+    def expected_verdict(self) -> str:
+        """The verdict this check declares: REJECTED for a competitor, FINDING for a recorded
+        finding, PASS otherwise.  ``verify`` treats any other outcome as a regression."""
+        if self.kind == "reject":
+            return "REJECTED"
+        return "FINDING" if self.expect == "finding" else "PASS"
+
     def __post_init__(self) -> None:
         if self.level is not None:
             lo, hi = self.level

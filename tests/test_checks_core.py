@@ -139,3 +139,10 @@ def test_privacy_verdict_checks_delta_where_rows_state_it():
     bad = lambda v, r: {**ok(v, r), "delta_guarantee": 1e-3}  # noqa: E731
     assert not check_privacy(exp, _rows(exp, privacy=ok))[1]
     assert "delta" in check_privacy(exp, _rows(exp, privacy=bad))[1]
+
+
+def test_expected_verdict_of_each_kind():
+    assert Check("kl:toy_power_law", "reject", 0.1, "r").expected_verdict == "REJECTED"
+    assert Check("kl:toy_power_law", "two-sided", 0.1, "r").expected_verdict == "PASS"
+    assert Check("kl:toy_power_law", "one-sided", 0.1, "r",
+                 expect="finding").expected_verdict == "FINDING"

@@ -4,7 +4,6 @@ declared.  No slope or exponent is typed here: predictions come from ``bounds/``
 experiment's own parameters (empirical.checks); every tolerance's reason lives with its check.
 Beyond the verdicts: the privacy columns (three calibrations side by side), the theorem
 parameters recorded in the rows, the open question per sampler, and the recorded findings."""
-import math
 
 import numpy as np
 import pytest
@@ -29,11 +28,6 @@ def analyses(rows):
     return {i: analyse(registry.get(i), rows[i]) for i in IDS}
 
 
-def _expected(check) -> str:
-    if check.kind == "reject":
-        return "REJECTED"
-    return "FINDING" if check.expect == "finding" else "PASS"
-
 
 def _gmean(a, v):
     return float(np.exp(np.mean(np.log(a.per_point[v]))))
@@ -45,7 +39,7 @@ def test_experiment_verdicts_as_declared(analyses, exp_id):
     assert not a.error, a.error
     assert not a.privacy_error, a.privacy_error
     got = [(r.bound, r.kind, r.verdict) for r in a.results]
-    want = [(c.bound, c.kind, _expected(c)) for c in a.experiment.checks]
+    want = [(c.bound, c.kind, c.expected_verdict) for c in a.experiment.checks]
     assert got == want, [r.message for r in a.results]
     assert len(a.kept) == len(a.experiment.quick_grid)      # no point dropped
 
@@ -172,7 +166,7 @@ def test_stability_noise_cancels(rows):
 def test_full_grids(tmp_path, exp_id):
     exp = registry.get(exp_id)
     a = analyse(exp, sweep(exp, full=True, results=tmp_path, workers=2))
-    assert [r.verdict for r in a.results] == [_expected(c) for c in exp.checks]
+    assert [r.verdict for r in a.results] == [c.expected_verdict for c in exp.checks]
 
 
 def test_lambda_summary_figure(analyses, tmp_path):

@@ -32,11 +32,6 @@ def analyses(rows):
     return {i: analyse(registry.get(i), rows[i]) for i in IDS}
 
 
-def _expected(check) -> str:
-    if check.kind == "reject":
-        return "REJECTED"
-    return "FINDING" if check.expect == "finding" else "PASS"
-
 
 def _gmean(v):
     return float(np.exp(np.mean(np.log(v))))
@@ -48,7 +43,7 @@ def test_experiment_verdicts_as_declared(analyses, exp_id):
     assert not a.error, a.error
     assert not a.privacy_error, a.privacy_error
     got = [(r.bound, r.kind, r.verdict) for r in a.results]
-    want = [(c.bound, c.kind, _expected(c)) for c in a.experiment.checks]
+    want = [(c.bound, c.kind, c.expected_verdict) for c in a.experiment.checks]
     assert got == want, [r.message for r in a.results]
     assert len(a.kept) == len(a.experiment.grid()), a.dropped   # no point is dropped
 

@@ -3,7 +3,6 @@ on its quick grid (session results directory, 2 workers) and its verdicts are as
 declared.  Predictions come from ``bounds/`` at each experiment's own parameters; tolerance
 reasons live with the checks.  Rows record the parameters the algorithm actually used, and
 tests compare them with the theorems' settings."""
-import math
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ from algorithms import user_level_sco as ul
 from empirical import experiment as registry
 from empirical import user_level_sco as ulx
 from empirical.checks import analyse
-from empirical.runner import run_point, sweep
+from empirical.runner import sweep
 
 IDS = registry.ids("userlevel")
 
@@ -29,11 +28,6 @@ def rows(results_root, analyses):
     return {i: sweep(registry.get(i), results=results_root) for i in IDS}
 
 
-def _expected(check) -> str:
-    if check.kind == "reject":
-        return "REJECTED"
-    return "FINDING" if check.expect == "finding" else "PASS"
-
 
 def test_all_ids_share_the_prefix_and_paper():
     assert IDS and all(i.startswith("userlevel.") for i in IDS)
@@ -46,7 +40,7 @@ def test_experiment_verdicts_as_declared(analyses, exp_id):
     assert not a.error, a.error
     assert not a.privacy_error, a.privacy_error
     got = [(r.bound, r.kind, r.verdict) for r in a.results]
-    want = [(c.bound, c.kind, _expected(c)) for c in a.experiment.checks]
+    want = [(c.bound, c.kind, c.expected_verdict) for c in a.experiment.checks]
     assert got == want, [r.message for r in a.results]
     assert len(a.kept) >= 3
 
@@ -146,7 +140,7 @@ def test_full_grid_verdicts(tmp_path, exp_id):
     exp = registry.get(exp_id)
     a = analyse(exp, sweep(exp, full=True, results=tmp_path, workers=2))
     assert not a.error and not a.privacy_error
-    assert [r.verdict for r in a.results] == [_expected(c) for c in exp.checks]
+    assert [r.verdict for r in a.results] == [c.expected_verdict for c in exp.checks]
 
 
 @pytest.mark.slow
