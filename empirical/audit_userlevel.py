@@ -46,7 +46,7 @@ from empirical.audit import AuditTarget, register_audit
 from empirical.mutants import Mutant, Patch, register_mutant
 
 __all__ = ["CanaryUsers", "ALG3", "ALG1", "independent_multiplier", "independent_epsilon",
-           "measure_alg3_noise", "measure_alg1_noise", "coupled_mean_shifts",
+           "measure_alg3_noise", "measure_alg1_noise",
            "three_group_tail"]
 
 
