@@ -9,12 +9,13 @@ is re-run: grid points not stored are listed as not run) and writes
   exponents; the experiments that check it (local and asymptotic predicted slopes, observed slope
   and CI, tolerance and its reason, level band and observed level range, verdict); the figures
   (drawn from the same analyses, embedded as base64 PNG); the privacy table; the errata
-  (``docs/errata.md``, rendered by the small Markdown subset below, experiment ids linked to their
-  verdicts); the environment (versions, git commit, grid, seeds, storage).  No network access is
+  (``docs/errata.md``, rendered by :mod:`empirical.report_markdown`, experiment ids linked to
+  their verdicts); the environment (versions, git commit, grid, seeds, storage).  No network access is
   needed to view it.
 * ``docs/results.md``: the same summary in Markdown for a code host, figures linked from the
   committed ``figures/<paper>/<experiment>.png``.
 
+What was stored is collected by :mod:`empirical.report_data`; this module renders it.
 ``bound_repr_latex`` and ``analysis_repr_html`` are the notebook representations of a ``Bound``
 and an ``Analysis``.  ``add_arguments`` / ``run_cli`` are the ``dprates report`` command.
 """
@@ -24,19 +25,12 @@ import argparse
 import base64
 import datetime as _dt
 import fnmatch
-import html
 import importlib
 import importlib.metadata
-import inspect
-import json
 import math
 import os
-import platform
 import re
-import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -45,9 +39,11 @@ from sympy.printing.mathml import MathMLPresentationPrinter
 
 import bounds
 from empirical import experiment as registry
-from empirical.checks import Analysis, CheckResult, analyse
+from empirical.checks import Analysis, CheckResult
 from empirical.experiment import PRIVACY_UNITS, Experiment
-from empirical.runner import load_rows, point_key, results_dir
+from empirical.report_data import (ExperimentState, _audits, _draw_figures,  # noqa: F401
+                                   _fresh_cached, collect, environment)
+from empirical.report_markdown import _e, markdown_to_html  # noqa: F401
 
 __all__ = ["ExperimentState", "collect", "environment", "build_report", "render_html", "render_markdown",
            "markdown_to_html", "mathml", "bound_repr_latex", "analysis_repr_html",
@@ -130,8 +126,6 @@ def bound_repr_latex(bound: bounds.Bound) -> str:
 # Small formatting helpers
 # ---------------------------------------------------------------------------------------------
 
-def _e(x) -> str:
-    return html.escape(str(x), quote=True)
 
 
 def _slug(s: str) -> str:
@@ -180,351 +174,6 @@ def _var_order(names: Iterable[str]) -> list[str]:
     names = set(names)
     first = [v for v in _PREFERRED_VARS if v in names]
     return first + sorted(names - set(first))
-
-
-# ---------------------------------------------------------------------------------------------
-# Collecting stored results
-# ---------------------------------------------------------------------------------------------
-
-@dataclass
-class ExperimentState:
-    """What the stored results say about one experiment (nothing is recomputed)."""
-
-    experiment: Experiment
-    rows: list[dict]
-    missing: list[float]
-    analysis: Analysis | None = None
-    error: str = ""                       # analyse() raised: the page shows it, never hides it
-    stored: tuple[float, float] | None = None   # mtimes of the stored point files
-    notes: list[str] = field(default_factory=list)   # what the loader said (stale, corrupt)
-    fingerprints: tuple[str, ...] = ()                 # code fingerprints of the stored points
-    figure: bytes | None = None
-    figure_error: str = ""
-
-    @property
-    def status(self) -> str:
-        """``not run``, ``partial`` (some grid points not stored) or ``complete``."""
-        if not self.rows:
-            return "not run"
-        return "partial" if self.missing else "complete"
-
-    def verdicts(self) -> list[tuple[str, str]]:
-        """(bound, verdict) per declared check, also when no analysis exists."""
-        exp = self.experiment
-        a = self.analysis
-        if a is not None and a.results:
-            out = [(r.bound, r.verdict) for r in a.results]
-        else:
-            fallback = "NOT RUN" if not self.rows else ("PARTIAL" if self.missing else "ERROR")
-            out = [(c.bound, fallback) for c in exp.checks]
-        if a is not None and a.privacy_error:
-            out = [(b, "PRIVACY FAIL") for b, _ in out]
-        return out
-
-
-def collect(paper: str | None = None, *, full: bool = False,
-            results: str | os.PathLike | None = None,
-            experiment_ids: Sequence[str] | None = None,
-            errors: dict[str, str] | None = None) -> list[ExperimentState]:
-    """Load and analyse the stored rows of every selected experiment (no sweep is run).
-
-    A paper whose experiments module fails to import is skipped; its error goes into
-    ``errors`` (paper -> message) so the page can say so.
-    """
-    if experiment_ids:
-        exps = [registry.get(i) for i in experiment_ids]
-        if paper is not None:
-            exps = [e for e in exps if e.paper == paper]
-    else:
-        exps = []
-        for p in ([paper] if paper else list(registry.PAPER_MODULES)):
-            try:
-                exps += registry.experiments(p)
-            except Exception as exc:  # one paper's broken module must not hide the others
-                if errors is None:
-                    raise
-                errors[p] = f"{type(exc).__name__}: {exc}"
-    root = results_dir(results)
-    states = []
-    for exp in exps:
-        notes: list[str] = []
-        rows, missing = _load(exp, full, root, notes.append)
-        stored, prints = _stored_info(exp, full, root, missing)
-        st = ExperimentState(exp, rows, missing, stored=stored, fingerprints=prints, notes=notes)
-        if rows:
-            try:
-                st.analysis = analyse(exp, rows)
-            except Exception as exc:  # one broken experiment must not hide the others
-                st.error = f"{type(exc).__name__}: {exc}"
-        states.append(st)
-    return states
-
-
-def _load(exp: Experiment, full: bool, root: Path, say: Callable[[str], None]
-          ) -> tuple[list[dict], list[float]]:
-    # Newer runners report stale or corrupt stored points through ``progress``; the page shows
-    # those messages instead of letting them scroll past on stderr.
-    if "progress" in inspect.signature(load_rows).parameters:
-        return load_rows(exp, full=full, results=root, progress=say)
-    return load_rows(exp, full=full, results=root)
-
-
-def _stored_info(exp: Experiment, full: bool, root: Path, missing: Sequence[float]
-                 ) -> tuple[tuple[float, float] | None, tuple[str, ...]]:
-    """When the loaded points were stored (file times) and the code fingerprints they carry."""
-    # Same layout as runner's storage: results/<paper>/<experiment>/<point_key>.json
-    times, prints = [], set()
-    for v in exp.grid(full):
-        p = root / exp.paper / exp.id / f"{point_key(exp, exp.point(v))}.json"
-        if v in missing or not p.exists():
-            continue
-        times.append(p.stat().st_mtime)
-        try:
-            fp = json.loads(p.read_text()).get("fingerprint")
-        except (OSError, ValueError, AttributeError):
-            fp = None
-        if isinstance(fp, str):
-            prints.add(fp)
-    return ((min(times), max(times)) if times else None), tuple(sorted(prints))
-
-
-def _draw_figures(states: list[ExperimentState]) -> dict[str, bytes | str]:
-    """Draw each analysed experiment's figure (and the papers' summary figures) from the same
-    analyses the tables show, so picture and numbers cannot disagree.  Returns the papers'
-    summary figures: PNG bytes, or the error (str) that stopped one being drawn."""
-    from empirical.figures import plot_analysis
-
-    summaries: dict[str, bytes | str] = {}
-    with tempfile.TemporaryDirectory(prefix="dprates-report-") as tmp:
-        for st in states:
-            if st.analysis is None or st.analysis.fit is None:
-                continue
-            try:
-                st.figure = Path(plot_analysis(st.analysis, tmp)).read_bytes()
-            except Exception as exc:  # a plotting bug shows as a note, the report still renders
-                st.figure_error = f"{type(exc).__name__}: {exc}"
-        by_id = {st.experiment.id: st.analysis for st in states
-                 if st.analysis is not None and not st.missing}
-        for paper in sorted({st.experiment.paper for st in states}):
-            for s in registry.summaries(paper):
-                if all(e in by_id for e in s.experiments):
-                    try:
-                        summaries[s.id] = Path(s.plot([by_id[e] for e in s.experiments],
-                                                      tmp)).read_bytes()
-                    except Exception as exc:
-                        summaries[s.id] = f"{type(exc).__name__}: {exc}"
-    return summaries
-
-
-# ---------------------------------------------------------------------------------------------
-# Audits (another module's stored results; optional)
-# ---------------------------------------------------------------------------------------------
-
-def _audits(states: list[ExperimentState], results: str | os.PathLike | None) -> dict[str, str]:
-    """Audited privacy lower bounds per experiment id, from *stored* audit results.
-
-    ``empirical.audit`` runs audits on demand and (as of this writing) stores none, so every cell
-    shows "—".  Hook: if it gains ``load_audits(results) -> {experiment id: result}``, the
-    result's ``str`` fills the column; the report never runs an audit itself.
-    """
-    try:
-        audit = importlib.import_module("empirical.audit")
-        load = getattr(audit, "load_audits", None)
-        stored = load(results) if load is not None else {}
-    except Exception:  # an optional module's failure must not take the report down
-        return {}
-    ids = {st.experiment.id for st in states}
-    return {k: str(v) for k, v in dict(stored or {}).items() if k in ids and v}
-
-
-# ---------------------------------------------------------------------------------------------
-# Environment
-# ---------------------------------------------------------------------------------------------
-
-_PACKAGES = ("dprates", "numpy", "scipy", "sympy", "mpmath", "matplotlib", "dp-accounting",
-             "dask", "distributed")
-
-
-def _git(*args: str) -> str:
-    try:
-        out = subprocess.run(["git", *args], cwd=_REPO, capture_output=True, text=True,
-                             timeout=10, check=True)
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def environment(full: bool, results: str | os.PathLike | None) -> dict[str, str]:
-    """Versions, commit, grid and storage: what a reader needs to reproduce the page."""
-    env = {"generated (UTC)": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-           "python": f"{platform.python_version()} ({platform.python_implementation()})",
-           "platform": platform.platform()}
-    for pkg in _PACKAGES:
-        try:
-            env[pkg] = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    commit = _git("rev-parse", "HEAD")
-    dirty = _git("status", "--porcelain", "--untracked-files=no")
-    env["git commit"] = (commit + (" (working tree modified)" if dirty else "")) if commit else "unknown"
-    env["grid"] = "full" if full else "quick"
-    env["results"] = str(results_dir(results).resolve())
-    env["seeding"] = ("repetition r of point p of experiment e draws from "
-                      "Generator(PCG64(SeedSequence([h(e), h(p), r])))")
-    return env
-
-
-def _fresh_cached(rows: list[dict]) -> str:
-    """Fresh vs cached, if the rows carry a ``fresh`` or ``cached`` flag (runners that record
-    it); otherwise say it is not recorded rather than guess."""
-    if not rows:
-        return _NA
-    for key in ("fresh", "cached"):
-        flags = [bool(r[key]) for r in rows if key in r]
-        if flags:
-            k = sum(flags) if key == "fresh" else len(flags) - sum(flags)
-            return f"{k} rows fresh, {len(flags) - k} cached"
-    return "not recorded in rows"
-
-
-# ---------------------------------------------------------------------------------------------
-# Markdown (a small subset: headings, paragraphs, nested lists, tables, code, bold, links)
-# ---------------------------------------------------------------------------------------------
-
-_ITEM = re.compile(r"^(\s*)([-*]|\d+\.)\s+(.*)$")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-
-
-def _inline_text(s: str, refs: Callable[[str], str] | None) -> str:
-    s = html.escape(s, quote=False)
-    s = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", s)
-    s = re.sub(r"\[([^\]]+)\]\(((?:https?://|\.{0,2}/|#)[^)\s]*)\)",
-               lambda m: f'<a href="{m.group(2)}">{m.group(1)}</a>', s)
-    return refs(s) if refs else s
-
-
-def _inline(text: str, code: Callable[[str], str] | None = None,
-            refs: Callable[[str], str] | None = None) -> str:
-    parts = text.split("`")
-    if len(parts) % 2 == 0:       # an unmatched backtick is literal
-        parts[-2:] = [parts[-2] + "`" + parts[-1]]
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            out.append(code(part) if code else f"<code>{_e(part)}</code>")
-        else:
-            out.append(_inline_text(part, refs))
-    return "".join(out)
-
-
-def _parse_list(lines: list[str], i: int) -> tuple[list[list], int]:
-    items: list[list] = []
-    while i < len(lines):
-        line = lines[i]
-        m = _ITEM.match(line)
-        if m:
-            items.append([len(m.group(1).expandtabs()), m.group(2)[0].isdigit(), m.group(3)])
-        elif not line.strip():
-            nxt = lines[i + 1] if i + 1 < len(lines) else ""
-            if not (_ITEM.match(nxt) or (nxt.startswith("  ") and nxt.strip())):
-                break
-        elif line.startswith("#") or line.lstrip().startswith("|"):
-            break
-        else:                      # continuation of the last item
-            items[-1][2] += " " + line.strip()
-        i += 1
-    return items, i
-
-
-def _render_list(items: list[list], inline: Callable[[str], str]) -> str:
-    out, stack = [], []            # stack of (indent, tag) of the open lists
-    for indent, ordered, text in items:
-        tag = "ol" if ordered else "ul"
-        if not stack or indent > stack[-1][0]:
-            out.append(f"<{tag}>")
-            stack.append((indent, tag))
-        else:
-            while len(stack) > 1 and indent < stack[-1][0]:
-                out.append(f"</li></{stack.pop()[1]}>")
-            out.append("</li>")
-        out.append(f"<li>{inline(text)}")
-    while stack:
-        out.append(f"</li></{stack.pop()[1]}>")
-    return "".join(out)
-
-
-def _split_row(line: str) -> list[str]:
-    line = line.strip()
-    if line.startswith("|"):
-        line = line[1:]
-    if line.endswith("|"):
-        line = line[:-1]
-    return [c.strip() for c in line.split("|")]
-
-
-def markdown_to_html(text: str, *, code: Callable[[str], str] | None = None,
-                     refs: Callable[[str], str] | None = None,
-                     heading_id: Callable[[str], str | None] | None = None,
-                     heading_offset: int = 0) -> str:
-    """Render the Markdown subset the project's docs use.
-
-    ``code(text)`` renders an inline code span (e.g. linking experiment ids), ``refs(html)``
-    post-processes plain text (e.g. linking erratum labels), ``heading_id(text)`` gives a
-    heading's id; headings are demoted by ``heading_offset`` levels to nest in the page.
-    """
-    lines = text.splitlines()
-    inline = lambda s: _inline(s, code, refs)  # noqa: E731
-    out, para, i = [], [], 0
-
-    def flush() -> None:
-        if para:
-            out.append(f"<p>{inline(' '.join(para))}</p>")
-            para.clear()
-
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("```"):
-            flush()
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith("```"):
-                j += 1
-            out.append(f"<pre><code>{_e(chr(10).join(lines[i + 1:j]))}</code></pre>")
-            i = j + 1
-            continue
-        m = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
-        if m:
-            flush()
-            level = min(6, len(m.group(1)) + heading_offset)
-            hid = heading_id(m.group(2)) if heading_id else None
-            attr = f' id="{_e(hid)}"' if hid else ""
-            out.append(f"<h{level}{attr}>{_inline(m.group(2), None, None)}</h{level}>")
-            i += 1
-            continue
-        if line.lstrip().startswith("|") and i + 1 < len(lines) and _TABLE_SEP.match(lines[i + 1]):
-            flush()
-            head = _split_row(line)
-            rows = []
-            i += 2
-            while i < len(lines) and lines[i].lstrip().startswith("|"):
-                rows.append(_split_row(lines[i]))
-                i += 1
-            th = "".join(f"<th>{inline(c)}</th>" for c in head)
-            body = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>"
-                           for r in rows)
-            out.append(f'<table class="md"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>')
-            continue
-        if _ITEM.match(line):
-            flush()
-            items, i = _parse_list(lines, i)
-            out.append(_render_list(items, inline))
-            continue
-        if not line.strip():
-            flush()
-        else:
-            para.append(line.strip())
-        i += 1
-    flush()
-    return "\n".join(out)
 
 
 # ---------------------------------------------------------------------------------------------

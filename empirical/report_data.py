@@ -1,0 +1,236 @@
+"""Stored results for the verification report: what was run, fitted and drawn, and where.
+
+Collects each experiment's stored rows (never computing a point), its analysis, figure, audit
+results and the environment; ``empirical.report`` renders them.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import importlib.metadata
+import inspect
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+
+from empirical import experiment as registry
+from empirical.checks import Analysis, analyse
+from empirical.experiment import Experiment
+from empirical.runner import load_rows, point_key, results_dir
+
+__all__ = ["ExperimentState", "collect", "environment"]
+
+_REPO = Path(__file__).resolve().parents[1]
+_NA = "—"
+
+# ---------------------------------------------------------------------------------------------
+# Collecting stored results
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class ExperimentState:
+    """What the stored results say about one experiment (nothing is recomputed)."""
+
+    experiment: Experiment
+    rows: list[dict]
+    missing: list[float]
+    analysis: Analysis | None = None
+    error: str = ""                       # analyse() raised: the page shows it, never hides it
+    stored: tuple[float, float] | None = None   # mtimes of the stored point files
+    notes: list[str] = field(default_factory=list)   # what the loader said (stale, corrupt)
+    fingerprints: tuple[str, ...] = ()                 # code fingerprints of the stored points
+    figure: bytes | None = None
+    figure_error: str = ""
+
+    @property
+    def status(self) -> str:
+        """``not run``, ``partial`` (some grid points not stored) or ``complete``."""
+        if not self.rows:
+            return "not run"
+        return "partial" if self.missing else "complete"
+
+    def verdicts(self) -> list[tuple[str, str]]:
+        """(bound, verdict) per declared check, also when no analysis exists."""
+        exp = self.experiment
+        a = self.analysis
+        if a is not None and a.results:
+            out = [(r.bound, r.verdict) for r in a.results]
+        else:
+            fallback = "NOT RUN" if not self.rows else ("PARTIAL" if self.missing else "ERROR")
+            out = [(c.bound, fallback) for c in exp.checks]
+        if a is not None and a.privacy_error:
+            out = [(b, "PRIVACY FAIL") for b, _ in out]
+        return out
+
+
+def collect(paper: str | None = None, *, full: bool = False,
+            results: str | os.PathLike | None = None,
+            experiment_ids: Sequence[str] | None = None,
+            errors: dict[str, str] | None = None) -> list[ExperimentState]:
+    """Load and analyse the stored rows of every selected experiment (no sweep is run).
+
+    A paper whose experiments module fails to import is skipped; its error goes into
+    ``errors`` (paper -> message) so the page can say so.
+    """
+    if experiment_ids:
+        exps = [registry.get(i) for i in experiment_ids]
+        if paper is not None:
+            exps = [e for e in exps if e.paper == paper]
+    else:
+        exps = []
+        for p in ([paper] if paper else list(registry.PAPER_MODULES)):
+            try:
+                exps += registry.experiments(p)
+            except Exception as exc:  # one paper's broken module must not hide the others
+                if errors is None:
+                    raise
+                errors[p] = f"{type(exc).__name__}: {exc}"
+    root = results_dir(results)
+    states = []
+    for exp in exps:
+        notes: list[str] = []
+        rows, missing = _load(exp, full, root, notes.append)
+        stored, prints = _stored_info(exp, full, root, missing)
+        st = ExperimentState(exp, rows, missing, stored=stored, fingerprints=prints, notes=notes)
+        if rows:
+            try:
+                st.analysis = analyse(exp, rows)
+            except Exception as exc:  # one broken experiment must not hide the others
+                st.error = f"{type(exc).__name__}: {exc}"
+        states.append(st)
+    return states
+
+
+def _load(exp: Experiment, full: bool, root: Path, say: Callable[[str], None]
+          ) -> tuple[list[dict], list[float]]:
+    # Newer runners report stale or corrupt stored points through ``progress``; the page shows
+    # those messages instead of letting them scroll past on stderr.
+    if "progress" in inspect.signature(load_rows).parameters:
+        return load_rows(exp, full=full, results=root, progress=say)
+    return load_rows(exp, full=full, results=root)
+
+
+def _stored_info(exp: Experiment, full: bool, root: Path, missing: Sequence[float]
+                 ) -> tuple[tuple[float, float] | None, tuple[str, ...]]:
+    """When the loaded points were stored (file times) and the code fingerprints they carry."""
+    # Same layout as runner's storage: results/<paper>/<experiment>/<point_key>.json
+    times, prints = [], set()
+    for v in exp.grid(full):
+        p = root / exp.paper / exp.id / f"{point_key(exp, exp.point(v))}.json"
+        if v in missing or not p.exists():
+            continue
+        times.append(p.stat().st_mtime)
+        try:
+            fp = json.loads(p.read_text()).get("fingerprint")
+        except (OSError, ValueError, AttributeError):
+            fp = None
+        if isinstance(fp, str):
+            prints.add(fp)
+    return ((min(times), max(times)) if times else None), tuple(sorted(prints))
+
+
+def _draw_figures(states: list[ExperimentState]) -> dict[str, bytes | str]:
+    """Draw each analysed experiment's figure (and the papers' summary figures) from the same
+    analyses the tables show, so picture and numbers cannot disagree.  Returns the papers'
+    summary figures: PNG bytes, or the error (str) that stopped one being drawn."""
+    from empirical.figures import plot_analysis
+
+    summaries: dict[str, bytes | str] = {}
+    with tempfile.TemporaryDirectory(prefix="dprates-report-") as tmp:
+        for st in states:
+            if st.analysis is None or st.analysis.fit is None:
+                continue
+            try:
+                st.figure = Path(plot_analysis(st.analysis, tmp)).read_bytes()
+            except Exception as exc:  # a plotting bug shows as a note, the report still renders
+                st.figure_error = f"{type(exc).__name__}: {exc}"
+        by_id = {st.experiment.id: st.analysis for st in states
+                 if st.analysis is not None and not st.missing}
+        for paper in sorted({st.experiment.paper for st in states}):
+            for s in registry.summaries(paper):
+                if all(e in by_id for e in s.experiments):
+                    try:
+                        summaries[s.id] = Path(s.plot([by_id[e] for e in s.experiments],
+                                                      tmp)).read_bytes()
+                    except Exception as exc:
+                        summaries[s.id] = f"{type(exc).__name__}: {exc}"
+    return summaries
+
+
+# ---------------------------------------------------------------------------------------------
+# Audits (another module's stored results; optional)
+# ---------------------------------------------------------------------------------------------
+
+def _audits(states: list[ExperimentState], results: str | os.PathLike | None) -> dict[str, str]:
+    """Audited privacy lower bounds per experiment id, from *stored* audit results.
+
+    ``empirical.audit`` runs audits on demand and (as of this writing) stores none, so every cell
+    shows "—".  Hook: if it gains ``load_audits(results) -> {experiment id: result}``, the
+    result's ``str`` fills the column; the report never runs an audit itself.
+    """
+    try:
+        audit = importlib.import_module("empirical.audit")
+        load = getattr(audit, "load_audits", None)
+        stored = load(results) if load is not None else {}
+    except Exception:  # an optional module's failure must not take the report down
+        return {}
+    ids = {st.experiment.id for st in states}
+    return {k: str(v) for k, v in dict(stored or {}).items() if k in ids and v}
+
+
+# ---------------------------------------------------------------------------------------------
+# Environment
+# ---------------------------------------------------------------------------------------------
+
+_PACKAGES = ("dprates", "numpy", "scipy", "sympy", "mpmath", "matplotlib", "dp-accounting",
+             "dask", "distributed")
+
+
+def _git(*args: str) -> str:
+    try:
+        out = subprocess.run(["git", *args], cwd=_REPO, capture_output=True, text=True,
+                             timeout=10, check=True)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def environment(full: bool, results: str | os.PathLike | None) -> dict[str, str]:
+    """Versions, commit, grid and storage: what a reader needs to reproduce the page."""
+    env = {"generated (UTC)": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+           "python": f"{platform.python_version()} ({platform.python_implementation()})",
+           "platform": platform.platform()}
+    for pkg in _PACKAGES:
+        try:
+            env[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    commit = _git("rev-parse", "HEAD")
+    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    env["git commit"] = (commit + (" (working tree modified)" if dirty else "")) if commit else "unknown"
+    env["grid"] = "full" if full else "quick"
+    env["results"] = str(results_dir(results).resolve())
+    env["seeding"] = ("repetition r of point p of experiment e draws from "
+                      "Generator(PCG64(SeedSequence([h(e), h(p), r])))")
+    return env
+
+
+def _fresh_cached(rows: list[dict]) -> str:
+    """Fresh vs cached, if the rows carry a ``fresh`` or ``cached`` flag (runners that record
+    it); otherwise say it is not recorded rather than guess."""
+    if not rows:
+        return _NA
+    for key in ("fresh", "cached"):
+        flags = [bool(r[key]) for r in rows if key in r]
+        if flags:
+            k = sum(flags) if key == "fresh" else len(flags) - sum(flags)
+            return f"{k} rows fresh, {len(flags) - k} cached"
+    return "not recorded in rows"
+
+
