@@ -17,6 +17,7 @@ import sympy as sp
 
 import bounds
 from bounds import Bound, follows_from, sym
+from bounds import kan_calibration_corollaries as kcc
 from bounds import kan_correlated_noise as kb
 
 n, d, m, T, eta, B = (sym(s) for s in ("n", "d", "m", "T", "eta", "B"))
@@ -34,7 +35,7 @@ CONTRACT_IDS = (
     "kan:cor5.3", "kan:cor5.5", "kan:cor5.6", "kan:A_van", "kan:A_non", "kan:thmC.22",
     "kan:fullbatch_dpgd", "kan:fullbatch_gd", "kan:wang_gd", "kan:wang_dpgd", "kan:dpsco_lower",
 )
-KAN_BOUNDS = {v.id: v for v in vars(kb).values() if isinstance(v, Bound)}
+KAN_BOUNDS = {v.id: v for mod in (kb, kcc) for v in vars(mod).values() if isinstance(v, Bound)}
 
 #: A point where every symbol of every bound has a legal value.
 GENERIC = dict(n=1e4, d=16.0, m=256.0, T=500.0, eta=0.5, B=2500.0, lam=0.5, noise_multiplier=2.0,
