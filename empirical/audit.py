@@ -41,10 +41,11 @@ from scipy import stats
 from algorithms import accounting
 from algorithms.primitives import clip_per_sample
 from algorithms.validation import check_int, check_open_interval
+from empirical.runner import ResultWriteError, check_writable, results_dir
 
 __all__ = ["AuditTarget", "AuditResult", "RELATIONS", "register_audit", "targets", "get_target",
            "run_audit", "epsilon_lower_bound", "exact_gaussian_epsilon", "clopper_pearson", "spawn_rows",
-           "add_arguments", "run_cli", "format_audit_table"]
+           "add_arguments", "run_cli", "format_audit_table", "store_result", "load_audits"]
 
 #: Neighbouring relations an algorithm may claim.
 RELATIONS = ("replace-one", "add-remove", "zero-out", "user-replace", "user-add-remove")
@@ -206,6 +207,7 @@ class AuditResult:
     verdict: str
     seconds: float
     search: dict = field(default_factory=dict)
+    block: int = 50_000          # runs per seeded block (part of how the runs were seeded)
 
     @property
     def audited(self) -> float:
@@ -320,7 +322,7 @@ def run_audit(target: AuditTarget, *, trials: int | None = None, alpha: float = 
     else:
         verdict = "POWER OK" if target.min_fraction is not None else "OK"
     return AuditResult(target, claimed, bound, alpha, trials, pair, exact, verdict,
-                       time.perf_counter() - t0, search)
+                       time.perf_counter() - t0, search, block)
 
 
 def format_audit_table(results: Sequence[AuditResult]) -> str:
@@ -351,6 +353,21 @@ def format_audit_table(results: Sequence[AuditResult]) -> str:
             out.append(f"  {r.target.name}: pair search (point ε̂): "
                        + ", ".join(f"{k}={v:.2f}" for k, v in r.search.items()))
     return "\n".join(out)
+
+
+def store_result(result: AuditResult, results: str | None = None) -> str:
+    """Store ``result`` atomically under ``<results>/audits/`` (:mod:`empirical.audit_store`);
+    returns the file's path."""
+    from empirical import audit_store
+
+    return str(audit_store.store(result, results))
+
+
+def load_audits(results: str | None = None, problems: list[str] | None = None) -> dict:
+    """Stored audit results by target name (:func:`empirical.audit_store.load`)."""
+    from empirical import audit_store
+
+    return audit_store.load(results, problems)
 
 
 # =============================================================================================
@@ -501,7 +518,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mutant", action="append", default=None,
                         help="with --mutants: only this mutant (repeatable)")
     parser.add_argument("--results", default=None,
-                        help="with --mutants: results directory (default: a temporary one)")
+                        help="results directory: each audit's result is stored under "
+                             "RESULTS/audits/ (default: $DPRATES_RESULTS or ./results); with "
+                             "--mutants: the mutants' results (default: a temporary one)")
+    parser.add_argument("--no-store", action="store_true",
+                        help="do not store the audits' results")
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -521,11 +542,20 @@ def run_cli(args: argparse.Namespace) -> int:
         for t in sel:
             print(f"{t.name:<40} {t.paper:<8} {t.relation:<12} {t.view:<10} {t.algorithm}")
         return 0
+    store = not getattr(args, "no_store", False)
+    if store:
+        try:    # an unwritable --results is caught before the first audit, not after it
+            check_writable(results_dir(getattr(args, "results", None)))
+        except ResultWriteError as exc:
+            print(f"dprates: error: --results: {exc}", file=sys.stderr)
+            return 2
     results = []
     for t in sel:
         r = run_audit(t, trials=args.trials, alpha=args.alpha)
+        # stored as soon as computed: an interrupted `dprates audit` keeps the finished targets
+        where = f", stored {store_result(r, getattr(args, 'results', None))}" if store else ""
         print(f"[audit] {t.name}: claimed {r.claimed:.3f}, ε_lo {r.audited:.3f} -> {r.verdict} "
-              f"({r.seconds:.1f}s)", file=sys.stderr)
+              f"({r.seconds:.1f}s{where})", file=sys.stderr)
         results.append(r)
     print(format_audit_table(results))
     bad = [r.target.name for r in results if not r.ok]

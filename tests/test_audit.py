@@ -1,4 +1,5 @@
 """The audit harness: its statistics are valid, it has power, and it catches broken mechanisms."""
+import json
 import math
 
 import numpy as np
@@ -60,14 +61,18 @@ def test_broken_controls_are_caught(core_results, name):
     assert r.verdict == "CAUGHT" and r.audited > r.claimed, (r.audited, r.claimed)
 
 
-def test_table_and_cli_functions(core_results, capsys):
+def test_table_and_cli_functions(core_results, capsys, tmp_path):
     import argparse
 
     txt = audit.format_audit_table(list(core_results.values()))
     assert "claimed ε" in txt and "CAUGHT" in txt and "POWER OK" in txt
     p = argparse.ArgumentParser()
     audit.add_arguments(p)
-    assert audit.run_cli(p.parse_args(["core.gaussian.noise_halved", "--trials", "40000"])) == 0
+    assert audit.run_cli(p.parse_args(["core.gaussian.noise_halved", "--trials", "40000",
+                                       "--results", str(tmp_path)])) == 0
+    stored = audit.load_audits(tmp_path)
+    assert list(stored) == ["core.gaussian.noise_halved"]
+    assert stored["core.gaussian.noise_halved"].verdict == "CAUGHT"
     assert audit.run_cli(p.parse_args(["nope.nothing"])) == 2
     assert audit.run_cli(p.parse_args(["--list"])) == 0
     assert "core.gaussian" in capsys.readouterr().out
@@ -80,3 +85,67 @@ def test_target_validation():
     with pytest.raises(ValueError, match="exactly one"):
         audit.AuditTarget(name="x", paper="core", algorithm="a", relation="replace-one",
                           delta=1e-5, claimed_epsilon=lambda: 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Stored audit results (the report's "audited lower bound" column reads these)
+# ---------------------------------------------------------------------------------------------
+def test_stored_result_round_trips_with_seeding_and_fingerprint(core_results, tmp_path):
+    from empirical import audit_store
+
+    r = core_results["core.dp_gd.stepwise"]
+    path = audit_store.store(r, tmp_path)
+    assert path == tmp_path / "audits" / "core.dp_gd.stepwise.json"
+    rec = json.loads(path.read_text())
+    assert rec["epsilon_lo"] == pytest.approx(r.audited) and rec["claimed"] == pytest.approx(r.claimed)
+    assert rec["confidence"] == pytest.approx(0.95) and rec["verdict"] == "POWER OK"
+    assert rec["trials"] == r.trials and rec["seeding"]["h_target"] == audit._h(r.target.name)
+    # the fingerprint covers the harness and the numerical core the release uses
+    assert {"empirical.audit", "algorithms.primitives"} <= set(rec["code"])
+    s = audit_store.load(tmp_path)["core.dp_gd.stepwise"]
+    assert s.status == "ok" and s.epsilon_lo == pytest.approx(r.audited) and s.ok
+    assert "ε_lo" in str(s) and "POWER OK" in str(s)
+    assert not list((tmp_path / "audits").glob(".tmp-*"))      # atomic write left no temp file
+
+
+def test_edited_or_corrupt_audit_files_are_named_and_skipped(core_results, tmp_path):
+    from empirical import audit_store
+
+    path = audit_store.store(core_results["core.gaussian"], tmp_path)
+    rec = json.loads(path.read_text())
+    rec["epsilon_lo"] = 0.0                                        # a hand edit
+    path.write_text(json.dumps(rec))
+    (tmp_path / "audits" / "core.dp_gd.final.json").write_text("{trunc")
+    problems: list[str] = []
+    assert audit_store.load(tmp_path, problems) == {}
+    assert len(problems) == 2 and any("checksum" in p for p in problems)
+    assert any("not JSON" in p for p in problems)
+
+
+def test_audit_stored_by_other_code_is_stale(core_results, tmp_path, monkeypatch):
+    from empirical import audit_store
+
+    audit_store.store(core_results["core.gaussian"], tmp_path)
+    real = audit_store.audit_fingerprint
+
+    def changed(module):
+        fp = real(module)
+        return dict(fp, digest="0" * 16, code=dict(fp["code"], **{"algorithms.primitives": "x"}))
+
+    monkeypatch.setattr(audit_store, "audit_fingerprint", changed)
+    s = audit_store.load(tmp_path)["core.gaussian"]
+    assert s.status == "stale" and "algorithms.primitives" in s.reason and "stale" in str(s)
+
+
+def test_unwritable_results_fail_before_the_first_audit(tmp_path, capsys):
+    import argparse
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    p = argparse.ArgumentParser()
+    audit.add_arguments(p)
+    assert audit.run_cli(p.parse_args(["core.gaussian", "--results", str(blocker / "x")])) == 2
+    assert "--results" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="target name"):
+        from empirical import audit_store
+        audit_store.audit_path("../evil", tmp_path)
