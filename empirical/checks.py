@@ -29,13 +29,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
+from scipy import stats
 
 import bounds
 from empirical.experiment import PRIVACY_UNITS, Check, Experiment
 from empirical.fitting import SlopeFit, fit_slope, ols_slope
 
 __all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "check_settings",
-           "detectable_exponent_error", "OK_VERDICTS", "NOT_REPRODUCED"]
+           "detectable_exponent_error", "OK_VERDICTS", "NOT_REPRODUCED",
+           "CONTRAST_KINDS", "INFO", "Contrast", "ContrastEstimate", "ContrastResult",
+           "ComparisonExperiment", "analyse_contrasts"]
 
 #: The verdict of a recorded finding whose check now passes: the record is stale, verify fails.
 NOT_REPRODUCED = "NOT REPRODUCED"
@@ -174,9 +177,9 @@ def detectable_exponent_error(result: CheckResult,
     acceptance interval (two-sided: [lo_band − tol, hi_band + tol]; one-sided: only the upper
     end) or once some ratio·v^e leaves the level band.  Returns ``(down, up)``: the largest
     undetected negative and positive e bound (−inf/inf: never detected in that direction);
-    None for ``reject`` checks.
+    None for ``reject`` checks and for contrasts (no slope).
     """
-    if result.kind == "reject":
+    if result.kind == "reject" or result.kind in CONTRAST_KINDS:
         return None
     s, tol = result.observed.slope, result.tolerance
     lo_band = min(result.local, result.asymptotic)
@@ -261,7 +264,10 @@ def _judge(check: Check, observed: SlopeFit, local: float, asym: float,
 
 
 def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
-    """Fit the experiment's stored rows and evaluate every check."""
+    """Fit the experiment's stored rows and evaluate every check (a
+    :class:`ComparisonExperiment` is judged by its contrasts instead)."""
+    if isinstance(exp, ComparisonExperiment):
+        return analyse_contrasts(exp, rows)
     per_point = _group(exp, rows)
     privacy, privacy_error = check_privacy(exp, rows)
     _, settings_error = check_settings(exp, rows)
@@ -321,3 +327,257 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
     # A theorem setting not exercised as stated is an error of the run, whatever the slopes say.
     return Analysis(exp, fit, tuple(results), tuple(kept), tuple(dropped), per_point,
                     error=settings_error, privacy=privacy, privacy_error=privacy_error)
+
+
+# ==============================================================================================
+# Contrast checks: claims about levels at grid points, not slopes (real-data experiments, #16)
+# ==============================================================================================
+#: Kinds of :class:`Contrast`.  ``greater`` and ``increasing`` are one-sided claims and can fail;
+#: ``report`` states a comparison nobody claims (a peer library) and never fails.
+CONTRAST_KINDS = ("greater", "increasing", "report")
+#: Verdict of a ``report`` contrast: printed with its numbers, lets ``verify`` succeed.
+INFO = "INFO"
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A claim that one measured column beats another, judged with seed-to-seed confidence.
+
+    API (the columns are keys of the run's per-seed rows; ``hi`` and ``lo`` of one row come from
+    the same seed, so the runs may share batches and noise: a *paired* comparison)::
+
+        Contrast(name="acc(λ*) > acc(0)", kind="greater", hi=("acc_l25", "acc_l50"), lo="acc_l0",
+                 reason="...", at=(1.0, 2.0), sign=+1, log=False, margin=0.0, expect="hold")
+
+    Per seed s the gain is D_s = sign·(hi_s − lo_s) (``log=True``: sign·(log hi_s − log lo_s),
+    for errors spanning decades; ``sign=-1`` when smaller is better).
+
+    kind
+        ``greater`` (one-sided: the claim is "better"; a larger gain only strengthens it): at
+        every grid value in ``at`` (all when None) the lower end of the 95% Student-t interval
+        of the mean of D over seeds must exceed ``margin``.
+        ``increasing`` (one-sided: "the gain grows along the grid"): mean D at the largest value
+        of ``at`` minus mean D at the smallest must have the lower end of its 95% Welch interval
+        above ``margin`` (seeds of different grid points are independent draws).
+        ``report``: no claim; D and its interval at every point are printed (verdict INFO).
+    hi
+        A column, or a tuple of candidate columns (e.g. every moderate λ): then at each point the
+        candidate with the best mean gain on the *even* seeds is chosen and D is judged on the
+        *odd* seeds only, so choosing the best λ cannot manufacture a gain from seed noise.
+    reason
+        Why the claim is stated this way and why a 95% interval is the right yardstick.
+    expect
+        ``hold`` (FAIL when not met, fails ``verify``) or ``finding`` (a claim that careful runs
+        contradict: FINDING when not met, NOT REPRODUCED when met, as for :class:`Check`).
+
+    Use it through :class:`ComparisonExperiment` (an :class:`Experiment` whose judgement is its
+    contrasts; ``analyse`` dispatches on the type).  Results are :class:`ContrastResult` rows in
+    the same table as the slope checks: ``bound`` shows the name, ``observed`` the worst
+    point's gain with its interval, ``tolerance`` the margin.
+    """
+
+    name: str
+    kind: str
+    hi: str | tuple[str, ...]
+    lo: str
+    reason: str
+    at: tuple[float, ...] | None = None
+    sign: int = 1
+    log: bool = False
+    margin: float = 0.0
+    expect: str = "hold"
+
+    def __post_init__(self) -> None:
+        if self.kind not in CONTRAST_KINDS:
+            raise ValueError(f"kind must be one of {CONTRAST_KINDS}, got {self.kind!r}")
+        if self.sign not in (1, -1):
+            raise ValueError(f"sign must be +1 or -1, got {self.sign!r}")
+        if self.expect not in ("hold", "finding"):
+            raise ValueError(f"expect must be 'hold' or 'finding', got {self.expect!r}")
+        if not self.reason.strip():
+            raise ValueError("every contrast must state its reason")
+        if not (isinstance(self.margin, (int, float)) and math.isfinite(self.margin)):
+            raise ValueError(f"margin must be a finite number, got {self.margin!r}")
+        if self.kind == "increasing" and self.at is not None and len(self.at) < 2:
+            raise ValueError("an 'increasing' contrast needs at least 2 grid values in at")
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        return self.hi if isinstance(self.hi, tuple) else (self.hi,)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (*self.candidates, self.lo)
+
+    @property
+    def expected_verdict(self) -> str:
+        if self.kind == "report":
+            return INFO
+        return "FINDING" if self.expect == "finding" else "PASS"
+
+
+@dataclass(frozen=True)
+class ContrastEstimate:
+    """Mean gain over ``seeds`` seeds with its 95% interval (printed as the observed value)."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    seeds: int
+    chosen: str = ""        # the hi column judged (chosen on held-out seeds when several)
+
+    @property
+    def half_width(self) -> float:
+        return 0.5 * (self.ci_high - self.ci_low)
+
+    def __str__(self) -> str:
+        return f"{self.mean:+.4g} [{self.ci_low:+.4g}, {self.ci_high:+.4g}]"
+
+
+@dataclass(frozen=True)
+class ContrastResult:
+    """One contrast's verdict, shaped like :class:`CheckResult` for the tables (no slopes:
+    ``local`` and ``asymptotic`` are NaN; ``observed`` is the deciding estimate)."""
+
+    experiment: str
+    bound: str                  # the contrast's name
+    variable: str
+    kind: str
+    expect: str
+    observed: ContrastEstimate
+    tolerance: float            # the margin
+    reason: str
+    verdict: str
+    message: str
+    per_point: tuple[tuple[float, ContrastEstimate], ...] = ()
+    local: float = math.nan
+    asymptotic: float = math.nan
+    asymptotic_expr: str = "n/a"
+    level_band: tuple[float, float] | None = None
+    level_range: tuple[float, float] | None = None
+    ratios: tuple[float, ...] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict in OK_VERDICTS or self.verdict == INFO
+
+
+@dataclass(frozen=True)
+class ComparisonExperiment(Experiment):
+    """An experiment judged by :class:`Contrast` claims instead of slopes (``checks`` may be
+    empty; when given, they are ignored by the analysis, so declare none).  Grid values need
+    not be positive (λ = 0 is a point).  ``bound`` (shown in tables) is the first contrast's
+    name; every other field means what it means for :class:`Experiment`."""
+
+    contrasts: tuple[Contrast, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.contrasts:
+            raise ValueError(f"{self.id}: a comparison experiment needs at least one contrast")
+        if self.checks:
+            raise ValueError(f"{self.id}: a comparison experiment is judged by its contrasts; "
+                             "declare no slope checks")
+        if len(self.quick_grid) < 1 or len(self.full_grid) < 1:
+            raise ValueError(f"{self.id}: grids must not be empty")
+        if self.seeds < 4:
+            raise ValueError(f"{self.id}: seeds must be >= 4 (contrasts split seeds in halves)")
+        if self.variable in self.fixed:
+            raise ValueError(f"{self.id}: swept variable {self.variable!r} is also fixed")
+        if not 0 < self.privacy_rtol < 1:
+            raise ValueError(f"{self.id}: privacy_rtol must be in (0, 1), got {self.privacy_rtol}")
+
+    @property
+    def bound(self) -> str:
+        return self.contrasts[0].name
+
+
+def _t_interval(d: np.ndarray) -> ContrastEstimate:
+    d = np.asarray(d, dtype=float)
+    m = float(d.mean())
+    if d.size < 2:
+        return ContrastEstimate(m, -math.inf, math.inf, int(d.size))
+    hw = float(stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
+    return ContrastEstimate(m, m - hw, m + hw, int(d.size))
+
+
+def _columns_by_point(exp: Experiment, rows: list[dict], names: tuple[str, ...]
+                      ) -> dict[float, dict[str, np.ndarray]]:
+    by: dict[float, dict[str, list]] = {}
+    for r in sorted(rows, key=lambda r: r["seed"]):
+        cols = by.setdefault(float(r[f"p_{exp.variable}"]), {c: [] for c in names})
+        for c in names:
+            v = r.get(c)
+            cols[c].append(math.nan if v is None else float(v))
+    return {v: {c: np.asarray(x) for c, x in cols.items()} for v, cols in sorted(by.items())}
+
+
+def _gain(c: Contrast, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    if c.log:
+        return c.sign * (np.log(hi) - np.log(lo))
+    return c.sign * (hi - lo)
+
+
+def _point_gain(c: Contrast, cols: dict[str, np.ndarray]) -> ContrastEstimate:
+    # Several candidates for hi: choose on even seeds, judge on odd seeds (held out).
+    if len(c.candidates) == 1:
+        only = c.candidates[0]
+        return _with_chosen(_t_interval(_gain(c, cols[only], cols[c.lo])), only)
+    sel, test = slice(0, None, 2), slice(1, None, 2)
+    means = [float(np.mean(_gain(c, cols[h][sel], cols[c.lo][sel]))) for h in c.candidates]
+    best = c.candidates[int(np.nanargmax(means))]
+    return _with_chosen(_t_interval(_gain(c, cols[best][test], cols[c.lo][test])), best)
+
+
+def _with_chosen(est: ContrastEstimate, chosen: str) -> ContrastEstimate:
+    return ContrastEstimate(est.mean, est.ci_low, est.ci_high, est.seeds, chosen)
+
+
+def _judge_contrast(exp: Experiment, c: Contrast,
+                    by: dict[float, dict[str, np.ndarray]]) -> ContrastResult:
+    at = [v for v in (c.at if c.at is not None else tuple(by)) if v in by]
+    missing = [v for v in (c.at or ()) if v not in by]
+    per = tuple((v, _point_gain(c, by[v])) for v in at)
+    pts = "; ".join(f"{exp.variable}={v:g}: {e}" + (f" ({e.chosen})" if len(c.candidates) > 1
+                                                   else "") for v, e in per)
+    if missing or not per or (c.kind == "increasing" and len(per) < 2):
+        est = per[0][1] if per else ContrastEstimate(math.nan, math.nan, math.nan, 0)
+        return ContrastResult(exp.id, c.name, exp.variable, c.kind, c.expect, est, c.margin,
+                              c.reason, "FAIL", f"grid values missing: {missing or 'all'}", per)
+    if c.kind == "increasing":
+        (v0, e0), (v1, e1) = per[0], per[-1]
+        diff = e1.mean - e0.mean
+        se0, se1 = ((e.half_width / stats.t.ppf(0.975, e.seeds - 1)) for e in (e0, e1))
+        se = math.hypot(se0, se1)
+        # Welch–Satterthwaite degrees of freedom for the difference of two independent means
+        dof = se ** 4 / (se0 ** 4 / (e0.seeds - 1) + se1 ** 4 / (e1.seeds - 1)) if se > 0 else 1
+        hw = float(stats.t.ppf(0.975, dof)) * se
+        est = ContrastEstimate(diff, diff - hw, diff + hw, e0.seeds + e1.seeds)
+        ok = est.ci_low > c.margin
+        msg = (f"gain at {exp.variable}={v1:g} minus gain at {exp.variable}={v0:g} = {est} "
+               f"(95% Welch; must exceed {c.margin:g}); gains: {pts}")
+    else:
+        est = min((e for _, e in per), key=lambda e: e.ci_low)
+        ok = all(e.ci_low > c.margin for _, e in per)
+        msg = (f"gain {'>' if c.kind == 'greater' else 'vs'} {c.margin:g} at every point "
+               f"(95% t-interval over seeds): {pts}")
+    if c.kind == "report":
+        verdict = INFO
+    elif c.expect == "finding":
+        verdict = NOT_REPRODUCED if ok else "FINDING"
+    else:
+        verdict = "PASS" if ok else "FAIL"
+    return ContrastResult(exp.id, c.name, exp.variable, c.kind, c.expect, est, c.margin,
+                          c.reason, verdict, msg, per)
+
+
+def analyse_contrasts(exp: ComparisonExperiment, rows: list[dict]) -> Analysis:
+    """Judge every contrast of ``exp`` on its stored rows (privacy and settings verdicts as for
+    slope experiments).  ``per_point`` holds the experiment's ``metric`` per seed."""
+    names = tuple(dict.fromkeys([c for k in exp.contrasts for c in k.columns] + [exp.metric]))
+    by = _columns_by_point(exp, rows, names)
+    privacy, privacy_error = check_privacy(exp, rows)
+    _, settings_error = check_settings(exp, rows)
+    results = tuple(_judge_contrast(exp, c, by) for c in exp.contrasts)
+    per_point = {v: cols[exp.metric] for v, cols in by.items()}
+    return Analysis(exp, None, results, tuple(by), (), per_point, error=settings_error,
+                    privacy=privacy, privacy_error=privacy_error)
