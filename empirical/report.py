@@ -41,8 +41,8 @@ import bounds
 from empirical import experiment as registry
 from empirical.checks import Analysis, CheckResult
 from empirical.experiment import PRIVACY_UNITS, Experiment
-from empirical.report_data import (ExperimentState, _audits, _draw_figures,  # noqa: F401
-                                   _fresh_cached, collect, environment)
+from empirical.report_data import (AuditView, ExperimentState, _audits,  # noqa: F401
+                                   _draw_figures, _fresh_cached, collect, environment)
 from empirical.report_markdown import _e, markdown_to_html  # noqa: F401
 
 __all__ = ["ExperimentState", "collect", "environment", "build_report", "render_html", "render_markdown",
@@ -59,7 +59,11 @@ _SEVERITY = {"PASS": 0, "REJECTED": 0, "NOT RUN": 1, "PARTIAL": 1, "FINDING": 2,
              "FAIL": 3, "NOT REJECTED": 3, "ERROR": 3, "PRIVACY FAIL": 3}
 _CSS_CLASS = {"PASS": "ok", "REJECTED": "ok", "NOT RUN": "none", "PARTIAL": "none",
               "FINDING": "finding", "FAIL": "bad", "NOT REJECTED": "bad", "ERROR": "bad",
-              "PRIVACY FAIL": "bad"}
+              "PRIVACY FAIL": "bad",
+              # audit verdicts (empirical/audit.py): a private claim upheld, a broken control
+              # caught, or the audit's power reached are good; the others need attention
+              "OK": "ok", "POWER OK": "ok", "CAUGHT": "ok", "VIOLATION": "bad",
+              "MISSED": "bad", "WEAK": "finding"}
 _PREFERRED_VARS = ("n", "d", "rho", "epsilon", "delta", "m", "T")
 
 
@@ -491,17 +495,40 @@ def _grid_of(st: ExperimentState) -> list[float]:
     return sorted(stored | set(st.missing))
 
 
-def _privacy_table(states: list[ExperimentState], audits: dict[str, str]) -> str:
+def _anchor_audit(name: str) -> str:
+    return "audit-" + _slug(name)
+
+
+def _audit_cell(st: ExperimentState, audits: AuditView) -> str:
+    """The audited lower bounds of the experiment's algorithm, each linked to its audit row
+    (an audit runs at its own parameters, so its ε is not the experiment's ε)."""
+    names = audits.by_experiment.get(st.experiment.id, [])
+    if not names:
+        reg = audits.registered_by_experiment.get(st.experiment.id, [])
+        return ("not audited" if not reg else
+                "not audited (registered, not stored: <code>dprates audit "
+                + _e(" ".join(reg)) + "</code>)")
+    parts = []
+    for n in names:
+        a = audits.stored[n]
+        claimed = _NA if a.claimed is None else f"{a.claimed:.3g}"
+        stale = ' <span class="v finding">stale</span>' if a.status == "stale" else ""
+        parts.append(f'<a href="#{_anchor_audit(n)}">{_e(n)}</a>: ε<sub>lo</sub> '
+                     f"{_e(a.audited)} ≤? {claimed} {_badge(a.verdict)}{stale}")
+    return "<br>".join(parts)
+
+
+def _privacy_table(states: list[ExperimentState], audits: AuditView) -> str:
     head = ("experiment", "unit", "target", "guarantee", "spent", "max spent / guarantee",
-            "audited lower bound", "verdict")
+            "audited lower bound (ε at the audit's δ and setting, vs its claim)", "verdict")
     rows = []
     for st in states:
         exp = st.experiment
         link = f'<a href="#{_anchor_exp(exp.id)}">{_e(exp.id)}</a>'
-        audited = _e(audits.get(exp.id, _NA))
         if not exp.private:
-            rows.append([link, _NA, _NA, _NA, _NA, _NA, audited, "not private (baseline/control)"])
+            rows.append([link, _NA, _NA, _NA, _NA, _NA, _NA, "not private (baseline/control)"])
             continue
+        audited = _audit_cell(st, audits)
         if not st.rows:
             rows.append([link, _NA, _NA, _NA, _NA, _NA, audited, _badge("NOT RUN")])
             continue
@@ -519,9 +546,71 @@ def _privacy_table(states: list[ExperimentState], audits: dict[str, str]) -> str
         rows.append([link, {"rho": "ρ (zCDP)", "epsilon": "ε"}.get(unit, unit),
                      _range(col["target"]), _range(col["guarantee"]), _range(col["spent"]),
                      f"{max(ratios):.4g}" if ratios else _NA, audited, verdict])
+    return _table(head, rows)
+
+
+def _table(head: Sequence[str], rows: list[list[str]]) -> str:
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
     return (f"<table><thead><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr></thead>"
             f"<tbody>{body}</tbody></table>")
+
+
+def _audit_table(stored: list) -> str:
+    """Every stored audit of one paper: the claim, the audited lower bound with its confidence,
+    the verdict, the runs and seeding, the code fingerprint (stale ones marked)."""
+    head = ("audit target", "algorithm", "relation / view", "δ", "claimed ε",
+            "audited ε<sub>lo</sub> (confidence)", "exact ε", "runs/side", "verdict",
+            "code fingerprint")
+    rows = []
+    for a in stored:
+        rec = a.record
+        name = _e(a.target) + (" <small>(broken control)</small>" if a.expect == "broken" else "")
+        fp = _e(a.fingerprint) + (f'<br><span class="v finding">stale</span> <small>{_e(a.reason)}'
+                                  "</small>" if a.status == "stale" else "")
+        rows.append([f'<span id="{_anchor_audit(a.target)}">{name}</span>', _e(a.algorithm),
+                     f"{_e(a.relation)} / {_e(a.view)}", f"{a.delta:g}",
+                     _NA if a.claimed is None else f"{a.claimed:.3f}",
+                     f"{_e(a.audited)} ({100 * a.confidence:g}%)",
+                     _NA if a.exact is None else f"{a.exact:.3f}",
+                     f"{a.trials:,}" + (f" (pair: {_e(rec.get('pair', ''))})"
+                                        if rec.get("pair") not in (None, "given") else ""),
+                     _badge(a.verdict), fp])
+    return _table(head, rows)
+
+
+_AUDIT_NOTE = ("<p class=\"meta\">Stored by <code>dprates audit</code> (results/audits/). "
+               "ε<sub>lo</sub> is a lower bound on the true ε(δ) at the stated confidence "
+               "(Clopper–Pearson on held-out runs of one neighbouring pair); ε<sub>lo</sub> &gt; "
+               "claimed proves a violation, ε<sub>lo</sub> ≤ claimed is evidence, not proof, of "
+               "privacy. Broken controls must be CAUGHT. Each audit runs at its own parameters, "
+               "so its claimed ε is not an experiment's; runs are seeded from "
+               "SeedSequence([h(target), h(pair), h(tag), side, block]).</p>")
+
+
+def _harness_audits_html(audits: AuditView, papers: Sequence[str]) -> str:
+    """Stored audits of no paper on the page (the core harness's power targets and broken
+    controls), and stored audit files that could not be read."""
+    others = sorted({a.paper for a in audits.stored.values()} - set(papers))
+    parts = [f'<h3 id="audits-{_slug(p)}">{_e(p)}</h3>{_audit_table(audits.for_paper(p))}'
+             for p in others]
+    if audits.problems:
+        parts.append("<p>Skipped:</p><ul>" + "".join(f"<li>{_e(m)}</li>" for m in audits.problems)
+                     + "</ul>")
+    if not parts:
+        return ""
+    return ('<section id="audits-other"><h2>Privacy audits: harness and other papers</h2>'
+            + _AUDIT_NOTE + "".join(parts) + "</section>")
+
+
+def _audits_section(paper: str, audits: AuditView) -> str:
+    stored = audits.for_paper(paper)
+    slug = _slug(paper)
+    if not stored:
+        reg = sorted(k for k, p in audits.registered.items() if p == paper)
+        what = (f"none stored; registered: <code>{_e(' '.join(reg))}</code> "
+                f"(<code>dprates audit {_e(paper)}</code>)" if reg else "none registered")
+        return f'<h3 id="audits-{slug}">Privacy audits</h3><p>{what}.</p>'
+    return (f'<h3 id="audits-{slug}">Privacy audits</h3>{_AUDIT_NOTE}' + _audit_table(stored))
 
 
 def _shown_bounds(states: list[ExperimentState], papers: Iterable[str]) -> set[str]:
@@ -550,7 +639,7 @@ def _bound_owners(states: list[ExperimentState], papers: list[str]) -> dict[str,
     return owner
 
 
-def _paper_section(paper: str, states: list[ExperimentState], audits: dict[str, str],
+def _paper_section(paper: str, states: list[ExperimentState], audits: AuditView,
                    summaries: dict[str, bytes | str], refs, checks: dict[str, dict[str, list]],
                    owner: dict[str, str]) -> str:
     all_ids = {i for i, p in owner.items() if p == paper}
@@ -586,8 +675,11 @@ def _paper_section(paper: str, states: list[ExperimentState], audits: dict[str, 
                  "<p>From each stored row's <code>&lt;unit&gt;_target</code>, "
                  "<code>_guarantee</code> (data-independent, dp-accounting) and <code>_spent</code> "
                  "(what the releases compose to; ex post when stops depend on the data). "
-                 "Audited lower bounds come from stored privacy audits where they exist.</p>")
+                 "Audited lower bounds come from stored privacy audits "
+                 f'(<a href="#audits-{_slug(paper)}">below</a>) of the same algorithm; '
+                 "\"not audited\" where none is stored.</p>")
     parts.append(_privacy_table(states, audits))
+    parts.append(_audits_section(paper, audits))
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -632,10 +724,13 @@ def _errata_html(states: list[ExperimentState], shown_bounds: set[str]
     return body, refs
 
 
-def render_html(states: list[ExperimentState], env: dict[str, str], audits: dict[str, str],
+def render_html(states: list[ExperimentState], env: dict[str, str], audits: AuditView | None,
                 summaries: dict[str, bytes | str], errors: dict[str, str] | None = None) -> str:
     """The whole page as one string (styles, figures and formulas inline); ``errors`` are
-    papers whose experiments could not be loaded."""
+    papers whose experiments could not be loaded; ``audits`` the stored privacy audits
+    (:func:`empirical.report_data._audits`; None or empty: none)."""
+    if not isinstance(audits, AuditView):
+        audits = AuditView()
     broken = "".join(f"<li>{_badge('ERROR')} paper {_e(p)}: experiments could not be loaded: "
                      f"{_e(msg)}</li>" for p, msg in sorted((errors or {}).items()))
     broken = f'<ul class="errors">{broken}</ul>' if broken else ""
@@ -648,6 +743,8 @@ def render_html(states: list[ExperimentState], env: dict[str, str], audits: dict
     tally = " ".join(_badge(v, f" {k}") for v, k in
                      sorted(worst_counts.items(), key=lambda kv: -_SEVERITY.get(kv[0], 3)))
     toc = " ".join(f'<a href="#paper-{_slug(p)}">{_e(p)}</a>' for p in papers)
+    if set(a.paper for a in audits.stored.values()) - set(papers) or audits.problems:
+        toc += ' <a href="#audits-other">audits (harness)</a>'
     toc += ' <a href="#errata">errata</a> <a href="#environment">environment</a>'
     prov_head = ("experiment", "grid points stored", "rows", "seeds", "stored (UTC)",
                  "code fingerprint", "fresh / cached")
@@ -668,7 +765,7 @@ def render_html(states: list[ExperimentState], env: dict[str, str], audits: dict
     paper_sections = "\n".join(
         _paper_section(p, [st for st in states if st.experiment.paper == p], audits, summaries,
                        refs, checks, owner)
-        for p in papers)
+        for p in papers) + _harness_audits_html(audits, papers)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -12,6 +12,7 @@ import inspect
 import json
 import os
 import platform
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from empirical.checks import Analysis, analyse
 from empirical.experiment import Experiment
 from empirical.runner import load_rows, point_key, results_dir
 
-__all__ = ["ExperimentState", "collect", "environment"]
+__all__ = ["ExperimentState", "AuditView", "algorithm_keys", "collect", "environment"]
 
 _REPO = Path(__file__).resolve().parents[1]
 _NA = "—"
@@ -164,24 +165,105 @@ def _draw_figures(states: list[ExperimentState]) -> dict[str, bytes | str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Audits (another module's stored results; optional)
+# Audits (stored by `dprates audit`, empirical/audit_store.py; the report never runs one)
 # ---------------------------------------------------------------------------------------------
 
-def _audits(states: list[ExperimentState], results: str | os.PathLike | None) -> dict[str, str]:
-    """Audited privacy lower bounds per experiment id, from *stored* audit results.
+@dataclass
+class AuditView:
+    """Stored audits and which experiments' algorithms they audit.
 
-    ``empirical.audit`` runs audits on demand and (as of this writing) stores none, so every cell
-    shows "—".  Hook: if it gains ``load_audits(results) -> {experiment id: result}``, the
-    result's ``str`` fills the column; the report never runs an audit itself.
-    """
+    ``stored``: target name -> :class:`empirical.audit_store.StoredAudit`; ``by_experiment``:
+    experiment id -> names of the stored *private* targets (controls are deliberately broken
+    copies, not the algorithm) that audit its algorithm; ``registered``: target name -> paper
+    of every registered target (empty if the registry could not be loaded), so the page can say
+    "registered, not stored" apart from "not audited"; ``problems``: files that were skipped."""
+
+    stored: dict = field(default_factory=dict)
+    by_experiment: dict[str, list[str]] = field(default_factory=dict)
+    registered: dict[str, str] = field(default_factory=dict)
+    registered_by_experiment: dict[str, list[str]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def for_paper(self, paper: str) -> list:
+        return [a for _, a in sorted(self.stored.items()) if a.paper == paper]
+
+
+_ALG_LABEL = re.compile(r"\bAlg(?:orithms?|s?\.)\s*(\d+(?:\s*(?:\+|,|and)\s*(?:Algorithm\s*)?\d+)*)")
+
+
+def algorithm_keys(text: str, paper: str) -> frozenset[str]:
+    """What an algorithm description names: the functions and classes of the paper's
+    ``algorithms`` module it mentions (``dp_sgd_correlated``, ``AdaDPSpider``), and the paper's
+    algorithm numbers ("Algorithm 3", "Alg. 1", "Algorithms 2 + 3" -> {"alg2", "alg3"}).
+
+    Audit targets and experiments state their algorithm in free text; both are written from the
+    same algorithm module, so its public names are the shared vocabulary.  A description that
+    names a function is matched by the function only (its numbers may refer to sub-steps)."""
+    names = _algorithm_names(paper)
+    funcs = {w for w in re.findall(r"[A-Za-z_]\w*", text) if w in names}
+    nums = {f"alg{n}" for m in _ALG_LABEL.finditer(text) for n in re.findall(r"\d+", m.group(1))}
+    return frozenset(funcs | nums)
+
+
+def _algorithm_names(paper: str) -> set[str]:
+    mod = registry.PAPER_MODULES.get(paper)
+    if mod is None:
+        return set()
     try:
-        audit = importlib.import_module("empirical.audit")
-        load = getattr(audit, "load_audits", None)
-        stored = load(results) if load is not None else {}
-    except Exception:  # an optional module's failure must not take the report down
-        return {}
-    ids = {st.experiment.id for st in states}
-    return {k: str(v) for k, v in dict(stored or {}).items() if k in ids and v}
+        m = importlib.import_module(f"algorithms.{mod}")
+    except Exception:  # an unimportable algorithm module: fall back to algorithm numbers
+        return set()
+    return {k for k, v in vars(m).items() if not k.startswith("_") and callable(v)
+            and getattr(v, "__module__", None) == m.__name__}
+
+
+def _matches(target_text: str, exp: Experiment) -> bool:
+    # A baseline (fixed clipping, no outlier removal) shares the function of the algorithm it is
+    # a baseline of; its audit is not the algorithm's, nor the converse.
+    if ("baseline" in target_text.lower()) != ("baseline" in exp.algorithm.lower()):
+        return False
+    t = algorithm_keys(target_text, exp.paper)
+    e = algorithm_keys(exp.algorithm, exp.paper)
+    t_funcs, e_funcs = {k for k in t if not k.startswith("alg")}, {k for k in e if not k.startswith("alg")}
+    if t_funcs:
+        return bool(t_funcs & e_funcs)
+    return bool(t & e)
+
+
+def _registered_targets() -> dict[str, tuple[str, str, str]]:
+    """name -> (paper, algorithm text, expect) of every registered audit target."""
+    audit = importlib.import_module("empirical.audit")
+    return {t.name: (t.paper, t.algorithm, t.expect) for t in audit.targets()}
+
+
+def _audits(states: list[ExperimentState], results: str | os.PathLike | None,
+            registered: bool = True) -> AuditView:
+    """Stored audit results and the experiments whose algorithm each private target audits."""
+    view = AuditView()
+    try:
+        from empirical import audit_store
+
+        view.stored = audit_store.load(results, view.problems)
+    except Exception as exc:  # an optional module's failure must not take the report down
+        view.problems.append(f"stored audits could not be read: {type(exc).__name__}: {exc}")
+    regs: dict[str, tuple[str, str, str]] = {}
+    if registered:
+        try:
+            regs = _registered_targets()
+        except Exception as exc:
+            view.problems.append(f"audit registry could not be loaded: {type(exc).__name__}: {exc}")
+    view.registered = {k: v[0] for k, v in regs.items()}
+    for st in states:
+        exp = st.experiment
+        if not exp.private:
+            continue
+        view.by_experiment[exp.id] = [
+            k for k, a in sorted(view.stored.items())
+            if a.paper == exp.paper and a.expect == "private" and _matches(a.algorithm, exp)]
+        view.registered_by_experiment[exp.id] = [
+            k for k, (paper, text, expect) in sorted(regs.items())
+            if paper == exp.paper and expect == "private" and _matches(text, exp)]
+    return view
 
 
 # ---------------------------------------------------------------------------------------------

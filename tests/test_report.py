@@ -21,7 +21,7 @@ import pytest
 import _toy  # noqa: F401  (registers toy.* experiments under paper "kl")
 import bounds
 from empirical import experiment as registry
-from empirical import report, runner
+from empirical import audit, report, runner
 from empirical.checks import analyse
 
 RUN = ("toy.power_law", "toy.finding", "kl.thm9.rho")
@@ -37,6 +37,14 @@ def built(tmp_path_factory):
     results = base / "results"
     for exp_id in RUN:
         runner.sweep(registry.get(exp_id), results=results)
+    # Stored audits, as `dprates audit` writes them: Algorithm 4's (the algorithm kl.thm9.rho
+    # runs), a harness control (no paper on the page), and one hand-edited file.
+    for name, trials in (("kl.noisy_gd.stepwise", 2000), ("core.gaussian.noise_halved", 20000),
+                         ("core.gaussian", 1000)):
+        audit.store_result(audit.run_audit(audit.get_target(name), trials=trials), results)
+    edited = results / "audits" / "core.gaussian.json"
+    edited.write_text(edited.read_text().replace('"verdict":"WEAK"', '"verdict":"POWER OK"')
+                      .replace('"verdict": "WEAK"', '"verdict": "POWER OK"'))
     figures = base / "figures"
     (figures / "kl").mkdir(parents=True)
     # A committed figure for one experiment: the Markdown links it, the others get "—".
@@ -143,9 +151,41 @@ def test_privacy_table_reads_the_rows(built):
     cells = re.findall(r"<td>(.*?)</td>", row)
     assert cells[1] == "ρ (zCDP)"
     assert cells[2] == cells[3] == "0.005 – 0.08"          # target = guarantee over the ρ grid
-    assert cells[6] == "—" or cells[6]                     # audited column (— without audits)
+    # the audited column: Algorithm 4's stored audit, linked to its row, with claim and verdict
+    assert 'href="#audit-kl-noisy_gd-stepwise"' in cells[6] and ">OK<" in cells[6], cells[6]
     assert "PASS" in cells[7]
     assert "not private" in sec
+
+
+
+def test_audited_cell_says_not_audited_where_no_audit_is_stored(built):
+    from empirical.report_data import AuditView, ExperimentState, _audits
+
+    spider = ExperimentState(registry.get("kl.spider.n.k2"), [], [])
+    view = _audits([spider], built["results"])           # its audit is registered, not stored
+    assert view.by_experiment["kl.spider.n.k2"] == []
+    assert "kl.spider.stepwise" in view.registered_by_experiment["kl.spider.n.k2"]
+    assert "registered, not stored" in report._audit_cell(spider, view)
+    assert report._audit_cell(spider, AuditView()) == "not audited"
+    # the stored Algorithm 4 audit is not attributed to Spider, nor a control to anything
+    thm9 = ExperimentState(registry.get("kl.thm9.rho"), [], [])
+    assert _audits([thm9], built["results"], registered=False).by_experiment == {
+        "kl.thm9.rho": ["kl.noisy_gd.stepwise"]}
+
+
+def test_audit_tables_show_the_stored_audits(built):
+    page = built["page"]
+    kl = page[page.index('id="audits-kl"'):page.index('id="errata"')]
+    row = re.search(r'<tr><td><span id="audit-kl-noisy_gd-stepwise">.*?</tr>', kl).group(0)
+    cells = re.findall(r"<td>(.*?)</td>", row)
+    stored = audit.load_audits(built["results"])["kl.noisy_gd.stepwise"]
+    assert cells[4] == f"{stored.claimed:.3f}" and cells[5] == f"{stored.audited} (95%)"
+    assert cells[7].startswith("2,000") and ">OK<" in cells[8] and stored.fingerprint in cells[9]
+    # the harness's control is shown outside the papers, the edited file is named, not shown
+    other = page[page.index('id="audits-other"'):]
+    assert 'id="audit-core-gaussian-noise_halved"' in other and "broken control" in other
+    assert "core.gaussian.json: checksum mismatch" in other
+    assert 'id="audit-core-gaussian"' not in page
 
 
 def test_markdown_summary(built):
