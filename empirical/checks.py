@@ -38,7 +38,7 @@ from empirical.fitting import SlopeFit, fit_slope, ols_slope
 __all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "check_settings",
            "detectable_exponent_error", "OK_VERDICTS", "NOT_REPRODUCED",
            "CONTRAST_KINDS", "INFO", "Contrast", "ContrastEstimate", "ContrastResult",
-           "ComparisonExperiment", "analyse_contrasts"]
+           "ComparisonExperiment", "ComparisonAnalysis", "analyse_contrasts"]
 
 #: The verdict of a recorded finding whose check now passes: the record is stale, verify fails.
 NOT_REPRODUCED = "NOT REPRODUCED"
@@ -570,14 +570,30 @@ def _judge_contrast(exp: Experiment, c: Contrast,
                           c.reason, verdict, msg, per)
 
 
-def analyse_contrasts(exp: ComparisonExperiment, rows: list[dict]) -> Analysis:
+@dataclass(frozen=True)
+class ComparisonAnalysis(Analysis):
+    """An :class:`Analysis` of a :class:`ComparisonExperiment`; ``columns`` holds every numeric
+    column of the rows per grid value (per seed, seeds in order), for figures and tables."""
+
+    columns: dict = field(default_factory=dict)   # grid value -> column -> per-seed array
+
+
+def _numeric_columns(rows: list[dict]) -> tuple[str, ...]:
+    if not rows:
+        return ()
+    return tuple(k for k, v in rows[0].items()
+                 if isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def analyse_contrasts(exp: ComparisonExperiment, rows: list[dict]) -> ComparisonAnalysis:
     """Judge every contrast of ``exp`` on its stored rows (privacy and settings verdicts as for
     slope experiments).  ``per_point`` holds the experiment's ``metric`` per seed."""
-    names = tuple(dict.fromkeys([c for k in exp.contrasts for c in k.columns] + [exp.metric]))
+    names = tuple(dict.fromkeys([c for k in exp.contrasts for c in k.columns] + [exp.metric]
+                                + list(_numeric_columns(rows))))
     by = _columns_by_point(exp, rows, names)
     privacy, privacy_error = check_privacy(exp, rows)
     _, settings_error = check_settings(exp, rows)
     results = tuple(_judge_contrast(exp, c, by) for c in exp.contrasts)
     per_point = {v: cols[exp.metric] for v, cols in by.items()}
-    return Analysis(exp, None, results, tuple(by), (), per_point, error=settings_error,
-                    privacy=privacy, privacy_error=privacy_error)
+    return ComparisonAnalysis(exp, None, results, tuple(by), (), per_point, error=settings_error,
+                              privacy=privacy, privacy_error=privacy_error, columns=by)
