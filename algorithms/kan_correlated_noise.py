@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 import dp_accounting as dpa
 import numpy as np
@@ -48,7 +48,7 @@ from algorithms.validation import (check_delta, check_finite_array, check_int, c
 
 __all__ = ["bspline_basis", "spline_contract", "KAN", "logistic_loss", "logistic_derivative", "check_lam",
            "check_unit_ball", "SAMPLERS", "batch_schedule", "participation_pattern",
-           "KanRun", "dp_sgd_correlated", "CALIBRATIONS", "KanPrivacy",
+           "Observer", "KanRun", "dp_sgd_correlated", "CALIBRATIONS", "KanPrivacy",
            "noise_multiplier_thm_f12", "noise_multiplier_thm_d9", "epsilon_thm_f12",
            "epsilon_thm_d9", "f12_conditions", "contiguous_block_sensitivity",
            "gaussian_epsilon", "gaussian_noise_multiplier", "tight_epsilon",
@@ -147,25 +147,44 @@ def _local_basis(v: np.ndarray, p: int, deriv: int) -> np.ndarray:
     return out
 
 
+def _contract_table(coef: np.ndarray, p: int) -> np.ndarray:
+    """Power-basis coefficients of Σ_q coef[j, i+q]·w_q(f) on each knot interval i of each row j:
+    shape (4, m·(p−3)), entry [e, j·(p−3) + i] the coefficient of f^e (value, before ÷ h^deriv).
+    From w_0..w_3 = (1−f)³/6, (3f³−6f²+4)/6, (−3f³+3f²+3f+1)/6, f³/6."""
+    c = np.ascontiguousarray(coef, dtype=float)
+    c0, c1, c2, c3 = (c[:, q:q + p - 3] for q in range(4))
+    table = np.stack([(c0 + 4.0 * c1 + c2) / 6.0, (c2 - c0) / 2.0, (c0 - 2.0 * c1 + c2) / 2.0,
+                      (3.0 * (c1 - c2) + c3 - c0) / 6.0])
+    return table.reshape(4, -1)
+
+
 def spline_contract(v: np.ndarray, coef: np.ndarray, p: int, derivs: tuple[int, ...] = (0,)
                     ) -> list[np.ndarray]:
     """⟨coef_j, h^{(k)}(v_j)⟩ for v of shape (..., m) in [−1, 1] and coef of shape (m, p), for each
     k in ``derivs`` — the same numbers as ``einsum('...mk,mk->...m', bspline_basis(v, p, k), coef)``
-    but from the four non-zero splines only.  On the knot interval [−1 + jh, −1 + (j+1)h] with
-    local coordinate f ∈ [0, 1] the non-zero uniform cubic B-splines are b_j, …, b_{j+3} with
-    values (1−f)³/6, (3f³−6f²+4)/6, (−3f³+3f²+3f+1)/6, f³/6 (derivatives ÷ h, ÷ h²)."""
+    (to rounding) but from the four non-zero splines only.  On the knot interval
+    [−1 + ih, −1 + (i+1)h] with local coordinate f ∈ [0, 1] the non-zero uniform cubic B-splines
+    are b_i, …, b_{i+3}, so ⟨coef_j, h(v)⟩ is a cubic in f whose power-basis coefficients are
+    tabulated once per call (:func:`_contract_table`, O(m·p)); each value is then one gather and
+    Horner's rule (derivatives: the differentiated cubic ÷ h, ÷ h²).  This replaced the gather of
+    four coefficients and the four B-spline weights with generic powers, 4–6× slower per call."""
     h, _ = _knots(p)
     x = (np.asarray(v, dtype=float) + 1.0) / h
-    j = np.clip(np.floor(x), 0, p - 4).astype(np.intp)
+    # x ≥ 0 on [−1, 1], so truncation is floor; the clip keeps v = 1 on the last interval
+    j = np.clip(x.astype(np.intp), 0, p - 4)
     f = x - j
-    # flat gather: row j of coef starts at j·p (one index array, four cheap 1-D takes)
-    base = j + np.arange(coef.shape[0]) * p
-    flat = np.ascontiguousarray(coef, dtype=float).ravel()
-    c0, c1, c2, c3 = (flat.take(base + q) for q in range(4))
+    idx = j + np.arange(coef.shape[0]) * (p - 3)
+    t0, t1, t2, t3 = (row.take(idx) for row in _contract_table(coef, p))
     out = []
     for k in derivs:
-        w0, w1, w2, w3 = _local_weights(f, h, k)
-        out.append(c0 * w0 + c1 * w1 + c2 * w2 + c3 * w3)
+        if k == 0:
+            out.append(((t3 * f + t2) * f + t1) * f + t0)
+        elif k == 1:
+            out.append(((3.0 * t3) * f + 2.0 * t2) * f / h + t1 / h)
+        elif k == 2:
+            out.append(((6.0 * t3) * f + 2.0 * t2) / (h * h))
+        else:
+            raise ValueError(f"deriv must be in {{0, 1, 2}}, got {k}")
     return out
 
 
@@ -324,6 +343,12 @@ def participation_pattern(sampler: str, n: int, B: int, steps: int) -> dict:
 # =============================================================================================
 # Algorithm 1
 # =============================================================================================
+#: ``observe(t, released, noise_std)``: called once per release t = 1..T−1 with the released
+#: noisy update v_t + (C_clip/B)ξ_t of every row, shape (R, m, dp) (what the privacy proof
+#: covers: W_t is W_{t−1} − η·released, then projected), and each row's noise std C_clip·κ/B,
+#: shape (R,).  The same contract as the KL algorithms' observers, indexed by step.
+Observer = Callable[[int, np.ndarray, np.ndarray], None]
+
 @dataclass
 class KanRun:
     """What one call of :func:`dp_sgd_correlated` measured, one entry per row.
@@ -352,7 +377,8 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
                       rng: np.random.Generator | Sequence[np.random.Generator],
                       sampler: str = "fresh", rows_per_seed: int = 1,
                       H_test: np.ndarray | None = None, y_test: np.ndarray | None = None,
-                      eval_every: int = 1, eval_subsample: int | None = None) -> KanRun:
+                      eval_every: int = 1, eval_subsample: int | None = None,
+                      observe: Observer | None = None) -> KanRun:
     """Algorithm 1 (mini-batch DP-SGD with correlated Gaussian noise, DP-λCGD).
 
     W₀ and c are the model's.  Z₀ = 0; for t = 1..T−1:
@@ -372,6 +398,8 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
     proof).  Per-example gradient norms come from the rank-one structure
     ‖∇ℓ‖ = |ℓ'|·‖a(x)‖·‖h(x)‖, so no per-example tensor is formed: the cost per step is
     O(R·B·m·(d + p)·p).
+    ``observe`` (optional :data:`Observer`) sees each step's released noisy update, so audits
+    read exactly what the algorithm releases instead of reconstructing it from the iterates.
     """
     gens = as_generators(rng)
     T = check_int("T", T, minimum=1)
@@ -410,12 +438,14 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
     # per-row data-independent randomness: batches (all at once) then the noise stream
     sched = np.stack([batch_schedule(sampler, n, B, steps, g) for g in gens])   # (S, steps, B)
     sched = np.repeat(sched, k, axis=0)
+    full_batch = sampler == "fresh" and B == n
     Hnorm = np.linalg.norm(H, axis=2)                                           # ‖h(x_i)‖
     rows = np.arange(R)[:, None]
     z_prev = np.zeros((R, m, dp))
     noisy = bool(np.any(kap_rows > 0))
     lam_r = np.tile(lam_rows, len(gens))[:, None, None]           # per row (seed-major)
     scale_r = np.tile(eta * C_clip * kap_rows / B, len(gens))[:, None, None]
+    noise_std_r = np.tile(C_clip * kap_rows / B, len(gens))
     eval_steps = sorted(set(range(0, T, eval_every)) | {T - 1})
     train_curve, test_curve = [], []
     max_drift = np.zeros(R)
@@ -432,20 +462,28 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
 
     evaluate(W)
     for t in range(1, T):
-        idx = sched[:, t - 1, :]                                   # (R, B)
-        Hb = H[rows, idx]                                          # (R, B, dp)
-        yb = y[rows, idx]
+        if full_batch:
+            # the batch is every example in order: read H in place instead of copying it
+            Hb, yb, hb_norm = H, y, Hnorm
+        else:
+            idx = sched[:, t - 1, :]                               # (R, B)
+            Hb, yb, hb_norm = H[rows, idx], y[rows, idx], Hnorm[rows, idx]   # (R, B, dp), …
         f, a = model.forward_and_factors(W, Hb)
         lp = logistic_derivative(yb * f) * yb                      # ∇ℓ = ℓ'(yf)·y·a hᵀ
-        gnorm = np.abs(lp) * np.linalg.norm(a, axis=2) * Hnorm[rows, idx]
+        gnorm = np.abs(lp) * np.linalg.norm(a, axis=2) * hb_norm
         scale = np.minimum(1.0, C_clip / np.maximum(gnorm, 1e-300))
         clipped += (gnorm > C_clip).mean(axis=1)
         v = np.matmul(np.swapaxes(a * (lp * scale / B)[..., None], 1, 2), Hb)   # (R, m, dp)
         step = eta * v
         if noisy:
             z = np.repeat(np.stack([g.standard_normal((m, dp)) for g in gens]), k, axis=0)
-            step = step + scale_r * (z - lam_r * z_prev)
+            noise = scale_r * (z - lam_r * z_prev)
+            step = step + noise
+            if observe is not None:
+                observe(t, v + noise / eta, noise_std_r)
             z_prev = z
+        elif observe is not None:
+            observe(t, v.copy(), noise_std_r)
         W = W - step
         diff = W - W0
         dn = np.sqrt(np.einsum("rij,rij->r", diff, diff))

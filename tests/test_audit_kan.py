@@ -75,22 +75,49 @@ def test_each_target_audits_the_relation_its_calibration_claims(calibration, cfg
 
 
 def test_e2e_releases_are_the_claimed_noise_stream():
-    """The releases reconstructed from dp_sgd_correlated's public test_curve equal
-    1[D] + κ(z_t − λz_{t−1}) with z_t = ⟨Z_t, ĥ_c⟩ replayed from the same generators: the
-    algorithm draws exactly the noise it reports, and the canary is clipped at every step."""
+    """The releases dp_sgd_correlated hands to its observe hook equal 1[D] + κ(z_t − λz_{t−1})
+    with z_t = ⟨Z_t, ĥ_c⟩ replayed from the same generators (the algorithm draws exactly the
+    noise it reports, and the canary is clipped at every step), and equal the releases rebuilt
+    independently from the public held-out loss curve (the hook reports what the iterates did)."""
     kappa = 7.0
     _, h_c, _, _ = ak._e2e_model()
     hh = h_c / np.linalg.norm(h_c)
     S = ak.E2E["T"] - 1
     for side in (0, 1):
-        m = ak.measure_e2e(side, [np.random.default_rng(s) for s in range(6)], kappa)
+        m = ak.measure_e2e(side, [np.random.default_rng(s) for s in range(6)], kappa,
+                           with_test_curve=True)
         z = np.array([[g.standard_normal((1, 4))[0] @ hh for _ in range(S)]
                       for g in [np.random.default_rng(s) for s in range(6)]])
         xi = z.copy()
         xi[:, 1:] -= ak.LAM * z[:, :-1]
-        np.testing.assert_allclose(m["releases"], (1.0 - side) + kappa * xi, atol=1e-6)
+        assert m["releases"].shape == (6, S)
+        np.testing.assert_allclose(m["releases"], (1.0 - side) + kappa * xi, atol=1e-9)
+        np.testing.assert_allclose(m["releases_from_test_curve"], m["releases"], atol=1e-6)
         np.testing.assert_allclose(m["clip_fraction"], 0.5 if side == 0 else 0.0)
         np.testing.assert_allclose(m["final"], m["releases"].sum(axis=1), atol=1e-6)
+
+
+def test_observe_hook_reports_the_step_and_noise_std():
+    """observe(t, released, noise_std) is called at t = 1..T−1 with W_{t−1} − W_t = η·released
+    (no projection) and the per-row std C_clip·κ/B; κ = 0 releases the clipped mean gradient.
+    Full batch, so runs of different lengths share their noise streams step for step."""
+    rng = np.random.default_rng(3)
+    model = K.KAN.init(3, 2, 5, rng)
+    X = rng.uniform(-1, 1, (10, 2)) / 2
+    H, y = model.features(X), np.where(rng.random(10) < 0.5, -1.0, 1.0)
+    for kappa in (0.0, 2.0):
+        seen, Ws = [], []
+        kw = dict(T=6, eta=0.3, B=10, C_clip=0.5, lam=0.7, noise_multiplier=[kappa, 2 * kappa],
+                  R_star=math.inf, rows_per_seed=2)
+        K.dp_sgd_correlated(model, H, y, **kw, rng=[np.random.default_rng(1)],
+                            observe=lambda t, r, s: seen.append((t, r.copy(), s.copy())))
+        for T in range(1, 7):
+            Ws.append(K.dp_sgd_correlated(model, H, y, **{**kw, "T": T},
+                                          rng=[np.random.default_rng(1)]).W)
+        assert [t for t, _, _ in seen] == list(range(1, 6))
+        for (t, r, s), Wa, Wb in zip(seen, Ws, Ws[1:]):
+            np.testing.assert_allclose(Wa - Wb, 0.3 * r, atol=1e-12)
+            np.testing.assert_allclose(s, [0.5 * kappa / 10, 0.5 * 2 * kappa / 10])
 
 
 @pytest.fixture(scope="module")
