@@ -33,8 +33,8 @@ import bounds
 from bounds.core import LOAD_ERRORS, OutsideConditionsWarning, PaperLoadWarning, check_paper
 from empirical import experiment as registry
 from empirical.checks import Analysis, analyse
-from empirical.runner import (PointError, SweepError, SweepStats, check_scheduler,
-                              check_writable, load_rows, results_dir, stderr_progress, sweep)
+from empirical.runner import (SweepError, SweepStats, check_scheduler, check_writable,
+                              load_rows, results_dir, stderr_progress)
 
 __all__ = ["main", "format_table", "UsageError"]
 
@@ -72,7 +72,8 @@ def _add_module_opt(p: argparse.ArgumentParser, top: bool = False) -> None:
 
 def _add_run_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--full", action="store_true", help="use the full grids (slow)")
-    p.add_argument("--workers", type=_workers, default=1, help="local worker processes (default 1)")
+    p.add_argument("--workers", type=_workers, default=None,
+                   help="local worker processes (default: this machine's cores)")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://h:8786")
     p.add_argument("--results", default=None, help="results directory (default ./results)")
     p.add_argument("--figures", default="figures",
@@ -261,33 +262,48 @@ def _invalid(exps, full: bool) -> dict[str, str]:
 # Work
 # --------------------------------------------------------------------------------------------
 
-def _analyse(exp, rows) -> Analysis:
-    # The analysis decides on conditions itself (it drops points where the primary bound's
-    # conditions fail, and evaluates competitors' rates wherever the data are): no warnings.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", OutsideConditionsWarning)
-        return analyse(exp, rows)
+def _analyse(exp, rows, full: bool = False, results=None) -> tuple[Analysis, bool]:
+    """(analysis, read from the cache?); see empirical/analysis_cache.py."""
+    from empirical.analysis_cache import cached_analyse
+
+    return cached_analyse(exp, rows, full=full, results=results)
 
 
 def _error(exp, msg: str) -> Analysis:
     return Analysis(exp, None, (), (), (), {}, error=msg)
 
 
-def _run_and_analyse(exps, args, invalid: dict[str, str], stats: SweepStats) -> list[Analysis]:
-    out = []
+def _progress_bar(total: int, cost: float, cached: int):
+    from empirical.progress import Progress
+
+    return Progress(total, total_cost=cost, cached=cached, stream=sys.stderr)
+
+
+def _run_and_analyse(exps, args, invalid: dict[str, str], stats: SweepStats
+                     ) -> tuple[list[Analysis], int, int]:
+    """Every valid experiment's points through one queue (empirical/scheduling.py), analysed
+    on the workers as each completes; returns the analyses, how many were fitted now and how
+    many were read from the cache."""
+    from empirical.scheduling import sweep_all
+
+    outcomes = sweep_all([e for e in exps if e.id not in invalid], full=args.full,
+                         workers=args.workers, scheduler=args.scheduler, results=args.results,
+                         say=stderr_progress, progress=_progress_bar, analyse=True,
+                         validate=False)
+    out, fitted, cached = [], 0, 0
     for exp in exps:
         if exp.id in invalid:
             out.append(_error(exp, f"not run: {invalid[exp.id]}"))
             continue
-        try:
-            rows = sweep(exp, full=args.full, workers=args.workers, scheduler=args.scheduler,
-                         results=args.results, progress=stderr_progress)
-        except PointError as exc:       # this experiment's code failed; the others still run
-            out.append(_error(exp, str(exc)))
+        o = outcomes[exp.id]
+        if o.error is not None:     # this experiment's code failed; the others still ran
+            out.append(_error(exp, str(o.error)))
             continue
-        stats += rows.stats
-        out.append(_analyse(exp, rows))
-    return out
+        stats += o.stats
+        cached += o.analysis_cached
+        fitted += not o.analysis_cached
+        out.append(o.analysis)
+    return out, fitted, cached
 
 
 def _draw(analyses: list[Analysis], root: Path, paper: str | None) -> None:
@@ -341,12 +357,13 @@ def _cmd_run_or_verify(args) -> int:
     _check_scheduler(args)
     invalid = _invalid(exps, args.full)
     stats = SweepStats()
-    analyses = _run_and_analyse(exps, args, invalid, stats)
+    analyses, fitted, cached = _run_and_analyse(exps, args, invalid, stats)
     if drawing:
         _draw(analyses, _figure_root(args), paper)
     print(format_table(analyses))
     failed = [a.experiment.id for a in analyses if not a.ok]
     print(f"\npoints: {stats}")
+    print(f"analyses: {fitted} fitted, {cached} read from the cache")
     if args.cmd == "verify":
         print(f"{len(analyses) - len(failed)}/{len(analyses)} experiments verified"
               + (f"; failed: {', '.join(failed)}" if failed else ""))
@@ -364,7 +381,7 @@ def _cmd_figures(args) -> int:
             print(f"{exp.id}: {len(missing)} grid points not stored (or stale); skipped",
                   file=sys.stderr)
             continue
-        analyses.append(_analyse(exp, rows))
+        analyses.append(_analyse(exp, rows, args.full, args.results)[0])
     root = _figure_root(args)
     _draw(analyses, root, paper)
     print(f"drew figures for {len(analyses)} experiments under {root}/")

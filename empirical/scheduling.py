@@ -1,0 +1,588 @@
+"""One task queue for every point of every selected experiment (issue 14, "Scheduling").
+
+:func:`sweep_all` replaces a loop of per-experiment :func:`empirical.runner.sweep` calls (each
+with its own pool, so one slow point idled the other workers) by a single queue:
+
+* every missing, stale or corrupt point of every experiment becomes a task, with an *expected
+  cost* (:func:`estimate_costs`: stored timings of an earlier run in the results directory, else
+  the timings shipped in ``empirical/point_costs.json``, else a size heuristic);
+* tasks go to the executor longest first (the parent keeps the queue and feeds the executor
+  as slots free up, so later work — an experiment's analysis, when ``analyse=True`` — can go
+  ahead of the remaining points);
+* executors: in-process (``workers=1``), a local process pool (``workers>1``; workers limit
+  BLAS/OpenMP to one thread each so that numpy does not oversubscribe the cores), or a Dask
+  cluster (``scheduler=``);
+* storage is :mod:`empirical.runner`'s: each point written atomically as it completes,
+  checksummed and code-fingerprinted (a worker running other code is refused), resumable; a
+  point that raises fails its own experiment (its other queued points are dropped, the other
+  experiments go on); a dead pool worker costs only its running points, re-run in a new pool
+  (:data:`empirical.runner.POOL_RESTARTS` times); a failed write stops everything.
+
+Rows do not depend on the executor or the order (seeds come from (experiment, point,
+repetition) only; tests compare them bit for bit with the per-experiment path).
+"""
+from __future__ import annotations
+
+import heapq
+import importlib
+import json
+import math
+import os
+import time
+from concurrent.futures import BrokenExecutor, CancelledError, Future, ProcessPoolExecutor, wait, \
+    FIRST_COMPLETED
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from empirical import runner
+from empirical.experiment import Experiment, get, validate_experiment
+from empirical.progress import Progress
+from empirical.runner import (PointError, ResultWriteError, SchedulerError, SweepError, SweepRows,
+                              SweepStats)
+
+__all__ = ["default_workers", "limit_threads", "estimate_costs", "sweep_all", "Outcome",
+           "COSTS_FILE", "THREAD_VARS"]
+
+#: Timings shipped with the package (seconds per point on a 2-core machine), used when the
+#: results directory has none: {experiment id: {"quick"|"full": {repr(grid value): seconds}}}.
+COSTS_FILE = Path(__file__).with_name("point_costs.json")
+#: Environment variables that cap the threads of BLAS / OpenMP libraries in pool workers.
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+#: Swept variables whose size drives a point's cost (heuristic for points never timed).
+_SIZE_VARS = ("n", "d", "T", "m", "steps", "width", "batch", "k", "p")
+#: Cost of a point nothing is known about (seconds): the median of the shipped timings.
+_DEFAULT_COST = 1.0
+
+
+def default_workers() -> int:
+    """The cores this process may run on (``os.sched_getaffinity``, else ``os.cpu_count``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+# --------------------------------------------------------------------------------------------
+# Threads of numerical libraries in workers
+# --------------------------------------------------------------------------------------------
+
+def limit_threads(n: int = 1) -> None:
+    """Cap BLAS / OpenMP threads of this process at ``n``.
+
+    The environment variables reach libraries loaded later (and child processes); numpy's
+    OpenBLAS is already loaded in a forked worker, so it is also told directly (threadpoolctl
+    when installed, else OpenBLAS's own ``set_num_threads`` found in the loaded libraries).
+    """
+    for var in THREAD_VARS:
+        os.environ[var] = str(n)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(n)
+        return
+    except ImportError:
+        pass
+    _openblas_set_threads(n)
+
+
+def _openblas_set_threads(n: int) -> None:
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            libs = {line.split()[-1] for line in f if "openblas" in line.lower()}
+    except OSError:         # not Linux: the environment variables are what we can do
+        return
+    for lib in libs:
+        try:
+            handle = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        for sym in ("openblas_set_num_threads", "openblas_set_num_threads64_",
+                    "scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads"):
+            fn = getattr(handle, sym, None)
+            if fn is not None:
+                fn(ctypes.c_int(n))
+                break
+
+
+def _worker_init(parent: int) -> None:
+    runner._pool_init(parent)
+    limit_threads(1)
+
+
+# --------------------------------------------------------------------------------------------
+# Expected cost of each point
+# --------------------------------------------------------------------------------------------
+
+def _shipped_costs() -> dict:
+    try:
+        return json.loads(COSTS_FILE.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _stored_seconds(exp: Experiment, root: Path, grid: Iterable[float]) -> dict[float, float]:
+    """Timings in the point files already in ``root`` (valid, stale or of another version)."""
+    out = {}
+    for v in grid:
+        path = runner._point_path(root, exp, exp.point(v))
+        try:
+            rows = json.loads(path.read_bytes())["rows"]
+            s = float(rows[0]["seconds_per_point"])
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            continue
+        if math.isfinite(s) and s > 0:
+            out[v] = s
+    return out
+
+
+def _fill(grid: list[float], known: Mapping[float, float], variable: str,
+          fallback: float) -> dict[float, float]:
+    """Every grid value's cost: known ones as they are; the others from a log-log line through
+    the known ones (two or more), else scaled from their mean (one), else the fallback with a
+    linear size heuristic when the swept variable is a size."""
+    if len(known) == len(grid):
+        return dict(known)
+    xs = sorted(known)
+    out = dict(known)
+    if len(xs) >= 2 and xs[0] > 0:
+        lx = [math.log(x) for x in xs]
+        ly = [math.log(known[x]) for x in xs]
+        mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+        sxx = sum((a - mx) ** 2 for a in lx)
+        slope = sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sxx if sxx else 0.0
+        for v in grid:
+            if v not in out and v > 0:
+                out[v] = math.exp(my + slope * (math.log(v) - mx))
+    ref = math.exp(sum(math.log(g) for g in grid) / len(grid)) if all(g > 0 for g in grid) else 1
+    base = (sum(known.values()) / len(known)) if known else fallback
+    for v in grid:
+        if v not in out:
+            out[v] = base * (v / ref if variable in _SIZE_VARS and v > 0 else 1.0)
+    return out
+
+
+def estimate_costs(exps: Iterable[Experiment], full: bool = False,
+                   results: str | os.PathLike | None = None) -> dict[tuple[str, float], float]:
+    """Expected seconds of each (experiment id, grid value): stored timings in ``results``
+    first, then the shipped ``point_costs.json``, then :func:`_fill`'s heuristics."""
+    root = runner.results_dir(results)
+    shipped = _shipped_costs()
+    grid_name = "full" if full else "quick"
+    known_all = [s for e in shipped.values() for s in e.get(grid_name, {}).values()]
+    fallback = sorted(known_all)[len(known_all) // 2] if known_all else _DEFAULT_COST
+    out = {}
+    for exp in exps:
+        grid = list(exp.grid(full))
+        known = {float(k): float(s) for k, s in shipped.get(exp.id, {}).get(grid_name, {}).items()
+                 if float(k) in grid}
+        known.update(_stored_seconds(exp, root, grid))
+        for v, s in _fill(grid, known, exp.variable, fallback).items():
+            out[(exp.id, v)] = s
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Tasks run by workers
+# --------------------------------------------------------------------------------------------
+
+def _remote_analysis(exp_id: str, module: str, rows: list[dict]) -> dict:
+    """An experiment's analysis, as the cache's typed JSON (Analysis holds functions and does
+    not pickle)."""
+    from empirical import analysis_cache
+
+    if module:
+        importlib.import_module(module)
+    return analysis_cache.encode(analysis_cache.analyse_quietly(get(exp_id), rows))
+
+
+# --------------------------------------------------------------------------------------------
+# State of one experiment
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    """One experiment's result: its rows (``None`` if it failed), the error that stopped it,
+    and, when asked, its analysis and whether that came from the cache."""
+
+    experiment: Experiment
+    rows: SweepRows | None = None
+    error: PointError | None = None
+    analysis: object | None = None
+    analysis_cached: bool = False
+    stats: SweepStats = field(default_factory=SweepStats)
+
+
+@dataclass
+class _Exp:
+    exp: Experiment
+    module: str
+    fp: dict
+    scan: object
+    grid: tuple
+    stats: SweepStats
+    left: int                                  # points not yet stored
+    outcome: Outcome
+    analysis_key: str = ""
+
+
+@dataclass(order=True)
+class _Task:
+    priority: tuple                            # sorts first = runs first
+    kind: str = field(compare=False)           # "point" or "analysis"
+    exp_id: str = field(compare=False)
+    value: float = field(compare=False, default=math.nan)
+    cost: float = field(compare=False, default=0.0)
+    rows: list | None = field(compare=False, default=None)
+
+
+class _Run:
+    """The bookkeeping of one :func:`sweep_all` call, whatever the executor."""
+
+    def __init__(self, exps, full, results, say, progress, analyse, costs, validate=True):
+        self.full, self.root, self.say = full, runner.results_dir(results), say
+        self.validate = validate
+        self.results, self.analyse = results, analyse
+        self.states: dict[str, _Exp] = {}
+        self.queue: list[_Task] = []
+        self.failure: BaseException | None = None
+        self.unsaved: dict[float, list] = {}
+        for exp in exps:
+            self._prepare(exp)
+        costs = costs if costs is not None else estimate_costs(
+            [s.exp for s in self.states.values() if s.left], full, results)
+        for st in self.states.values():
+            for v in st.scan.todo:
+                c = costs.get((st.exp.id, v), _DEFAULT_COST)
+                # Longest first; ties by experiment and grid order so that runs are repeatable.
+                heapq.heappush(self.queue, _Task((1, -c, st.exp.id, v), "point", st.exp.id, v, c))
+        todo = [t for t in self.queue]
+        self.progress = progress(len(todo), sum(t.cost for t in todo),
+                                 sum(len(s.scan.rows) for s in self.states.values())) \
+            if progress else None
+
+    def _prepare(self, exp: Experiment) -> None:
+        if self.validate:
+            validate_experiment(exp, full=self.full)
+        runner.check_writable(self.root / exp.paper / exp.id)
+        module = exp.run.__module__
+        fp = runner.code_fingerprint(module)
+        grid = exp.grid(self.full)
+        scan = runner._scan(exp, grid, self.root, fp, self.message, recompute_hint="recomputing")
+        st = _Exp(exp, module, fp, scan, grid, SweepStats(cached=len(scan.rows)),
+                  len(scan.todo), Outcome(exp))
+        self.states[exp.id] = st
+
+    def message(self, msg: str) -> None:
+        prog = getattr(self, "progress", None)
+        (prog.say if prog is not None else self.say)(msg)
+
+    # -- completions ---------------------------------------------------------------------------
+
+    def store(self, task: _Task, rows: list[dict], worker_fp: dict | None) -> None:
+        st = self.states[task.exp_id]
+        exp, fp = st.exp, st.fp
+        if worker_fp is not None and worker_fp["digest"] != fp["digest"]:
+            raise SweepError(f"{exp.id}: a worker ran different code than this machine "
+                             f"({runner._fingerprint_change(fp, worker_fp)}); install the same "
+                             "project and package versions on every worker")
+        point = exp.point(task.value)
+        path = runner._point_path(self.root, exp, point)
+        try:
+            runner._atomic_write_json(path, runner._record(exp, point, rows, fp))
+        except OSError as exc:
+            raise ResultWriteError(f"cannot write {path}: {exc.strerror or exc}",
+                                   {task.value: rows}) from None
+        st.scan.rows[task.value] = rows
+        if task.value in st.scan.redo:
+            st.stats.recomputed += 1
+        else:
+            st.stats.fresh += 1
+        st.left -= 1
+        if self.progress is not None:
+            self.progress.advance(1, task.cost)
+        if st.left == 0:
+            self._complete(st)
+
+    def fail_point(self, task: _Task, exc: BaseException) -> None:
+        """A point raised: its experiment fails; its other queued points are dropped."""
+        st = self.states[task.exp_id]
+        if st.outcome.error is None:
+            st.outcome.error = runner._point_error(st.exp, task.value, exc)
+        dropped = [t for t in self.queue if t.exp_id == task.exp_id and t.kind == "point"]
+        self.queue = [t for t in self.queue if t not in dropped]
+        heapq.heapify(self.queue)
+        if self.progress is not None:
+            self.progress.advance(1 + len(dropped), task.cost + sum(t.cost for t in dropped))
+
+    def _complete(self, st: _Exp) -> None:
+        if st.outcome.error is not None:
+            return
+        rows = SweepRows(r for v in st.grid for r in st.scan.rows[v])
+        rows.stats = st.stats
+        st.outcome.rows = rows
+        if not self.analyse:
+            return
+        from empirical import analysis_cache
+
+        st.analysis_key = analysis_cache.analysis_key(st.exp, rows, self.full)
+        hit = analysis_cache.load(st.exp, st.analysis_key, self.full, self.results)
+        if hit is not None:
+            st.outcome.analysis, st.outcome.analysis_cached = hit, True
+        else:   # ahead of every point: the parent draws figures from it as soon as it returns
+            heapq.heappush(self.queue, _Task((0, 0.0, st.exp.id, 0.0), "analysis", st.exp.id,
+                                             rows=list(rows)))
+
+    def analysed(self, task: _Task, data: dict) -> None:
+        from empirical import analysis_cache
+
+        st = self.states[task.exp_id]
+        analysis_cache.store(st.exp, st.analysis_key, self.full, data, self.results)
+        st.outcome.analysis = analysis_cache.decode(data)
+
+    def analysis_failed(self, task: _Task, exc: BaseException) -> None:
+        from empirical.checks import Analysis
+
+        st = self.states[task.exp_id]
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        st.outcome.analysis = Analysis(st.exp, None, (), (), (), {},
+                                       error=f"analysis raised {type(exc).__name__}: {first}")
+
+    def start(self) -> None:
+        """Experiments with nothing to compute are complete before any task runs."""
+        for st in self.states.values():
+            if st.left == 0:
+                self._complete(st)
+
+    def handle(self, task: _Task, get_result: Callable[[], object]) -> None:
+        """Record one finished task; fatal failures are kept in ``self.failure``."""
+        try:
+            out = get_result()
+        except CancelledError:
+            return
+        except (SweepError, BrokenExecutor):
+            raise
+        except Exception as exc:
+            if task.kind == "analysis":
+                self.analysis_failed(task, exc)
+            else:
+                self.fail_point(task, exc)
+            return
+        if task.kind == "analysis":
+            self.analysed(task, out)
+            return
+        rows, worker_fp = out
+        try:
+            self.store(task, rows, worker_fp)
+        except ResultWriteError as exc:
+            self.unsaved.update(exc.unsaved)
+            raise
+
+    def outcomes(self) -> dict[str, Outcome]:
+        for st in self.states.values():
+            st.outcome.stats = st.stats            # counts also for experiments that failed
+        return {i: st.outcome for i, st in self.states.items()}
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.close()
+
+
+def _call(task: _Task, st: _Exp):
+    """(function, args) that compute ``task`` on a worker."""
+    if task.kind == "analysis":
+        return _remote_analysis, (task.exp_id, st.module, task.rows)
+    return _remote_point, (task.exp_id, st.exp.point(task.value), st.module, os.getpid())
+
+
+def _remote_point(exp_id: str, point: dict, module: str, parent: int):
+    """:func:`empirical.runner._remote_point` with BLAS capped at one thread in a worker
+    process (a Dask worker, a pool worker); threads of the parent's own process are left alone."""
+    if os.getpid() != parent:
+        _limit_once()
+    return runner._remote_point(exp_id, point, module)
+
+
+_LIMITED = []
+
+
+def _limit_once() -> None:
+    if not _LIMITED:
+        limit_threads(1)
+        _LIMITED.append(True)
+
+
+# --------------------------------------------------------------------------------------------
+# Executors
+# --------------------------------------------------------------------------------------------
+
+def _in_process(run: _Run) -> None:
+    while run.queue:
+        task = heapq.heappop(run.queue)
+        st = run.states[task.exp_id]
+        if task.kind == "analysis":
+            fn, args = _call(task, st)
+            run.handle(task, lambda: fn(*args))
+            continue
+
+        def compute(task=task, st=st):
+            return runner.run_point(task.exp_id, st.exp.point(task.value), st.module), None
+
+        run.handle(task, compute)
+
+
+def _feed(run: _Run, submit: Callable, in_flight: dict, slots: int) -> None:
+    while run.queue and len(in_flight) < slots:
+        task = heapq.heappop(run.queue)
+        fn, args = _call(task, run.states[task.exp_id])
+        in_flight[submit(fn, *args)] = task
+
+
+def _drain_pool(run: _Run, pool: ProcessPoolExecutor, in_flight: dict, slots: int) -> None:
+    fatal: BaseException | None = None
+    _feed(run, pool.submit, in_flight, slots)
+    while in_flight:
+        done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+        for fut in done:
+            task = in_flight[fut]
+            try:
+                run.handle(task, fut.result)
+            except BrokenExecutor:
+                raise                           # the task stays in flight: _salvage requeues it
+            except SweepError as exc:
+                # Stop feeding, but store what still completes (nothing computed is lost).
+                fatal = fatal or exc
+                run.queue.clear()
+            del in_flight[fut]
+        if fatal is None:
+            _feed(run, pool.submit, in_flight, slots)
+    if fatal is not None:
+        raise fatal
+
+
+def _salvage(run: _Run, in_flight: dict) -> None:
+    """After a worker died: store what the broken pool did finish, requeue the rest."""
+    for fut, task in list(in_flight.items()):
+        try:
+            run.handle(task, fut.result)
+        except BrokenExecutor:
+            heapq.heappush(run.queue, task)
+    in_flight.clear()
+
+
+def _pool(run: _Run, workers: int) -> None:
+    for attempt in range(runner.POOL_RESTARTS + 1):
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
+                                   initargs=(os.getpid(),))
+        in_flight: dict[Future, _Task] = {}
+        try:
+            # One extra task in flight so that a worker finds its next task waiting.
+            _drain_pool(run, pool, in_flight, workers + 1)
+        except BrokenExecutor as exc:
+            runner._terminate_pool(pool)
+            _salvage(run, in_flight)
+            if attempt == runner.POOL_RESTARTS:
+                first = min(run.queue) if run.queue else None
+                raise PointError(f"a pool worker died {attempt + 1} times "
+                                 f"({type(exc).__name__}); {len(run.queue)} task(s) not run"
+                                 + (f" (first {first.exp_id} at {first.value:g})"
+                                    if first else "") + "; stored points kept") from None
+            run.message(f"a worker process died; retrying {len(run.queue)} task(s) in a new "
+                        "pool")
+            continue
+        except BaseException:
+            runner._terminate_pool(pool)
+            raise
+        pool.shutdown(wait=True)
+        return
+
+
+def _dask(run: _Run, address: str, grace: float | None = None) -> None:
+    client = runner.connect(address)
+    grace = 3 * runner.DASK_TIMEOUT if grace is None else grace
+    try:
+        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+
+        def submit(fn, *args):
+            # pure=False: every submission runs; a worker that dies takes only its running
+            # tasks with it and the scheduler reschedules them.
+            return client.submit(fn, *args, pure=False)
+
+        in_flight: dict = {}
+        fatal: BaseException | None = None
+        _feed(run, submit, in_flight, max(2, 2 * threads))
+        lonely_since, last_look = None, time.monotonic()
+        while in_flight:
+            done = [f for f in in_flight if f.done()]
+            if not done:
+                time.sleep(0.02)
+                if time.monotonic() - last_look >= 1.0:
+                    last_look = time.monotonic()
+                    if client.scheduler_info().get("workers"):
+                        lonely_since = None
+                    elif lonely_since is None:
+                        lonely_since = last_look
+                    elif last_look - lonely_since > grace:
+                        left = len(in_flight) + len(run.queue)
+                        raise SchedulerError(f"every Dask worker left; {left} task(s) not run "
+                                             "(stored points kept; rerun to resume)")
+                continue
+            for fut in done:
+                task = in_flight.pop(fut)
+                try:
+                    run.handle(task, fut.result)
+                except SweepError as exc:
+                    fatal = fatal or exc
+                    run.queue.clear()
+            if fatal is None:
+                _feed(run, submit, in_flight, max(2, 2 * threads))
+        if fatal is not None:
+            raise fatal
+    finally:
+        client.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------------------------
+
+def sweep_all(exps: Iterable[Experiment], *, full: bool = False, workers: int | None = None,
+              scheduler: str | None = None, results: str | os.PathLike | None = None,
+              say: Callable[[str], None] | None = None,
+              progress: Callable[[int, float, int], Progress] | None = None,
+              analyse: bool = False,
+              costs: Mapping[tuple[str, float], float] | None = None,
+              order: list | None = None, validate: bool = True) -> dict[str, Outcome]:
+    """Run the missing (stale, corrupt) points of all ``exps`` through one queue; see the
+    module docstring.  Returns ``{experiment id: Outcome}`` in the order given.
+
+    ``workers`` (default: :func:`default_workers`) > 1 uses a local process pool; ``scheduler``
+    a Dask cluster.  ``analyse=True`` also analyses each experiment once its rows are complete
+    (cached beside its results, :mod:`empirical.analysis_cache`), on the workers.  ``progress``
+    makes a :class:`~empirical.progress.Progress` from (points to compute, their expected cost,
+    cached points).  ``costs`` overrides :func:`estimate_costs`; ``order``, if a list, receives
+    the tasks' (experiment id, value) in the order they are queued (tests); ``validate=False``
+    skips validating the declarations against their bounds (the caller already did).
+    Raises :class:`~empirical.runner.SweepError` subclasses (one line) for what stops the whole
+    run (an unwritable file, a refused worker, an unreachable scheduler); a point that raises is
+    its experiment's ``Outcome.error``.
+    """
+    workers = default_workers() if workers is None else runner._check_workers(workers)
+    run = _Run(list(exps), full, results, say or (lambda m: None), progress, analyse, costs,
+               validate)
+    if order is not None:
+        order.extend((t.exp_id, t.value) for t in sorted(run.queue))
+    run.start()
+    try:
+        if scheduler:
+            _dask(run, scheduler)
+        elif workers > 1 and len(run.queue) > 1:
+            _pool(run, min(workers, len(run.queue)) if not analyse else workers)
+        else:
+            _in_process(run)
+    finally:
+        run.close()
+    return run.outcomes()
