@@ -55,15 +55,9 @@ __all__ = ["UserData", "SmoothedUserData", "PhasePrivacy", "UserLevelPrivacy",
 MODES = ("faithful", "rates")
 #: observe(kind, released, sigma, info): called with each Gaussian release (audits).
 Observer = Callable[[str, np.ndarray, float, dict], Any]
-#: The hidden constant of Lemmas B.2 / C.2 (sensitivity of the outlier-removed mean ≲
-#: τ log(1/ζ)/K).  An adversarial brute-force search (tests/test_userlevel_privacy.py) finds
-#: coupled moves above τ log(1/ζ)/K with frequency ≈ ζ at ζ = 1e-3 (borderline), and never above
-#: 2τ log(1/ζ)/K in its two-cluster search space: the accounting uses 2 (UL-E7).  NOT a safe
-#: constant: a three-cluster configuration exceeds 2τ log(1/ζ)/K with probability ≫ ζ at every
-#: ζ (needs ≥ 2.7 at ζ = 1e-12; errata UL-E13, empirical/audit_userlevel.py).  Kept at 2 so that
-#: the recorded runs stay comparable; the privacy claim of Algorithm 2 at this constant is not
-#: established.
-SENSITIVITY_CONSTANT = 2.0
+#: The flip probability of one keep decision when one neighbour is replaced: a score h moves by
+#: at most 1, and the keep probability ramp (h − K/2)/(K/6) has slope 6/K.
+FLIP_SLOPE = 6.0
 #: Integer Rényi orders: dp-accounting's WOR-sampled Gaussian is ~6× faster at integer orders,
 #: and fewer orders can only make the reported ε larger (never an under-report).
 RDP_ORDERS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 128, 256)
@@ -71,10 +65,115 @@ RDP_ORDERS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 128, 256)
 
 # Each privacy-relevant piece is a module-level function so that a deliberately broken variant
 # (empirical.mutants) can replace exactly that piece without editing this file.
-def outlier_mean_sensitivity(tau: float, zeta: float, K: int) -> float:
-    """ℓ2-sensitivity the accountant is told for the outlier-removed mean of K points with
-    concentration radius τ (Lemmas B.2/C.2): ``SENSITIVITY_CONSTANT``·τ·log(1/ζ)/K."""
-    return SENSITIVITY_CONSTANT * tau * math.log(1.0 / zeta) / K
+def step_failure_probability(delta_fail: float, steps: int, epsilon: float) -> float:
+    """Per-release failure probability ζ whose total, as the proof of Lemma C.2 adds it up
+    (4Tζ(2e^{ε/2} + 1), the last line of that proof), equals ``delta_fail``.  ζ covers BOTH
+    failure events of a release: the test's Laplace noise being large and the keep coins being
+    unlucky (errata UL-E13/UL-E14); each gets ζ/2."""
+    check_positive("delta_fail", delta_fail)
+    steps = check_int("steps", steps)
+    return delta_fail / (4.0 * steps * (2.0 * math.exp(epsilon / 2.0) + 1.0))
+
+
+def laplace_difference_tail(x: float, b_query: float, b_threshold: float) -> float:
+    """P(ν − ξ ≥ x) for x ≥ 0, ν ~ Lap(b_query), ξ ~ Lap(b_threshold) independent (ξ = 0 when
+    ``b_threshold`` = 0): the probability that the test passes a dataset whose score is x below
+    the threshold.  Closed form of the Laplace convolution."""
+    b1, b2 = float(b_query), float(b_threshold)
+    if b2 == 0.0:
+        return 0.5 * math.exp(-x / b1)
+    if abs(b1 - b2) <= 1e-9 * b1:
+        return 0.5 * math.exp(-x / b1) * (1.0 + x / (2.0 * b1))
+    return (b1 * b1 * math.exp(-x / b1) - b2 * b2 * math.exp(-x / b2)) / (2.0 * (b1 * b1 - b2 * b2))
+
+
+def release_margin(zeta: float, b_query: float, b_threshold: float = 0.0) -> float:
+    """Smallest margin M with P(ν − ξ ≥ M) ≤ ζ: a release happens only if the true score is
+    ≥ threshold − M, except with probability ζ (bisection on the closed-form tail)."""
+    lo, hi = 0.0, (b_query + b_threshold) * (math.log(1.0 / zeta) + 5.0)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if laplace_difference_tail(mid, b_query, b_threshold) <= zeta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@lru_cache(maxsize=4096)
+def flip_quantile(K: int, zeta: float) -> int:
+    """Smallest f with P(F > f) ≤ ζ, F ~ Bin(K − 1, 6/K): the number of keep decisions (other
+    than the replaced point's) that the replacement flips under shared coins.  Each of the
+    K − 1 other scores moves by ≤ 1, so each decision flips with probability ≤ 6/K,
+    independently: Bin(K − 1, min(1, 6/K)) dominates F."""
+    from scipy.stats import binom
+    p = min(1.0, FLIP_SLOPE / K)
+    f = max(0, int(binom.isf(zeta, K - 1, p)))
+    while binom.sf(f, K - 1, p) > zeta:
+        f += 1
+    while f > 0 and binom.sf(f - 1, K - 1, p) <= zeta:
+        f -= 1
+    return f
+
+
+@lru_cache(maxsize=4096)
+def kept_deficit(K: int, zeta: float) -> float:
+    """Smallest t with sup_μ P(X ≤ μ/3 − t) ≤ ζ over Poisson-binomial X of mean μ ≤ K (Chernoff
+    with the Poisson moment generating function, which dominates every Poisson-binomial's).
+    Used for the kept count |S| ≥ (2s − K) − μ_ramp/3 + X_ramp (see
+    :func:`outlier_mean_sensitivity`)."""
+    def worst(t: float) -> float:
+        mu = np.geomspace(max(3.0 * t, 1e-12), max(float(K), 3.0 * t + 1.0), 3000)
+        a = mu / 3.0 - t
+        ok = a > 0
+        rate = np.where(ok, mu - a - np.where(ok, a, 1.0) * np.log(mu / np.where(ok, a, 1.0)), mu)
+        return float(np.exp(-rate.min()))
+    lo, hi = 0.0, 3.0 * math.log(1.0 / zeta) + 3.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if worst(mid) <= zeta else (mid, hi)
+    # the μ grid can miss the exact maximiser by ~1e-7 relative: round t up well beyond that
+    return hi * (1.0 + 1e-4) + 1e-6
+
+
+def outlier_mean_sensitivity(radius: float, K: int, s_min: float, zeta: float) -> float:
+    """ℓ2 bound Δ on the coupled move ‖g − g′‖ of the outlier-removed mean of K points (scores
+    h_j = #{j′: ‖P_j − P_j′‖ ≤ radius}, keep probability clip((h − K/2)/(K/6), 0, 1), coins
+    shared), holding with probability ≥ 1 − ζ for EVERY pair of neighbouring point sets whose
+    score s = Σh/K is ≥ ``s_min`` on both sides.  Returns inf when s_min leaves no guarantee.
+
+    Derivation (errata UL-E13; replaces the paper's ≲ τ log(1/ζ)/K):
+    (i) a kept point has h > K/2, so two kept points share a neighbour: the kept set of each
+        side has diameter ≤ 2·radius;
+    (ii) with A the points kept on both sides, g − g′ = (|S∖A|/|S|)(mean(S∖A) − ā) −
+        (|S′∖A|/|S′|)(mean(S′∖A) − ā), so ‖g − g′‖ ≤ 2·radius·(F + 2)/min(|S|, |S′|), F the
+        flipped decisions of the K − 1 common points (+2: the replaced point on each side);
+    (iii) F ≤ :func:`flip_quantile` (K, ζ/2) except with probability ζ/2;
+    (iv) h ≤ K/2 where p = 0, h = K/2 + pK/6 on the ramp, h ≤ K where p = 1, so Σh ≥ s_min·K
+        forces #(p = 1) ≥ 2s_min − K − μ/3 (μ = the ramp's expected kept count) and
+        |S| ≥ 2s_min − K − t with t = :func:`kept_deficit` (K, ζ/4), for each side.
+    """
+    check_positive("radius", radius)
+    K = check_int("K", K)
+    f = flip_quantile(K, zeta / 2.0)
+    kept = 2.0 * s_min - K - kept_deficit(K, zeta / 4.0)
+    if kept <= f + 2:
+        return math.inf
+    return 2.0 * radius * (f + 2) / kept
+
+
+def alg2_score_floor(K: int, epsilon: float, zeta: float) -> float:
+    """s_min of Algorithm 2's releases: AboveThreshold (threshold 4K/5 + Lap(8/ε), queries
+    s + Lap(16/ε)) lets a step release only if s ≥ 4K/5 − M, M the ζ-margin of the noise
+    difference; −2 for the neighbour's score (sensitivity ≤ 2)."""
+    return 0.8 * K - release_margin(zeta, 16.0 / epsilon, 8.0 / epsilon) - 2.0
+
+
+def alg1_score_floor(C: int, epsilon: float, zeta: float) -> float:
+    """s_min of Algorithm 1's release: the Laplace score ŝ = s + Lap(20/ε) ≥ 4C/5 passes only
+    if s ≥ 4C/5 − M, M the ζ-margin of Lap(20/ε); −2 for the neighbour's score.  Its score
+    counts pairs within τ_i and its keep scores within 2τ_i, so Σh ≥ sC holds a fortiori."""
+    return 0.8 * C - release_margin(zeta, 20.0 / epsilon) - 2.0
 
 
 def user_mean_sensitivity(L: float, K: int) -> float:
@@ -460,7 +559,8 @@ def alg1_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
     J = max(1.0, math.log(m) / math.log(n)) if n > 1 else 1.0
     p = J + 1.5
     eta = c_eta * R / (L * math.sqrt(d * m * n * eps))
-    zeta = dl / (10.0 * math.exp(eps))
+    zeta = step_failure_probability(dl / 2.0, 1, eps)     # one release per phase
+    s_min = alg1_score_floor(C, eps, zeta / 2.0)
     phases = []
     for i in range(1, int(math.floor(math.log2(n))) + 1):
         n_i = int(math.floor((1 - 2**-q) * n / 2 ** (i * q)))
@@ -470,7 +570,11 @@ def alg1_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
         T_i = N_i * m
         eta_i = eta / 2 ** (p * i)
         tau_i = c_tau * eta_i * L * math.sqrt(T_i) * math.log(n * d * m)
-        sens = outlier_mean_sensitivity(tau_i, zeta, C)
+        sens = outlier_mean_sensitivity(2.0 * tau_i, C, s_min, zeta / 2.0)
+        if math.isinf(sens) and (calibrate or mode == "faithful"):
+            # C groups are too few for the score test to certify anything at this δ
+            # (UL-E14): the phase cannot run privately (UL-E9)
+            break
         if mode == "faithful":
             sigma = 100.0 * tau_i * math.log(n / dl) ** 2 / (eps * C)
             z = sigma / sens
@@ -649,13 +753,18 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
         else:
             K_f = c_K1 * math.log(1 / dl) / eps + c_K2 * n_i * eps / math.sqrt(T_i)
         K_i = int(min(n_i, math.ceil(K_f)))
-        zeta = dl / (10.0 * T_i * math.exp(eps))
+        zeta = step_failure_probability(dl / 2.0, T_i, eps)
+        if removal:
+            sens = outlier_mean_sensitivity(2.0 * tau, K_i, alg2_score_floor(K_i, eps, zeta / 2.0),
+                                            zeta / 2.0)
+            if math.isinf(sens) and calibrate:
+                # AboveThreshold's noise is too large against K_i/5 for the test to certify
+                # any concentration at this δ (UL-E14): the phase cannot run privately (UL-E9)
+                break
         if not calibrate:
-            sens = (outlier_mean_sensitivity(tau, zeta, K_i) if removal
-                    else user_mean_sensitivity(L, K_i))
+            sens = sens if removal else user_mean_sensitivity(L, K_i)
             z = sigma = math.nan
         elif removal:
-            sens = outlier_mean_sensitivity(tau, zeta, K_i)
             if faithful:
                 sigma = 1000 * tau * math.sqrt(T_i) * math.log(n * d * math.exp(eps) / dl) / (eps * n_i)
                 z = sigma / sens

@@ -47,7 +47,7 @@ from empirical.mutants import Mutant, Patch, register_mutant
 
 __all__ = ["CanaryUsers", "ALG3", "ALG1", "independent_multiplier", "independent_epsilon",
            "measure_alg3_noise", "measure_alg1_noise",
-           "three_group_tail"]
+           "three_group_tail", "corrected_bound_units", "coupled_moves", "random_search"]
 
 
 class CanaryUsers(ul.UserData):
@@ -501,11 +501,84 @@ def three_group_tail(K: int, thresholds: np.ndarray, frac: float = 0.387) -> dic
 def needed_constant(K: int, zetas, frac: float = 0.387) -> dict:
     """The smallest c with P(‖g − g′‖ > c·τ log(1/ζ)/K) ≤ ζ on the three-group configuration,
     for each ζ (c·τ log(1/ζ)/K = (c/2)·log(1/ζ)·r/K with r = 2τ), and the probability that the
-    accounting's constant :data:`~algorithms.user_level_sco.SENSITIVITY_CONSTANT` is exceeded."""
+    former accounting's constant 2 (:data:`OLD_CONSTANT`, the broken control) is exceeded."""
     zetas = np.asarray(zetas, float)
     grid = np.linspace(0.0, 80.0, 1601)
-    out = three_group_tail(K, np.r_[grid, 0.5 * ul.SENSITIVITY_CONSTANT * np.log(1 / zetas)], frac)
+    out = three_group_tail(K, np.r_[grid, 0.5 * OLD_CONSTANT * np.log(1 / zetas)], frac)
     tail, at_c = out["tail"][:grid.size], out["tail"][grid.size:]
     need = [2.0 * grid[int(np.argmax(tail <= z))] / math.log(1 / z) for z in zetas]
     return {"needed": np.array(need), "exceed_at_constant": at_c, "s": out["s"],
             "s_prime": out["s_prime"]}
+
+
+#: The accounting's former hidden constant (UL-E7): Δ = 2τ log(1/ζ)/K.  Broken (UL-E13); kept
+#: only as the control that the brute force must catch.
+OLD_CONSTANT = 2.0
+
+
+def corrected_bound_units(K: int, s_min: float, zeta: float) -> float:
+    """The corrected bound (:func:`algorithms.user_level_sco.outlier_mean_sensitivity`) in units
+    of r/K (r = the keep-score radius 2τ), at score floor ``s_min`` (in units of K points)."""
+    return ul.outlier_mean_sensitivity(1.0, K, s_min, zeta) * K
+
+
+def coupled_moves(P: np.ndarray, P2: np.ndarray, radius: float, draws: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """``draws`` coupled moves ‖g − g′‖ of the outlier-removed mean (shared coins, the maximal
+    coupling per point), scores and keep probabilities from the algorithm's own primitives;
+    vectorized over draws.  Draws where either side keeps nobody are returned as 0 (the
+    algorithm releases nothing then)."""
+    K = P.shape[0]
+    p = ul.keep_probabilities(ul.concentration_scores(P, radius), K)
+    p2 = ul.keep_probabilities(ul.concentration_scores(P2, radius), K)
+    U = rng.random((draws, K))
+    k1, k2 = U < p, U < p2
+    n1, n2 = k1.sum(axis=1), k2.sum(axis=1)
+    ok = (n1 > 0) & (n2 > 0)
+    g1 = (k1 @ P) / np.maximum(n1, 1)[:, None]
+    g2 = (k2 @ P2) / np.maximum(n2, 1)[:, None]
+    return np.where(ok, np.linalg.norm(g1 - g2, axis=1), 0.0)
+
+
+def random_configuration(K: int, rng: np.random.Generator, d: int = 2, radius: float = 1.0
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """An adversarial-looking pair: 2–4 clusters on a line at random spacings in [0.5r, 2r]
+    with random sizes (point clouds of width ≤ 0.2r), one random point moved to a random place
+    within 3r of the centre.  Spacings near r, 2r put scores on the keep ramp, where the
+    replacement flips decisions."""
+    k = int(rng.integers(2, 5))
+    w = rng.dirichlet(np.ones(k))
+    sizes = np.maximum(1, np.round(w * K).astype(int))
+    sizes[-1] = K - sizes[:-1].sum()
+    if sizes[-1] < 1:
+        sizes = np.r_[K - k + 1, np.ones(k - 1, int)]
+    centres = np.r_[0.0, np.cumsum(rng.uniform(0.5, 2.0, k - 1))] * radius
+    pos = np.repeat(centres - centres.mean(), sizes)
+    P = np.zeros((K, d))
+    P[:, 0] = pos
+    P[:, 1:] = rng.uniform(-0.1, 0.1, (K, d - 1)) * radius
+    P2 = P.copy()
+    P2[int(rng.integers(K))] = rng.uniform(-3.0, 3.0, d) * radius
+    return P, P2
+
+
+def random_search(K: int, configs: int, draws: int, zeta: float, seed: int = 0) -> dict:
+    """Brute force over :func:`random_configuration` pairs (and the three-group pair) with both
+    scores ≥ ``s_floor`` = the lower of the two actual scores: for each pair, the frequency with
+    which the coupled move exceeds the corrected bound (at s_min = that floor) and the former
+    constant-2 bound.  Returns the worst frequencies and the largest move/bound ratio seen."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, K, 4242])))
+    worst_new, worst_old, ratio, used = 0.0, 0.0, 0.0, 0
+    pairs = [three_group_points(K, 0.38)] + [random_configuration(K, rng) for _ in range(configs)]
+    for P, P2 in pairs:
+        s = min(ul.concentration_scores(P, 1.0).sum(), ul.concentration_scores(P2, 1.0).sum()) / K
+        bound = ul.outlier_mean_sensitivity(1.0, K, s, zeta)
+        if not np.isfinite(bound):
+            continue
+        used += 1
+        mv = coupled_moves(P, P2, 1.0, draws, rng)
+        old = OLD_CONSTANT * 0.5 * math.log(1 / zeta) / K          # τ = r/2
+        worst_new = max(worst_new, float(np.mean(mv > bound)))
+        worst_old = max(worst_old, float(np.mean(mv > old)))
+        ratio = max(ratio, float(mv.max() / bound))
+    return {"pairs": used, "worst_new": worst_new, "worst_old": worst_old, "max_ratio": ratio}

@@ -12,6 +12,7 @@ import pytest
 from algorithms import user_level_sco as ul
 from empirical import audit
 from empirical import audit_userlevel as aul
+from empirical import user_level_sensitivity as uls
 
 _TRIALS = {"userlevel.alg3.stepwise": 1_500, "userlevel.alg1.final": 1_500,
            "userlevel.above_threshold": 20_000}
@@ -59,15 +60,15 @@ def test_independent_multiplier_agrees_with_the_algorithms_calibration():
 
 
 def test_lemma_c2_constant_two_is_exceeded_by_three_clusters():
-    """UL-E13 (finding): three groups at −2τ, 0, +2τ (sizes 25, 16, 25 of K = 66) have scores
-    s ≥ 0.7K on both neighbours (so Lemma C.2's event E_i does not exclude them) and outer
-    scores on the keep-probability ramp; moving one point from the +2τ to the −2τ side shifts
-    every outer keep probability by 6/K.  The exact tail of the coupled move of the outlier-
-    removed mean exceeds 2τ log(1/ζ)/K (the accounting's constant 2) with probability ≫ ζ at
-    every ζ, including the ζ ≈ 1e-12 the experiments' accounting uses."""
+    """UL-E13, the broken control: three groups at −2τ, 0, +2τ (sizes 25, 16, 25 of K = 66)
+    have scores s ≥ 0.7K on both neighbours (so Lemma C.2's event E_i does not exclude them)
+    and outer scores on the keep-probability ramp; moving one point from the +2τ to the −2τ
+    side shifts every outer keep probability by 6/K.  The exact tail of the coupled move of
+    the outlier-removed mean exceeds the former accounting's 2τ log(1/ζ)/K with probability
+    ≫ ζ at every ζ, including the ζ ≈ 1e-12 the experiments' accounting used."""
     K = 66
     zetas = np.array([1e-2, 1e-3, 1e-12])
-    t = 0.5 * ul.SENSITIVITY_CONSTANT * np.log(1 / zetas)       # in units of (2τ)/K
+    t = 0.5 * aul.OLD_CONSTANT * np.log(1 / zetas)              # in units of (2τ)/K
     out = aul.three_group_tail(K, t, frac=0.38)
     assert out["s"] >= 0.7 and out["s_prime"] >= 0.7
     assert 0.5 < out["p_outer"] < 1.0
@@ -76,6 +77,69 @@ def test_lemma_c2_constant_two_is_exceeded_by_three_clusters():
     # and constant 1 (the paper's literal ≲) fails by more
     t1 = 0.5 * np.log(1 / zetas)
     assert np.all(aul.three_group_tail(K, t1, frac=0.38)["tail"] >= out["tail"])
+
+
+@pytest.mark.parametrize("K, fracs", [(66, (0.35, 0.38)),
+                                      pytest.param(200, (0.3, 0.35, 0.38, 0.4), marks=pytest.mark.slow)])
+def test_corrected_sensitivity_holds_on_three_clusters(K, fracs):
+    """UL-E13 fixed: on the same three-group pairs (every outer-group size that keeps both
+    scores above K/2), the exact tail of the coupled move at the corrected bound (evaluated at
+    the pair's own score floor s = min(s, s′)) is ≤ ζ at ζ = 1e-2, 1e-3, 1e-12, while the
+    former constant-2 bound on the same pairs is exceeded with probability > 10ζ (so the same
+    computation can fail).  Where the bound is infinite (K = 66 at ζ = 1e-12: too few points
+    to certify anything) nothing is claimed and no release would be calibrated.  K = 200 (finite
+    at ζ = 1e-12 too) is slow (≈ 45 s of exact enumeration)."""
+    zetas = np.array([1e-2, 1e-3, 1e-12])
+    broke_old = 0
+    for frac in fracs:
+        P, P2 = aul.three_group_points(K, frac)
+        s = min(ul.concentration_scores(P, 1.0).sum(), ul.concentration_scores(P2, 1.0).sum()) / K
+        new = np.array([aul.corrected_bound_units(K, s, z) for z in zetas])
+        fin = np.isfinite(new)
+        tail = aul.three_group_tail(K, np.where(fin, new, 0.0), frac=frac)["tail"]
+        assert np.all(tail[fin] <= zetas[fin]), (frac, new, tail)
+        old = aul.three_group_tail(K, 0.5 * aul.OLD_CONSTANT * np.log(1 / zetas), frac=frac)["tail"]
+        broke_old += int(np.any(old > 10 * zetas))
+    assert broke_old == len(fracs)
+    assert np.isfinite(aul.corrected_bound_units(200, 0.7 * 200, 1e-12))
+
+
+def test_corrected_sensitivity_survives_a_random_search_that_breaks_constant_two():
+    """Brute force over random 2–4-cluster pairs (spacings 0.5r–2r, one point moved anywhere
+    within 3r) plus the three-group pair, 4000 shared-coin draws each, at ζ = 1e-2: the
+    corrected bound is never exceeded (frequency 0 ≤ ζ; the largest move seen is < 0.5 of the
+    bound) while the constant-2 control is exceeded with frequency > 0.5 on some pair."""
+    for K in (66, 200):
+        out = aul.random_search(K, configs=120 if K == 66 else 60, draws=4000, zeta=1e-2)
+        assert out["pairs"] >= 20
+        assert out["worst_new"] <= 1e-2 and out["max_ratio"] < 0.5, out
+        assert out["worst_old"] > 0.5, out
+
+
+def test_sensitivity_implementations_agree():
+    """The algorithm's bound and the independent one (empirical/user_level_sensitivity.py:
+    numerical-integration Laplace tail, linear-scan binomial quantile, minimize_scalar
+    Chernoff) agree to 1e-3 and the algorithm's is never the smaller by more than 1e-6
+    (it rounds its Chernoff deficit up)."""
+    for K, eps, T in ((300, 8.0, 5), (798, 4.0, 33), (1696, 2.83, 40), (1115, 4.0, 14)):
+        zeta = ul.step_failure_probability(5e-11, T, eps)
+        a = ul.outlier_mean_sensitivity(2.0, K, ul.alg2_score_floor(K, eps, zeta / 2), zeta / 2)
+        b = uls.alg3_phase_sensitivity(1.0, K, T, eps, 1e-10)
+        assert np.isfinite(a) == np.isfinite(b)
+        if np.isfinite(a):
+            assert a == pytest.approx(b, rel=1e-3) and a >= b * (1 - 1e-6)
+    for C, eps in ((2000, 1.0), (600, 1.0), (900, 4.0)):
+        zeta = ul.step_failure_probability(5e-11, 1, eps)
+        a = ul.outlier_mean_sensitivity(1.0, C, ul.alg1_score_floor(C, eps, zeta / 2), zeta / 2)
+        b = uls.alg1_phase_sensitivity(0.5, C, eps, 1e-10)
+        assert np.isfinite(a) == np.isfinite(b)
+        if np.isfinite(a):
+            assert a == pytest.approx(b, rel=1e-3) and a >= b * (1 - 1e-6)
+    # the Laplace tail in closed form against Monte Carlo
+    rng = np.random.default_rng(5)
+    d = rng.laplace(0, 16, 400_000) - rng.laplace(0, 8, 400_000)
+    for x in (20.0, 60.0):
+        assert ul.laplace_difference_tail(x, 16, 8) == pytest.approx(np.mean(d >= x), rel=0.05)
 
 
 def test_three_group_tail_agrees_with_monte_carlo_of_the_algorithms_primitives():
