@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from scipy.optimize import brentq
@@ -54,7 +54,7 @@ from algorithms.validation import (check_delta, check_finite_array, check_int, c
 
 __all__ = ["LinearRegressionDesign", "alpha_for_epsilon", "dp_stat", "DpStatResult", "dp_ambssgd",
            "ambssgd_schedule", "AmbssgdSchedule", "dp_ssgd", "dp_ssgd_privacy", "count_sensitivity",
-           "residual_count", "DESIGNS", "GAMMA_SLACK"]
+           "residual_count", "DESIGNS", "GAMMA_SLACK", "Observer", "gaussian_noise", "clip_scale"]
 
 #: Unit-variance coordinate laws of u (x = H^{1/2}u): name -> (Tail exponent a, E u⁴).
 DESIGNS = {"gaussian": (0.5, 3.0), "laplace": (1.0, 6.0)}
@@ -64,6 +64,28 @@ GAMMA_SLACK = 3.0
 QUANTILE_SLACK = 0.1
 #: Rows per generated chunk when streaming a batch (memory R × CHUNK × d floats).
 CHUNK = 8192
+
+#: ``observe(kind, t, rows, released, sigma)``: called at every release with its kind
+#: (``"grad"``: a noisy gradient, ``released`` of shape (len(rows), d); ``"stat"``: DP-STAT's noisy
+#: count, shape (len(rows),)), its index t (the step of DP-SSGD, the phase of DP-AMBSSGD, the round
+#: of a stand-alone DP-STAT call), the seed rows it belongs to, and the std of the Gaussian noise
+#: in it (shape (len(rows),)).  Audits read the per-step releases through it: the privacy proofs
+#: cover them, and the tail average hides them (docs/trust.md).
+Observer = Callable[[str, int, np.ndarray, np.ndarray, np.ndarray], None]
+
+
+def gaussian_noise(gens: Sequence[np.random.Generator], shape: int | tuple[int, ...]) -> np.ndarray:
+    """Standard normals of ``shape`` for every seed row, each from its own generator (one block
+    per row and call, so a row's noise does not depend on the other rows).  Every privacy noise
+    of this module is drawn here, so an audit or a mutant can patch one function."""
+    return np.stack([g.standard_normal(shape) for g in gens])
+
+
+def clip_scale(gnorm: np.ndarray, zeta: np.ndarray | float) -> np.ndarray:
+    """min(1, ζ/‖g‖): the factor that clips a gradient of norm ``gnorm`` to ζ (1 where g = 0).
+    Shared by DP-AMBSSGD and DP-SSGD, so a mutant can patch the clipping of both."""
+    with np.errstate(over="ignore"):   # ζ/tiny = inf where the gradient is 0: the factor is 1
+        return np.minimum(1.0, zeta / np.maximum(gnorm, np.finfo(float).tiny))
 
 
 @dataclass(frozen=True)
@@ -235,7 +257,8 @@ class DpStatResult:
 
 def dp_stat(abs_residuals: np.ndarray, *, B: float, alpha: float,
             rng: np.random.Generator | Sequence[np.random.Generator], levels: int = 40,
-            rule: str = "slack", dither: bool = True) -> DpStatResult:
+            rule: str = "slack", dither: bool = True, observe: Observer | None = None,
+            t: int | None = None) -> DpStatResult:
     """Algorithm 3 (DP-STAT), vectorised over seed rows.
 
     γ_0 = Δ = B·2^{−L} (``levels`` = L = ⌈log2(B/Δ)⌉; the paper's Δ = B/n²⁰⁰ makes L ≈ 200 log2 n
@@ -273,7 +296,7 @@ def dp_stat(abs_residuals: np.ndarray, *, B: float, alpha: float,
     active = np.ones(R, dtype=bool)
     # Each row's L + 1 count noises drawn at once from its own generator (round i uses column i;
     # unused ones are never released), so a row's output does not depend on the other rows.
-    noises = np.stack([g.standard_normal(L + 1) for g in gens]) * std
+    noises = gaussian_noise(gens, L + 1) * std
     for i in range(L + 1):
         idx = np.flatnonzero(active)
         if idx.size == 0:
@@ -281,6 +304,8 @@ def dp_stat(abs_residuals: np.ndarray, *, B: float, alpha: float,
         noise = noises[idx, i]
         c = np.count_nonzero(r[idx] <= gamma[idx, None], axis=1)
         rounds[idx] += 1
+        if observe is not None:
+            observe("stat", i if t is None else t, idx, c + noise, np.full(idx.size, std))
         go_on = c + noise < thr
         stop = idx[~go_on]
         active[stop] = False
@@ -336,8 +361,7 @@ def _clipped_mean_gradient(design, gens, W, Wref, m, zeta):
             res = np.einsum("rkd,rd->rk", X, Wx) - y
             gnorm = np.abs(res) * xnorm
             # ‖x(⟨x,w⟩−y)‖ = |res|·‖x‖: the clip factor needs no per-example gradient tensor.
-            with np.errstate(over="ignore"):   # z/tiny = inf where the gradient is 0: scale 1
-                scale = np.minimum(1.0, z / np.maximum(gnorm, np.finfo(float).tiny))
+            scale = clip_scale(gnorm, z)
             Gx += np.einsum("rk,rkd->rd", res * scale, X)
             if count:
                 clipped += np.count_nonzero(gnorm > z, axis=1)
@@ -348,7 +372,7 @@ def dp_ambssgd(design: LinearRegressionDesign, n: int, *, epsilon: float, delta:
                rng: np.random.Generator | Sequence[np.random.Generator], clip: str = "adaptive",
                zeta: float | None = None, c1: float = 1.0, T: int | None = None,
                levels: int = 40, rule: str = "slack", dither: bool = True,
-               private: bool = True) -> Result:
+               private: bool = True, observe: Observer | None = None) -> Result:
     """Algorithm 2 (DP-AMBSSGD) on n streamed samples per row, with a noise-free reference.
 
     For t = 0..T−1 (schedule :func:`ambssgd_schedule`): γ_t = DP-STAT(s fresh points, w_t, B, α)
@@ -359,6 +383,8 @@ def dp_ambssgd(design: LinearRegressionDesign, n: int, *, epsilon: float, delta:
 
     ``clip="fixed"`` runs the fixed-clipping baseline: ζ_t ≡ ``zeta``, no DP-STAT, b = ⌊n/T⌋.
     ``private=False`` sets α = 0 (no noise anywhere, DP-STAT exact: a non-private control).
+    ``observe`` (:data:`Observer`) sees each release: DP-STAT's noisy counts (kind ``"stat"``)
+    and the noisy mean gradient of each phase (kind ``"grad"``, std α·2ζ_t/b), index t = phase.
 
     Returns ``Result`` with ``w`` the private output (R, d), ``info``: ``w_reference`` (same data,
     same ζ_t, no gradient noise), ``zeta`` (R, T), ``clip_fraction`` (R,), the schedule, α, B,
@@ -394,7 +420,7 @@ def dp_ambssgd(design: LinearRegressionDesign, n: int, *, epsilon: float, delta:
             r = np.abs(np.einsum("rkd,rd->rk", Xs, W) - ys)
             if private:
                 st = dp_stat(r, B=B, alpha=alpha, rng=noise, levels=levels, rule=rule,
-                             dither=dither)
+                             dither=dither, observe=observe, t=t)
                 gamma = st.gamma
                 stat_rounds[:, t] = st.rounds
                 stat_spent = np.maximum(stat_spent, st.rho_spent)
@@ -408,8 +434,10 @@ def dp_ambssgd(design: LinearRegressionDesign, n: int, *, epsilon: float, delta:
         G, Gref, c = _clipped_mean_gradient(design, data, W, Wref, sched.b, z_t)
         clipped += c
         if private:
-            g = np.stack([q.standard_normal(dim) for q in noise])
-            G = G + (alpha * 2.0 * z_t / sched.b)[:, None] * g
+            std = alpha * 2.0 * z_t / sched.b
+            G = G + std[:, None] * gaussian_noise(noise, dim)
+            if observe is not None:
+                observe("grad", t, np.arange(R), G, std)
         W = W - sched.eta * G
         Wref = Wref - sched.eta * Gref
         if t >= tail_start:
@@ -446,12 +474,14 @@ def dp_ssgd_privacy(alpha: float, n: int, delta: float) -> dict:
 
     * ``rho``: parallel composition only (each record is in one step, Gaussian with multiplier α
       on its replace-one sensitivity 2ζ): ½α⁻²-zCDP by dp-accounting — always valid.
-    * ``epsilon_amplified``: Theorem 3.1's route, amplification by shuffling (Feldman, McMillan,
-      Talwar 2021, Thm 3.1 closed form as in their code, for ε₀-DP local randomizers with
-      ε₀ ≤ log(n/(16 log(2/δ)))): each step is (ε₀, δ₀)-DP with ε₀ from dp-accounting at
-      δ₀ = δ/(2n), and the shuffled protocol is (ε, δ/2 + e^ε·n·δ₀)-DP.  NaN where ε₀ is out of
-      the theorem's range — which is the case at Corollary 3.3's α unless ε ≲ √(log(n/δ)/n)
-      (LR-E7).
+    * ``epsilon_amplified`` at ``delta_amplified``: Theorem 3.1's route, the paper's Theorem A.3
+      (Feldman, McMillan, Talwar 2021, Thm 3.8: (ε₀, δ₀)-DP adaptive local randomizers on a
+      random permutation are (ε, δ̂ + e^ε·n·δ₀)-DP, the O(·) read with constant 1), with ε in the
+      closed form of their Thm 3.1, ε = log(1 + (e^ε₀ − 1)/(e^ε₀ + 1)·(8√(e^ε₀ log(4/δ̂))/√n
+      + 8e^ε₀/n)) for ε₀ ≤ log(n/(16 log(2/δ̂))).  We split δ̂ = δ/2 and δ₀ = δ/(2n) (ε₀ from
+      dp-accounting at δ₀), so the amplified ε holds at δ/2 + e^ε·δ/2 = δ(1 + e^ε)/2, *not* at δ:
+      ``delta_amplified`` says so.  NaN where ε₀ is out of the theorem's range — which is the
+      case at Corollary 3.3's α unless ε ≲ √(log(n/δ)/n) (LR-E7).
     """
     alpha = check_positive("alpha", alpha)
     n = check_int("n", n)
@@ -459,25 +489,30 @@ def dp_ssgd_privacy(alpha: float, n: int, delta: float) -> dict:
     ev = accounting.gaussian_event(alpha)
     rho = accounting.zcdp_rho(ev)
     delta0 = delta / (2.0 * n)
+    delta_hat = delta / 2.0
     eps0 = accounting.epsilon(ev, delta0)
-    eps_amp = math.nan
-    if 0 < eps0 <= math.log(n / (16.0 * math.log(4.0 / delta))):
+    eps_amp = delta_amp = math.nan
+    if 0 < eps0 <= math.log(n / (16.0 * math.log(2.0 / delta_hat))):
         e0 = math.exp(eps0)
-        bracket = 8.0 * math.sqrt(e0 * math.log(4.0 / delta)) / math.sqrt(n) + 8.0 * e0 / n
+        bracket = 8.0 * math.sqrt(e0 * math.log(4.0 / delta_hat)) / math.sqrt(n) + 8.0 * e0 / n
         eps_amp = math.log1p((e0 - 1.0) / (e0 + 1.0) * bracket)
-    return {"rho": rho, "epsilon0": eps0, "epsilon_amplified": eps_amp}
+        delta_amp = delta_hat + math.exp(eps_amp) * n * delta0
+    return {"rho": rho, "epsilon0": eps0, "epsilon_amplified": eps_amp,
+            "delta_amplified": delta_amp}
 
 
 def dp_ssgd(design: LinearRegressionDesign, n: int, *, zeta: float, alpha: float, eta: float,
             rng: np.random.Generator | Sequence[np.random.Generator],
-            delta: float = 1e-6) -> Result:
+            delta: float = 1e-6, observe: Observer | None = None) -> Result:
     """Algorithm 1 (DP-SSGD) on n streamed samples per row, with a noise-free reference.
 
     w_0 = 0; for t = 0..n−1: w_{t+1} = w_t − η(clip_ζ(x_t(⟨x_t, w_t⟩ − y_t)) + 2ζα g_t);
     output w̄ = (2/n) Σ_{t=n/2+1}^{n} w_t.  Vectorised over seed rows (the loop over t is in
     Python, each step O(R·d)); data and noise are generated CHUNK steps at a time.
     ``alpha = 0`` is allowed (the non-private control).  ``delta`` is the δ at which the
-    amplified ε of :func:`dp_ssgd_privacy` is reported.
+    amplified ε of :func:`dp_ssgd_privacy` is reported.  ``observe`` (:data:`Observer`) sees
+    every step's release, the noisy clipped gradient (kind ``"grad"``, index t, std 2ζα): the
+    local randomizer's output in Theorem 3.1's proof.
     """
     n = check_int("n", n, minimum=2)
     zeta = check_positive("zeta", zeta)
@@ -492,28 +527,34 @@ def dp_ssgd(design: LinearRegressionDesign, n: int, *, zeta: float, alpha: float
     acc, acc_ref = np.zeros((R, dim)), np.zeros((R, dim))
     clipped = np.zeros(R)
     half = n // 2
-    tiny = np.finfo(float).tiny
+    rows = np.arange(R)
+    step_std = np.full(R, 2.0 * zeta * alpha)
     for start in range(0, n, CHUNK):
         k = min(CHUNK, n - start)
         X, y = design.sample(data, k)
         xn = np.sqrt(np.einsum("rkd,rkd->rk", X, X))
-        G = np.stack([q.standard_normal((k, dim)) for q in noise]) * (2.0 * zeta * alpha)
+        # One block of noise per chunk and row (k steps at once): the same numbers as one draw
+        # per step, at a fraction of the calls.
+        G = gaussian_noise(noise, (k, dim)) * (2.0 * zeta * alpha)
         for j in range(k):
             x = X[:, j]
             res = np.einsum("rd,rd->r", x, W) - y[:, j]
             res_ref = np.einsum("rd,rd->r", x, Wref) - y[:, j]
             gn = np.abs(res) * xn[:, j]
-            sc = np.minimum(1.0, zeta / np.maximum(gn, tiny))
-            sc_ref = np.minimum(1.0, zeta / np.maximum(np.abs(res_ref) * xn[:, j], tiny))
+            sc = clip_scale(gn, zeta)
+            sc_ref = clip_scale(np.abs(res_ref) * xn[:, j], zeta)
             clipped += gn > zeta
-            W = W - eta * ((res * sc)[:, None] * x + G[:, j])
+            step = (res * sc)[:, None] * x + G[:, j]
+            if observe is not None:
+                observe("grad", start + j, rows, step, step_std)
+            W = W - eta * step
             Wref = Wref - eta * (res_ref * sc_ref)[:, None] * x
             if start + j + 1 > half:
                 acc += W
                 acc_ref += Wref
     m = n - half
     info = dict(w_reference=acc_ref / m, clip_fraction=clipped / n, zeta=zeta, alpha=alpha,
-                eta=eta, tail_iterates=m)
+                eta=eta, tail_iterates=m, steps=n)
     if alpha > 0:
         priv = dp_ssgd_privacy(alpha, n, delta)
         privacy = accounting.PrivacySpent.from_event(accounting.gaussian_event(alpha),

@@ -88,7 +88,9 @@ def run_ambssgd(point: dict, rngs: list) -> dict:
     plugin = (4 * info["alpha"] ** 2 * info["eta"] ** 2 * float(np.sum(1 / des.eigenvalues))
               * np.mean(tail ** 2, axis=1) / (info["T"] * info["b"] ** 2))
     full = lambda v: np.full(R, float(v))  # noqa: E731
-    return {"excess": des.excess(res.w), "privacy": priv,
+    settings = {f"used_{k}": full(info[k]) for k in ("T", "b", "s", "eta")}
+    settings.update({f"theory_{k}": full(v) for k, v in theory_schedule(point).items()})
+    return {**settings, "excess": des.excess(res.w), "privacy": priv,
             "nonprivate": des.excess(info["w_reference"]), "privacy_plugin": plugin,
             "clip_fraction": info["clip_fraction"], "zeta_tail_rms": np.sqrt(np.mean(tail**2, axis=1)),
             "T_used": full(info["T"]), "b_used": full(info["b"]), "s_used": full(info["s"]),
@@ -99,6 +101,23 @@ def run_ambssgd(point: dict, rngs: list) -> dict:
             "epsilon_guarantee": full(info["epsilon_guarantee"]),
             "epsilon_spent": info["epsilon_spent"], "rho_guarantee": full(info["rho_guarantee"]),
             "delta": full(DELTA)}
+
+
+def theory_schedule(point: dict) -> dict:
+    """Theorem 3.7's T, b, s, η at a point, recomputed here from the theorem (not read from the
+    algorithm): T = ⌈κ ln n⌉ (c₁ = 1) or the swept T, b = ⌊10n/(11T)⌋, s = ⌊n/(11T)⌋ (fixed
+    clipping: b = ⌊n/T⌋, s = 0), η = b/(R_x² + b − 1) with R_x² = Tr H + (E u⁴ − 1)‖H‖ for
+    independent coordinates (§2).  The rows carry them beside the values used, so the settings
+    verdict fails a run whose phase count, batches or step differ from the theorem's."""
+    n = int(round(point["n"]))
+    kappa = point.get("condition_number", 1.0)
+    d = int(round(point["d"]))
+    T = int(point["T"]) if "T" in point else math.ceil(kappa * math.log(n))
+    b, s = ((n // T, 0) if int(point.get("clip", 0)) > 0 else (10 * n // (11 * T), n // (11 * T)))
+    lam = np.geomspace(1.0, 1.0 / kappa, d) if d > 1 else np.ones(1)
+    m4 = {"gaussian": 3.0, "laplace": 6.0}[_DESIGN_CODE[int(point.get("design", 0))]]
+    rx2 = float(lam.sum()) + (m4 - 1.0) * float(lam.max())
+    return {"T": T, "b": b, "s": s, "eta": b / (rx2 + b - 1.0)}
 
 
 def amb_values(point: dict) -> dict:
@@ -267,6 +286,99 @@ AMB_ALPHA_QUANTILE = register(Experiment(
 
 
 # ------------------------------------------------------------------------------------------------
+# The n⁻² → n⁻¹ branch transition of the total excess (Theorem 3.7 / Lemma 3.11)
+# ------------------------------------------------------------------------------------------------
+#: d = 8 puts the crossing of the measured privacy and non-private terms (n ≈ 10⁵ at ε = 4) inside
+#: a grid that starts where DP-STAT's slack is small enough that nothing is clipped (n ≥ 2.5·10⁴:
+#: at 1.25·10⁴ up to 0.2% of the gradients are clipped, outside Lemma 3.11's premise).
+_TRANS = {**_AMB, "d": 8}
+_TRANS_QUICK = (25_000, 50_000, 100_000, 200_000, 400_000)
+_TRANS_FULL = _TRANS_QUICK + (800_000, 1_600_000)
+_TRANS_NOTE = ("the measured privacy share of the excess falls from ≈ 0.6 to ≈ 0.3 along the "
+               "grid (common random numbers), so the sweep crosses from the privacy branch to "
+               "the statistical branch")
+AMB_N_TRANSITION = _amb(
+    "linreg.amb.n.transition",
+    "DP-AMBSSGD total excess vs n across the n⁻² → n⁻¹ branch transition (Lemma 3.11 in full)",
+    "n", _TRANS_QUICK, _TRANS_FULL, _TRANS, "excess", seeds=16, checks=
+    (Check("linreg:lem311_main", "two-sided", 0.15,
+           "0.15: the full bound (both branches with Lemma 3.11's explicit constants; its "
+           "‖w*‖² bias term, which decays only as n^{−1/4} at c₁ = 1 and is negligible in the "
+           "data, left out: LR-E6) has a local slope that moves from ≈ −1.7 to ≈ −1.5 along the "
+           "grid (least squares over it ≈ −1.6) and asymptotic exponent −1, so the band "
+           "[local, −1] is where a sum of the two branches must fall; 16 seeds over 16×: CI ≈ "
+           "±0.13; " + _TRANS_NOTE,
+           level=(1e-3, 1.0), level_reason=_LEVEL_LEM311),
+     Check("linreg:thm37_privacy", "reject", 0.15,
+           "the privacy branch alone (n⁻² with logs: local ≈ −1.7): the statistical term must "
+           "show in the data; " + _TOL_REJ),
+     Check("linreg:thm37_nonprivate", "reject", 0.15,
+           "the statistical branch alone (n⁻¹): the privacy term must show in the data; "
+           + _TOL_REJ)),
+    description="d = 8, ε = 4: the grid straddles the crossing of the two measured terms; "
+                "window slopes along the grid are compared with the full bound's in "
+                "tests/test_linreg_transition.py.")
+
+
+AMB_N_TRANSITION_Q = _amb(
+    "linreg.amb.n.transition_quantile",
+    "Ablation: DP-STAT at a fixed quantile level, total excess across the branch transition",
+    "n", _TRANS_QUICK, _TRANS_FULL, {**_TRANS, "stat_rule": 1}, "excess", seeds=16, checks=
+    (Check("linreg:lem311_main", "two-sided", 0.15,
+           "0.15 as linreg.amb.n.transition; with the threshold (1 − 0.1)s the privacy branch "
+           "has the bound's logs only (linreg.amb.n.privacy_quantile), so the bend of the full "
+           "bound should show in the data", level=(1e-3, 1.0), level_reason=_LEVEL_LEM311),
+     Check("linreg:thm37_privacy", "reject", 0.15, "the privacy branch alone; " + _TOL_REJ),
+     Check("linreg:thm37_nonprivate", "reject", 0.15,
+           "the statistical branch alone; " + _TOL_REJ)),
+    description="Diagnostic for LR-E15 (not the paper's rule): same privacy guarantee.")
+
+
+# ------------------------------------------------------------------------------------------------
+# ε sweep of the privacy term (Theorem 3.7's ε⁻²), α calibrated exactly by dp-accounting
+# ------------------------------------------------------------------------------------------------
+_EPSILONS = (1.5, 3.0, 6.0, 12.0)
+_EPS_NOTE = ("LR-E15: the privacy term falls as ≈ ε^{−1.4}, not ε^{−2}.  DP-STAT's slack "
+             "Γ_p ∝ α sets the quantile γ_t estimates, so ζ_t² grows as ε grows (α falls); the "
+             "fixed-quantile ablation (linreg.amb.epsilon.privacy_quantile) removes that and "
+             "gives ≈ ε^{−1.94}, inside the tolerance of ε^{−2}.  The exact calibration's "
+             "α² ∝ ε^{−1.78} on this grid (RDP→DP conversion, flatter near ε ~ log(1/δ)) is "
+             "not what flattens it")
+AMB_EPS_PRIVACY = _amb(
+    "linreg.amb.epsilon.privacy", "DP-AMBSSGD privacy term vs ε (Theorem 3.7: ε⁻²)", "epsilon",
+    _EPSILONS, (0.75,) + _EPSILONS, {**_AMB, "n": 100_000}, "privacy", seeds=24, checks=
+    (Check("linreg:thm37_privacy", "two-sided", 0.15,
+           "0.15: Theorem 3.7's privacy term has exponent −2 in ε (local −2 on the grid: ε "
+           "appears only as ε⁻²; the algorithm's α is recalibrated from each ε by "
+           "dp-accounting); 24 seeds over 8×: CI ≈ ±0.13", expect="finding", note=_EPS_NOTE),
+     Check("linreg:thm37_nonprivate", "reject", 0.15,
+           "the ε-free statistical term: the privacy term must move with ε; " + _TOL_REJ)),
+    description="A genuine ε sweep: each row runs at its ε with α = α(ε, δ) calibrated exactly "
+                "(guarantee = target).")
+
+_EPS_LEVEL_Q = (3.0, 9.0)
+_EPS_LEVEL_Q_REASON = ("a calibration: Theorem 3.7's Õ constant is 1 by our reading (LR-E5), so the "
+                       "level has no theoretical value; observed/bound is 4.9–6.1 on the quick "
+                       "grid (16 seeds, flat in ε), and the band is that range widened 1.5× each "
+                       "way (≈ 4 standard errors of a 16-seed geometric mean): noise drawn at "
+                       "half or twice the std α·2ζ_t/b moves the ratio 4× and leaves the band")
+AMB_EPS_QUANTILE = _amb(
+    "linreg.amb.epsilon.privacy_quantile",
+    "Ablation: DP-STAT at a fixed quantile level, privacy term vs ε (ε⁻² up to calibration)",
+    "epsilon", _EPSILONS, (0.75,) + _EPSILONS, {**_AMB, "n": 100_000, "stat_rule": 1}, "privacy",
+    seeds=16, checks=
+    (Check("linreg:thm37_privacy", "two-sided", 0.15,
+           "0.15: with the threshold (1 − 0.1)s (≥ 2.6 count-noise std at ε = 1.5, more above) "
+           "ζ_t does not depend on ε (to 10%, tested), so the privacy term follows α²(ε); "
+           "Theorem 3.7 states it with Theorem 3.6's α ∝ 1/ε, exponent −2 (the exact "
+           "calibration's α² falls as ε^{−1.78} on this grid, tested; ζ_t's residual 10% drift "
+           "with the count noise is within the CI); CI ≈ ±0.13", level=_EPS_LEVEL_Q,
+           level_reason=_EPS_LEVEL_Q_REASON),
+     Check("linreg:thm37_nonprivate", "reject", 0.15, "the ε-free statistical term; " + _TOL_REJ)),
+    description="Diagnostic for LR-E15 (not the paper's rule): same privacy guarantee.")
+
+
+# ------------------------------------------------------------------------------------------------
 # The headline: adaptive vs fixed clipping, σ and ‖w*‖ sweeps
 # ------------------------------------------------------------------------------------------------
 _SIGMAS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
@@ -414,7 +526,12 @@ def run_ssgd(point: dict, rngs: list) -> dict:
     R = len(rngs)
     full = lambda v: np.full(R, float(v))  # noqa: E731
     info = res.info
-    return {"excess": des.excess(res.w), "privacy": des.h_norm_sq(res.w - info["w_reference"]),
+    theory = ssgd_values(point)
+    settings = {"used_steps": full(info["steps"]), "theory_steps": full(n)}
+    for k in ("alpha", "zeta", "eta"):
+        settings.update({f"used_{k}": full(info[k]), f"theory_{k}": full(theory[k])})
+    return {**settings, "excess": des.excess(res.w),
+            "privacy": des.h_norm_sq(res.w - info["w_reference"]),
             "nonprivate": des.excess(info["w_reference"]), "clip_fraction": info["clip_fraction"],
             "alpha_used": full(alpha), "zeta_used": full(zeta), "eta_used": full(eta),
             "rho_target": full(1.0 / (2 * alpha**2)), "rho_guarantee": full(res.privacy.guarantee_rho),

@@ -212,3 +212,61 @@ def test_dp_ssgd_shuffling_certificate():
     assert math.isnan(big["epsilon_amplified"]) and big["epsilon0"] > 10
     small = dp_ssgd_privacy(math.log(n / delta) / (0.05 * math.sqrt(n)), n, delta)
     assert 0.2 < small["epsilon_amplified"] < 0.8
+    assert math.isnan(big["delta_amplified"])
+
+
+def test_amplified_epsilon_holds_at_delta_one_plus_e_eps_over_two():
+    """Theorem A.3 (FMT21 Thm 3.8, O(·) read with constant 1): with δ̂ = δ/2 and δ₀ = δ/(2n) the
+    shuffled protocol is (ε, δ̂ + e^ε·n·δ₀)-DP = (ε, δ(1 + e^ε)/2), and ε is FMT21's closed form
+    at δ̂ (log(4/δ̂) = log(8/δ) in the bracket, log(2/δ̂) = log(4/δ) in the range).  Recomputed here
+    from the formulas, with ε₀ from dp-accounting at δ₀."""
+    n, alpha, delta = 1000, 4.0, 1e-5
+    p = dp_ssgd_privacy(alpha, n, delta)
+    eps0 = accounting.epsilon(accounting.gaussian_event(alpha), delta / (2 * n))
+    assert p["epsilon0"] == pytest.approx(eps0, rel=1e-12)
+    assert eps0 <= math.log(n / (16 * math.log(4 / delta)))          # inside the range
+    e0 = math.exp(eps0)
+    bracket = 8 * math.sqrt(e0 * math.log(8 / delta) / n) + 8 * e0 / n
+    eps = math.log(1 + (e0 - 1) / (e0 + 1) * bracket)
+    assert p["epsilon_amplified"] == pytest.approx(eps, rel=1e-12)
+    assert p["delta_amplified"] == pytest.approx(delta * (1 + math.exp(eps)) / 2, rel=1e-12)
+    assert p["delta_amplified"] > delta          # the guarantee is not at δ itself
+    # below the unamplified one-step ε (what shuffling buys) at the same δ
+    assert eps < accounting.epsilon(accounting.gaussian_event(alpha), p["delta_amplified"])
+
+
+def test_observe_hooks_see_every_release_with_its_noise():
+    """DP-AMBSSGD: one "grad" release per phase (the noisy mean gradient, std α·2ζ_t/b) and every
+    noisy count of DP-STAT ("stat", std α√(L+1)); DP-SSGD: one "grad" release per step (the noisy
+    clipped gradient, std 2ζα).  The hook changes nothing: outputs are bit-identical without it."""
+    des = LinearRegressionDesign.make(4, sigma=1.0)
+    seen = []
+
+    def obs(kind, t, rows, released, sigma):
+        seen.append((kind, t, np.array(rows), np.array(released), np.array(sigma)))
+
+    a = dp_ambssgd(des, 5_000, epsilon=2.0, delta=1e-6, rng=_gens(3), observe=obs)
+    b = dp_ambssgd(des, 5_000, epsilon=2.0, delta=1e-6, rng=_gens(3))
+    np.testing.assert_array_equal(a.w, b.w)
+    grads = [s for s in seen if s[0] == "grad"]
+    stats = [s for s in seen if s[0] == "stat"]
+    assert [s[1] for s in grads] == list(range(a.info["T"]))
+    # every (phase, row) pair of DP-STAT released exactly stat_rounds[row, phase] counts
+    per = np.zeros_like(a.info["stat_rounds"])
+    for _, t, rows, rel, sig in stats:
+        per[rows, t] += 1
+        np.testing.assert_allclose(sig, a.info["alpha"] * math.sqrt(41))
+    np.testing.assert_array_equal(per, a.info["stat_rounds"])
+    for _, t, rows, rel, sig in grads:
+        assert rel.shape == (3, 4)
+        np.testing.assert_allclose(sig, a.info["alpha"] * 2 * a.info["zeta"][:, t] / a.info["b"])
+    seen.clear()
+    n = 400
+    c = dp_ssgd(des, n, zeta=50.0, alpha=0.5, eta=0.05, rng=_gens(2, 7), observe=obs)
+    d = dp_ssgd(des, n, zeta=50.0, alpha=0.5, eta=0.05, rng=_gens(2, 7))
+    np.testing.assert_array_equal(c.w, d.w)
+    assert [s[1] for s in seen] == list(range(n)) and all(s[0] == "grad" for s in seen)
+    np.testing.assert_allclose(seen[0][4], 2 * 50.0 * 0.5)
+    # the releases carry the noise: their spread over n steps is at least its std
+    spread = np.std(np.concatenate([s[3] for s in seen]))
+    assert spread >= 0.9 * 2 * 50.0 * 0.5
