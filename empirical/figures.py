@@ -1,6 +1,9 @@
-"""Log-log figures, one per experiment: per-seed points (spread), aggregated points, the fitted
-line, the bound's local slope and its asymptotic slope drawn through the data, dropped points
-marked.  Saved as ``figures/<paper>/<experiment>.png`` (``dprates`` puts full-grid figures under
+"""Log-log figures, one per experiment (issue 15, "figures for the eye"): every seed's value and
+the spread over seeds, the aggregated points, the fitted line with the band of its slope's
+confidence interval, each checked bound's own curve over the grid scaled to the data (its
+constant is not the claim; the shape is) with its asymptotic exponent as a reference line, and
+each rejected competitor's curve, scaled the same way, in a legend outside the axes that names
+each line and its verdict; dropped points marked.  Saved as ``figures/<paper>/<experiment>.png`` (``dprates`` puts full-grid figures under
 ``figures/full/`` so they never overwrite the quick ones).
 
 Rendering is deterministic: a fixed style and font (DejaVu Sans, shipped with matplotlib), no
@@ -55,46 +58,106 @@ def plot_analysis(analysis: Analysis, root: str | os.PathLike = "figures") -> Pa
 
 def _plot_analysis(analysis: Analysis, root: str | os.PathLike) -> Path:
     exp = analysis.experiment
-    fig, ax = plt.subplots(figsize=(6.4, 4.6), dpi=110)
+    # wide figure, legend outside the axes: the legend says which line is which and must not
+    # hide the data
+    fig, ax = plt.subplots(figsize=(9.6, 4.8), dpi=110)
+    _plot_seeds(ax, analysis)
+    fit = analysis.fit
+    if fit is not None:
+        _plot_fit(ax, analysis)
+        for i, r in enumerate(analysis.results):
+            _plot_bound(ax, fit, r, _STYLES[i % len(_STYLES)])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _no_crowded_minor_labels(ax)
+    ax.set_xlabel(exp.variable)
+    ax.set_ylabel(exp.metric)
+    # long titles are wrapped rather than clipped at the figure edge
+    ax.set_title(exp.id + "\n" + "\n".join(textwrap.wrap(exp.title, 80)), fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              frameon=False)
+    ax.grid(True, which="both", alpha=0.25)
+    fixed = ", ".join(f"{k}={v:g}" for k, v in exp.fixed.items() if isinstance(v, (int, float)))
+    fig.text(0.01, 0.005, fixed, fontsize=6, color="0.35")
+    fig.tight_layout()
+    return save_figure(fig, figure_path(analysis, root))
+
+
+_STYLES = ("-", "--", "-.", (0, (5, 1)))
+
+
+def _no_crowded_minor_labels(ax) -> None:
+    # Over a decade or more the major (power-of-ten) labels suffice; matplotlib's minor labels
+    # (3×10⁻², 4×10⁻²) then overlap.
+    from matplotlib.ticker import NullFormatter
+
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if lo > 0 and hi / lo >= 10:
+            axis.set_minor_formatter(NullFormatter())
+
+
+def _plot_seeds(ax, analysis: Analysis) -> None:
+    """Every seed's value (light), the min–max spread over seeds (bar) and dropped points."""
+    exp = analysis.experiment
     kept = set(analysis.kept)
+    first = True
     for v, metric in analysis.per_point.items():
         good = metric[np.isfinite(metric) & (metric > 0)]
+        if not good.size:
+            continue
         color = "tab:blue" if v in kept else "0.6"
-        ax.scatter(np.full(good.size, v), good, s=9, alpha=0.35, color=color, linewidths=0)
+        ax.scatter(np.full(good.size, v), good, s=9, alpha=0.35, color=color, linewidths=0,
+                   label=f"each seed ({exp.seeds} per point)" if first else None)
+        ax.vlines(v, good.min(), good.max(), color=color, alpha=0.6, lw=1.2,
+                  label="spread over seeds (min–max)" if first else None)
+        first = False
     if analysis.dropped:
         dv = [v for v, _ in analysis.dropped]
         dy = [np.exp(np.nanmean(np.log(np.clip(analysis.per_point[v], 1e-300, None)))) for v in dv]
         # Reasons can be long; the full text is in `dprates verify`'s notes, the legend stays short.
         ax.scatter(dv, dy, marker="x", color="0.4",
                    label=f"dropped ({len(dv)}): vacuous/outside theorem; see verify notes")
-    fit = analysis.fit
-    if fit is not None:
-        x = fit.x
-        ax.scatter(x, fit.y, color="tab:blue", zorder=3, label=f"{exp.aggregate} over {exp.seeds} seeds")
-        xx = np.geomspace(x.min(), x.max(), 50)
-        cx, cy = np.exp(np.log(x).mean()), np.exp(np.log(fit.y).mean())
-        ax.plot(xx, cy * (xx / cx) ** fit.slope, color="tab:blue",
-                label=f"fit: slope {fit.slope:+.3f} [{fit.ci_low:+.3f}, {fit.ci_high:+.3f}]")
-        styles = ["--", ":", "-.", (0, (5, 1))]
-        for i, r in enumerate(analysis.results):
-            col = "tab:red" if r.kind == "reject" else "tab:orange"
-            ax.plot(xx, cy * (xx / cx) ** r.local, color=col, ls=styles[i % 4],
-                    label=f"{r.bound} local {r.local:+.3f} ({r.verdict})")
-            if r.kind != "reject":
-                ax.plot(xx, cy * (xx / cx) ** r.asymptotic, color="tab:green", ls=styles[i % 4],
-                        alpha=0.8, label=f"{r.bound} asymptotic {r.asymptotic_expr}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(exp.variable)
-    ax.set_ylabel(exp.metric)
-    # long titles are wrapped rather than clipped at the figure edge
-    ax.set_title(exp.id + "\n" + "\n".join(textwrap.wrap(exp.title, 80)), fontsize=9)
-    ax.legend(fontsize=7, loc="best")
-    ax.grid(True, which="both", alpha=0.25)
-    fixed = ", ".join(f"{k}={v:g}" for k, v in exp.fixed.items() if isinstance(v, (int, float)))
-    fig.text(0.01, 0.005, fixed, fontsize=6, color="0.35")
-    fig.tight_layout()
-    return save_figure(fig, figure_path(analysis, root))
+
+
+def _centre(fit) -> tuple[float, float]:
+    # The least-squares line in log-log passes through the geometric means of x and y.
+    return float(np.exp(np.log(fit.x).mean())), float(np.exp(np.log(fit.y).mean()))
+
+
+def _plot_fit(ax, analysis: Analysis) -> None:
+    """Aggregated points, the fitted line and the band its slope's CI spans about the centre."""
+    exp, fit = analysis.experiment, analysis.fit
+    x = fit.x
+    ax.scatter(x, fit.y, color="tab:blue", zorder=3, label=f"{exp.aggregate} over seeds (fitted)")
+    xx = np.geomspace(x.min(), x.max(), 60)
+    cx, cy = _centre(fit)
+    lo, hi = cy * (xx / cx) ** fit.ci_low, cy * (xx / cx) ** fit.ci_high
+    ax.fill_between(xx, np.minimum(lo, hi), np.maximum(lo, hi), color="tab:blue", alpha=0.15,
+                    linewidth=0, label=f"{100 * fit.level:g}% CI of the fitted slope "
+                                       f"[{fit.ci_low:+.3f}, {fit.ci_high:+.3f}]")
+    ax.plot(xx, cy * (xx / cx) ** fit.slope, color="tab:blue", lw=1.6,
+            label=f"fit: slope {fit.slope:+.3f}")
+
+
+def _plot_bound(ax, fit, r, ls) -> None:
+    """The bound's own values at the kept points (fit.y / ratios), scaled by the geometric mean
+    of observed/bound so that the curve's shape, not its constant, is compared with the data;
+    for a checked bound also its asymptotic exponent as a reference line through the centre."""
+    x = fit.x
+    ratios = np.asarray(r.ratios if r.ratios is not None else (), dtype=float)
+    rejected = r.kind == "reject"
+    col = "tab:red" if rejected else "tab:orange"
+    if ratios.size == x.size and np.all(np.isfinite(ratios)) and np.all(ratios > 0):
+        scale = float(np.exp(np.log(ratios).mean()))
+        curve = fit.y / ratios * scale
+        what = f"competitor {r.bound}" if rejected else f"bound {r.bound}"
+        ax.plot(x, curve, color=col, ls=ls, lw=1.4, marker="." if not rejected else None,
+                label=f"{what} × {scale:.3g} (local slope {r.local:+.3f}): {r.verdict}")
+    if not rejected and np.isfinite(r.asymptotic):
+        xx = np.geomspace(x.min(), x.max(), 60)
+        cx, cy = _centre(fit)
+        ax.plot(xx, cy * (xx / cx) ** r.asymptotic, color="tab:green", ls=":", lw=1.2,
+                alpha=0.9, label=f"{r.bound} asymptotic exponent {r.asymptotic_expr}")
 
 
 def save_figure(fig, path: Path) -> Path:

@@ -312,3 +312,27 @@ def test_a_broken_paper_module_is_reported_not_fatal(built, monkeypatch):
     assert "half-written" in errors["kan"]
     page = report.render_html(states, {"grid": "quick"}, {}, {}, errors)
     assert "paper kan: experiments could not be loaded" in page
+
+
+def test_figure_legend_names_every_element(built, monkeypatch, tmp_path):
+    """The per-experiment figure shows the seeds and their spread, the fit and its CI band, the
+    bound's curve scaled to the data, its asymptotic exponent and the rejected competitor, each
+    named in the legend with its verdict."""
+    from empirical import figures
+
+    exp = registry.get("kl.thm9.rho")
+    analysis = analyse(exp, runner.load_rows(exp, results=built["results"])[0])
+    seen = {}
+
+    def keep(fig, path):
+        seen["labels"] = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        return real(fig, path)
+
+    real = figures.save_figure
+    monkeypatch.setattr(figures, "save_figure", keep)
+    figures.plot_analysis(analysis, tmp_path)
+    labels = " | ".join(seen["labels"])
+    for part in ("each seed", "spread over seeds", "CI of the fitted slope", "fit: slope",
+                 "bound kl:thm9 ×", "kl:thm9 asymptotic exponent", "competitor kl:thm7 ×",
+                 "REJECTED", "PASS"):
+        assert part in labels, (part, labels)
