@@ -312,9 +312,9 @@ def ssgd_claim() -> float:
 
 
 def _ssgd_delta() -> float:
-    """The δ at which the amplified ε holds: δ/2 + e^ε·n·δ₀ = δ(1 + e^ε)/2 (not δ itself)."""
-    eps = ssgd_claim()
-    return DELTA / 2.0 + math.exp(eps) * _SSGD_N * DELTA / (2.0 * _SSGD_N)
+    """The δ at which the amplified ε holds, as the module reports it (``delta_amplified``:
+    δ/2 + e^ε·n·δ₀ = δ(1 + e^ε)/2, not δ itself; tests/test_linreg_algorithms.py recomputes it)."""
+    return float(_ssgd_privacy()["delta_amplified"])
 
 
 SSGD_DELTA = _ssgd_delta()
@@ -332,6 +332,80 @@ def _ssgd_release(side: int, rng: np.random.Generator, trials: int) -> np.ndarra
                          delta=DELTA)
         out.append(-res.w[:, 0])
     return np.concatenate(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# DP-SSGD, stepwise view through the observe hook
+# ---------------------------------------------------------------------------------------------
+#: n = 4000, α = 2.25: ε₀ ≈ 2.68 (in range, ≤ 2.96); amplified ε ≈ 0.95 at δ(1 + e^ε)/2, against
+#: 1.69 for one step seen on its own: an unshuffled DP-SSGD held to the amplified ε breaks its
+#: claim by ≈ 1.8×, which a per-step audit can see and a final-output audit cannot.
+_SSGD_STEP_N, _SSGD_STEP_ALPHA = 4000, 2.25
+
+
+class _FirstReleaseRead(Exception):
+    """Raised by the observer once step 0 is read: the score is a function of that release only
+    (post-processing), so the remaining n − 1 steps need not be run."""
+
+
+def _ssgd_step_privacy() -> dict:
+    return lr.dp_ssgd_privacy(_SSGD_STEP_ALPHA, _SSGD_STEP_N, DELTA)
+
+
+def ssgd_step_claim() -> float:
+    """The amplified ε the module reports for the stepwise instance (n = 4000)."""
+    return float(_ssgd_step_privacy()["epsilon_amplified"])
+
+
+class _StepScores:
+    """Observer of DP-SSGD's releases (coordinate 1, in units of the noise std).
+
+    ``mode="mixture"``: the likelihood ratio of "the canary's step is +μ somewhere" against
+    "−μ somewhere" with the position uniform (what shuffling makes it), μ = ζ/(2ζα) = 1/(2α):
+    log Σ_t e^{μz_t} − log Σ_t e^{−μz_t}, accumulated online (O(rows) memory).  ``mode="first"``:
+    z_0, the release of step 0, where an unshuffled run puts the canary (the run is stopped
+    there)."""
+
+    def __init__(self, rows: int, mode: str, mu: float) -> None:
+        self.mode, self.mu = mode, mu
+        self.plus = np.full(rows, -np.inf)
+        self.minus = np.full(rows, -np.inf)
+        self.first = np.zeros(rows)
+
+    def __call__(self, kind: str, t: int, rows: np.ndarray, released: np.ndarray,
+                 sigma: np.ndarray) -> None:
+        z = released[:, 0] / sigma
+        if self.mode == "first":
+            self.first[rows] = z
+            raise _FirstReleaseRead
+        np.logaddexp(self.plus, self.mu * z, out=self.plus)
+        np.logaddexp(self.minus, -self.mu * z, out=self.minus)
+
+    def score(self) -> np.ndarray:
+        return self.first if self.mode == "first" else self.plus - self.minus
+
+
+def _ssgd_step_release(shuffle: bool, mode: str) -> Callable:
+    """Scores of the per-step releases: canary (e1, ∓Y) at record 0 among n − 1 zero records
+    (clipped gradient ±ζ·e1, every other step's gradient 0), read through ``observe``."""
+    def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+        X, y = np.zeros((_SSGD_STEP_N, 1)), np.zeros(_SSGD_STEP_N)
+        X[0, 0], y[0] = 1.0, (_Y if side else -_Y)
+        rows = spawn_rows(rng, trials)
+        out = []
+        for i in range(0, trials, _SSGD_GROUP):
+            group = rows[i:i + _SSGD_GROUP]
+            obs = _StepScores(len(group), mode, 1.0 / (2.0 * _SSGD_STEP_ALPHA))
+            with contextlib.suppress(_FirstReleaseRead):
+                lr.dp_ssgd(FixedStream.of(X, y, shuffle=shuffle), _SSGD_STEP_N, zeta=_SSGD_ZETA,
+                           alpha=_SSGD_STEP_ALPHA, eta=_SSGD_ETA, rng=group, delta=DELTA,
+                           observe=obs)
+            out.append(obs.score())
+        return np.concatenate(out)
+    return release
+
+
+SSGD_STEP_DELTA = float(_ssgd_step_privacy()["delta_amplified"])
 
 
 # =============================================================================================
@@ -375,6 +449,17 @@ register_audit(AuditTarget(
     note="canary (e1, ∓Y) among zero records, per-run shuffle; final output only (no observe "
          "hook): one step's shift is diluted ≈ √(n/2) by the tail average, so no power"))
 
+register_audit(AuditTarget(
+    name="linreg.dp_ssgd.stepwise", paper="linreg",
+    algorithm=f"algorithms.linreg_adaptive_clipping.dp_ssgd (Algorithm 1), n = {_SSGD_STEP_N}, "
+              f"α = {_SSGD_STEP_ALPHA:g}, amplified ε (Thm 3.1 via FMT21), per-step releases",
+    relation="replace-one", delta=SSGD_STEP_DELTA, claimed_epsilon=ssgd_step_claim,
+    release=_ssgd_step_release(True, "mixture"), view="stepwise", trials=20_000,
+    exact_epsilon=lambda: exact_gaussian_epsilon(_SSGD_STEP_ALPHA, 1, SSGD_STEP_DELTA),
+    note="canary (e1, ∓Y) among zero records, per-run shuffle; score: the likelihood ratio of "
+         "the n releases with the canary's position uniform (exact ε: one step on its own, an "
+         "upper bound on what the shuffled view can reach)"))
+
 # --- broken controls -----------------------------------------------------------------------
 register_audit(AuditTarget(
     name="linreg.dp_ambssgd.dpstat_bypassed", paper="linreg",
@@ -396,6 +481,15 @@ register_audit(AuditTarget(
     trials=2_000, expect="broken",
     note="the canary's clipped step moves w̄ by −ηζ·(its weight in the tail average) > 0 "
          "wherever the shuffle puts it, so the sign of w̄₁ separates D from D′"))
+register_audit(AuditTarget(
+    name="linreg.dp_ssgd.unshuffled", paper="linreg",
+    algorithm="DP-SSGD without its random permutation, held to the amplified ε (per-step view; "
+              "the final-output view cannot see this break)",
+    relation="replace-one", delta=SSGD_STEP_DELTA, claimed_epsilon=ssgd_step_claim,
+    release=_ssgd_step_release(False, "first"), view="stepwise", trials=100_000,
+    expect="broken",
+    note="the canary is record 0 and, unshuffled, always step 0: its release is a Gaussian "
+         "mechanism with multiplier α (ε 1.69 at this δ) against the amplified claim 0.95"))
 register_audit(AuditTarget(
     name="linreg.fixed_clip.add_remove_sensitivity", paper="linreg",
     algorithm="fixed-clip baseline with noise α·ζ/b (add/remove sensitivity) for its replace-one "
