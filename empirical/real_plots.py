@@ -13,7 +13,13 @@ from scipy import stats
 
 from empirical.figures import save_figure
 
-__all__ = ["mean_ci", "drawable", "plot_kan_lambda", "plot_lines"]
+__all__ = ["mean_ci", "gmean_ci", "drawable", "plot_kan_lambda", "plot_lines"]
+
+
+def gmean_ci(x: np.ndarray) -> tuple[float, float, float]:
+    """Geometric mean and its 95% interval (Student-t on the logs) over seeds."""
+    m, h = mean_ci(np.log(np.asarray(x, dtype=float)))
+    return math.exp(m), math.exp(m - h), math.exp(m + h)
 
 
 def mean_ci(x: np.ndarray) -> tuple[float, float]:
@@ -63,29 +69,40 @@ def plot_kan_lambda(analyses: list, root, lambdas: tuple[float, ...]) -> Path | 
     return save_figure(fig, Path(root) / "real" / "real.kan.lambda.png")
 
 
-def plot_lines(a, root, name: str, series: list[tuple[str, str]], *, ylabel: str,
+def plot_lines(a, root, name: str,
+               panels: list[tuple[list[tuple[str, str]], str, tuple[float, float] | None]], *,
                xlabel: str, logy: bool = True, logx: bool = True, note: str = "") -> Path | None:
-    """Columns of one comparison analysis against its grid variable (mean ± 95% CI per point);
-    ``series`` is [(column, label), ...]; columns absent from the rows are skipped."""
+    """Columns of one comparison analysis against its grid variable (mean ± 95% CI per point),
+    one panel per ``(series, ylabel, ylim)``; ``series`` is [(column, label), ...]; columns
+    absent from the rows (an optional baseline not installed) are skipped.  On a log axis the
+    points are geometric means with their interval (errors spanning decades)."""
     if not drawable([a]):
         return None
-    fig, ax = plt.subplots(figsize=(6.6, 4.8))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 5.0), squeeze=False)
     grid = sorted(a.columns)
-    for col, label in series:
-        if col not in a.columns[grid[0]]:
-            continue
-        mc = [mean_ci(a.columns[v][col]) for v in grid]
-        ax.errorbar(grid, [m for m, _ in mc], yerr=[h for _, h in mc], marker="o", ms=4,
-                    capsize=2, label=label)
-    if logx:
-        ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(a.experiment.id + "\n" + _verdicts(a), fontsize=6)
-    ax.legend(fontsize=7, loc="best")
-    ax.grid(True, which="both", alpha=0.25)
-    fig.text(0.01, 0.005, "mean over seeds ± 95% t-interval. " + note, fontsize=6, color="0.35")
+    for ax, (series, ylabel, ylim) in zip(axes[0], panels):
+        for col, label in series:
+            if col not in a.columns[grid[0]]:
+                continue
+            if logy:
+                gc = np.array([gmean_ci(a.columns[v][col]) for v in grid])
+                yerr = np.abs(gc[:, 1:].T - gc[:, 0])
+                ax.errorbar(grid, gc[:, 0], yerr=yerr, marker="o", ms=4, capsize=2, label=label)
+            else:
+                mc = [mean_ci(a.columns[v][col]) for v in grid]
+                ax.errorbar(grid, [m for m, _ in mc], yerr=[h for _, h in mc], marker="o",
+                            ms=4, capsize=2, label=label)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+        if logx:
+            ax.set_xscale("log")
+        if logy:
+            ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=7, loc="best")
+        ax.grid(True, which="both", alpha=0.25)
+    fig.suptitle(a.experiment.id + "\n" + _verdicts(a, 150), fontsize=6)
+    fig.text(0.01, 0.005, ("geometric mean" if logy else "mean") + " over seeds ± 95% t-interval. " + note, fontsize=6, color="0.35")
     fig.tight_layout()
     return save_figure(fig, Path(root) / "real" / f"{name}.png")
