@@ -813,9 +813,28 @@ def _md(s: str) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def _md_audits(stored: list) -> list[str]:
+    """Stored privacy audits of one paper as a Markdown table (empty when none)."""
+    if not stored:
+        return []
+    out = ["", "### Privacy audits", "",
+           "| audit target | δ | claimed ε | audited ε_lo (confidence) | runs/side | verdict |",
+           "|---|---|---|---|---|---|"]
+    for a in stored:
+        name = f"`{a.target}`" + (" (broken control)" if a.expect == "broken" else "")
+        claimed = "—" if a.claimed is None else f"{a.claimed:.3f}"
+        stale = " (stale)" if a.status == "stale" else ""
+        out.append(f"| {name} | {a.delta:g} | {claimed} | {a.audited} ({100 * a.confidence:g}%) "
+                   f"| {a.trials:,} | **{a.verdict}**{stale} |")
+    return out
+
+
 def render_markdown(states: list[ExperimentState], env: dict[str, str], *,
-                    md_path: Path, figures_root: Path, html_path: Path | None = None) -> str:
-    """The summary as Markdown: matrix, verdict table, links to the committed figure PNGs."""
+                    md_path: Path, figures_root: Path, html_path: Path | None = None,
+                    audits: AuditView | None = None) -> str:
+    """The summary as Markdown: matrix, verdict table, links to the committed figure PNGs, and
+    the stored privacy audits (``audits``) per paper."""
+    audits = audits if isinstance(audits, AuditView) else AuditView()
     def rel(p: Path) -> str:
         return Path(os.path.relpath(p.resolve(), md_path.resolve().parent)).as_posix()
 
@@ -876,6 +895,7 @@ def render_markdown(states: list[ExperimentState], env: dict[str, str], *,
                 "exponent as the variable → ∞."]
         if not_run:
             out += ["", "Not run or not analysable:", "", *not_run]
+        out += _md_audits(audits.for_paper(paper))
         sums = [s for s in registry.summaries(paper)
                 if (figures_root / paper / f"{s.id}.png").exists()]
         if sums:
@@ -906,13 +926,14 @@ def build_report(paper: str | None = None, *, full: bool = False,
     env = environment(full, results)
     html_path = Path(out) / "index.html"
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    _write(html_path, render_html(states, env, _audits(states, results), summaries, errors))
+    audits = _audits(states, results)
+    _write(html_path, render_html(states, env, audits, summaries, errors))
     md_path = None
     if markdown:
         md_path = Path(markdown)
         md_path.parent.mkdir(parents=True, exist_ok=True)
         _write(md_path, render_markdown(states, env, md_path=md_path, figures_root=Path(figures),
-                                        html_path=html_path))
+                                        html_path=html_path, audits=audits))
     return html_path, md_path
 
 

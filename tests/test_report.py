@@ -194,6 +194,7 @@ def test_markdown_summary(built):
     assert "| `kl:thm9` |" in md and "| `kl.thm9.rho` | `kl:thm9` | rho | two-sided |" in md
     assert "**PASS**" in md and "**FINDING**" in md
     assert f"`{NOT_RUN}`: not run" in md
+    assert "### Privacy audits" in md and "| `kl.noisy_gd.stepwise` |" in md
     links = re.findall(r"\[png\]\(([^)]+)\)", md)
     assert links and all((built["md"].parent / l).resolve().exists() for l in links)
 
