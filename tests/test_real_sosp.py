@@ -1,0 +1,140 @@
+"""The SOSP paper's Appendix E in miniature on digits (empirical/real_sosp.py) and the MLP it
+trains (algorithms/real_models.py): gradients against finite differences, clipping bounds the
+sensitivities the oracle is told, privacy from dp-accounting, and a small run judged by the
+experiment's own contrasts (which can fail)."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+
+from algorithms import accounting  # noqa: E402
+from algorithms.real_models import (MLPShape, clip_rows, clipped_hessian_columns,  # noqa: E402
+                                    clipped_mean_difference, kaiming_init, loss,
+                                    per_example_gradients)
+from empirical import real_sosp  # noqa: E402
+from empirical.checks import analyse  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def net():
+    shape = MLPShape(5, 4, 3)
+    rng = np.random.default_rng(0)
+    theta = kaiming_init(shape, rng) + 0.05 * rng.standard_normal(shape.P)   # non-zero biases
+    X = rng.standard_normal((7, 5))
+    y = rng.integers(0, 3, 7)
+    return shape, theta, X, y
+
+
+def test_gradients_match_finite_differences(net):
+    shape, theta, X, y = net
+    g = per_example_gradients(shape, theta, X, y).mean(axis=0)
+    h = 1e-6
+    E = np.eye(shape.P)
+    fd = (loss(shape, theta + h * E, X, y) - loss(shape, theta - h * E, X, y)) / (2 * h)
+    assert np.max(np.abs(g - fd)) < 1e-8
+
+
+def test_hessian_matches_finite_differences_of_gradient(net):
+    shape, theta, X, y = net
+    _, H = clipped_hessian_columns(shape, theta, X, y, clip_g=1e6, M=1e6)
+    h = 1e-6
+    E = np.eye(shape.P)
+    fd = (per_example_gradients(shape, theta + h * E, X, y).mean(axis=1)
+          - per_example_gradients(shape, theta - h * E, X, y).mean(axis=1)) / (2 * h)
+    assert np.max(np.abs(H - 0.5 * (fd + fd.T))) < 1e-5
+    assert np.allclose(H, H.T)
+
+
+def test_broadcasting_over_clients_and_parameter_vectors(net):
+    shape, theta, X, y = net
+    Xm = np.stack([X, X[::-1]])
+    ym = np.stack([y, y[::-1]])
+    G = per_example_gradients(shape, theta, Xm, ym)
+    assert G.shape == (2, 7, shape.P)
+    assert np.allclose(G[1], per_example_gradients(shape, theta, X[::-1], y[::-1]))
+    T = np.stack([theta, 2 * theta])
+    assert np.allclose(per_example_gradients(shape, T, X, y)[1],
+                       per_example_gradients(shape, 2 * theta, X, y))
+
+
+def test_clipping_bounds_the_sensitivities(net):
+    shape, theta, X, y = net
+    G = clip_rows(per_example_gradients(shape, 10 * theta, X, y), 0.3)
+    assert np.linalg.norm(G, axis=-1).max() <= 0.3 * (1 + 1e-12)
+    other = theta + 0.1
+    step = np.linalg.norm(theta - other)
+    # replacing one record moves the clipped mean difference by <= 2·M·step/n
+    d1 = clipped_mean_difference(shape, theta, other, X, y, M=0.2)
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = 50.0, (y[0] + 1) % 3
+    d2 = clipped_mean_difference(shape, theta, other, X2, y2, M=0.2)
+    assert np.linalg.norm(d1 - d2) <= 2 * 0.2 * step / len(y) * (1 + 1e-9)
+    g, H = clipped_hessian_columns(shape, theta, X, y, clip_g=0.5, M=0.1)
+    _, H2 = clipped_hessian_columns(shape, theta, X2, y2, clip_g=0.5, M=0.1)
+    assert np.linalg.norm(H - H2) <= 2 * 0.1 * np.sqrt(shape.P) / len(y) * (1 + 1e-9)
+
+
+def test_shards_and_passes_use_each_record_once():
+    Xtr, ytr, _, _ = real_sosp.load_digits_split()
+    Xs, ys = real_sosp.client_shards(Xtr, ytr, 5)
+    assert Xs.shape[:2] == ys.shape == (5, len(ytr) // 5)
+    assert ys[0].max() <= ys[-1].min()            # label-sorted: heterogeneous clients
+    with pytest.raises(ValueError, match="m must be"):
+        real_sosp.client_shards(Xtr, ytr, 0)
+    data = real_sosp.DigitsClients(Xs[:, :20], ys[:, :20], MLPShape(64, 2, 10), 1.0, 1.0)
+    gen = np.random.default_rng(1)
+    seen = [data._next(gen, 6)[1] for _ in range(3)]
+    with pytest.raises(ValueError, match="past the end"):
+        data._next(gen, 6)
+    assert sum(s.shape[1] for s in seen) == 18
+
+
+def _small_experiment(exp, **over):
+    fixed = {**exp.fixed, "epochs": 2, "hidden": 2, "b1": 200, "b2": 50, **over}
+    return dataclasses.replace(exp, id=exp.id + ".test", fixed=fixed, quick_grid=(2.0,),
+                               seeds=4)
+
+
+def _rows(exp):
+    from empirical.runner import seed_generators
+    rows = []
+    for v in exp.quick_grid:
+        p = exp.point(v)
+        out = real_sosp.run_sosp(p, seed_generators(exp.id, p, exp.seeds))
+        for r in range(exp.seeds):
+            rows.append({"seed": r, **{f"p_{k}": val for k, val in p.items()},
+                         **{k: float(np.asarray(c)[r]) for k, c in out.items()}})
+    return rows
+
+
+def test_small_run_privacy_and_contrasts():
+    exp = _small_experiment(real_sosp.SOSP_EPS_1)
+    rows = _rows(exp)
+    eps = exp.fixed["epsilon"]
+    for r in rows:
+        assert 0 <= r["acc_psgd"] <= 1 and 0 <= r["acc_baseline"] <= 1
+        assert r["epsilon_psgd"] == pytest.approx(eps, rel=1e-9)
+        # the baseline's two halves compose to ε (basic composition)
+        assert r["epsilon_baseline"] == pytest.approx(eps, rel=1e-6)
+        assert r["selected_epoch"] in (-1, 1, 2)
+    z = real_sosp.selection_multiplier(eps, exp.fixed["delta"], 2)
+    assert accounting.epsilon(accounting.gaussian_event(z, 2), exp.fixed["delta"]) <= eps
+    a = analyse(exp, rows)
+    assert not a.privacy_error, a.privacy_error
+    assert a.results[0].verdict in ("PASS", "FAIL")
+    # the contrast can fail: the same rows with the methods swapped cannot pass both ways
+    swapped = [dict(r, acc_psgd=r["acc_baseline"], acc_baseline=r["acc_psgd"]) for r in rows]
+    b = analyse(exp, swapped)
+    assert not (a.results[0].verdict == "PASS" and b.results[0].verdict == "PASS")
+
+
+def test_declarations():
+    for exp in real_sosp.SOSP_EXPERIMENTS:
+        assert exp.paper == "real" and exp.id.startswith("real.sosp.")
+        assert exp.fixed["delta"] == 1e-5
+    assert real_sosp._candidate_epochs(10, 2) == [5, 10]
+    assert real_sosp._candidate_epochs(2, 4) == [1, 2]
