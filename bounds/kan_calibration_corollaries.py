@@ -225,6 +225,35 @@ COR53 = register(Bound(
           "in the quadratic noise term.",
 ))
 
+def _cor53_noise_ratio() -> sp.Expr:
+    # A_corr / (1/(γ²ηT)) at Corollary 5.3's privacy-branch choices (η = 1, B = ρn,
+    # T = nεγ²/√d, κ² = T/ε² from C.24, λ-factors 1): every noise term over the optimisation
+    # term; m is kept (the corollary's m ≍ γ⁻⁶ makes the quadratic term's share γ⁶m = 1).
+    from bounds.kan_correlated_noise import A_CORR, kappa
+    t = n * epsilon * gamma**2 / _sqrt(d)
+    sub = {eta: sp.Integer(1), B: sample_frac * n, T: t, kappa: _sqrt(t) / epsilon,
+           lam: sp.Integer(0)}
+    return sp.expand((A_CORR * gamma**2 * T).subs(sub, simultaneous=True))
+
+
+COR53_NOISE_RATIO = register(Bound(
+    id="kan:cor5.3_noise_ratio",
+    expr=_cor53_noise_ratio(),
+    quantity="A_corr over its optimisation term 1/(γ²ηT) under Corollary 5.3's privacy-branch "
+             "choices: the factor by which noise (and mini-batching) may inflate the risk of the "
+             "same run without noise; read as a bound on private/non-private risk at equal "
+             "(η, T, B)",
+    source=f"{_SRC}, Corollary 5.3 (proof Corollary C.24, App. C.2); notes E6",
+    assumptions=("η = 1, B = ρn, T = nεγ²/√d (n below n_c = d/(γ⁶ε²)), κ² ≲ T/ε² (C.24), "
+                 "λ-factors bounded by 1 (the (1−λ) ≤ 1 and (1−λ)² + ηλ² ≤ 1 + η read at λ = 0)",),
+    privacy=_DP_ZERO_OUT + " (κ of Theorem 5.1)",
+    kind="upper",
+    conditions=(sp.Le(gamma, 1),),
+    notes="Every term is O(1) in n (the cross term falls like n^(−1/2)), so the ratio stays "
+          "bounded as n grows: the corollary's rate is the optimisation term at its T.  With "
+          "m ≍ γ⁻⁶ the quadratic noise term alone contributes γ⁶m = 1.",
+))
+
 COR55 = register(Bound(
     id="kan:cor5.5",
     expr=1 / (gamma * _sqrt(n)) + _sqrt(d) / (gamma**3 * n * epsilon),

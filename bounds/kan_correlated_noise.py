@@ -43,6 +43,9 @@ Optimisation risk (averaged empirical risk), upper bounds:
 * ``kan:A_van_simplified``   Theorem D.14 without logs (notes §3.6).
 * ``kan:A_non``              Theorem E.1 (κ = 0): 1/(γ²ηT) + 1/(γ√(BT)) + η/B.
 * ``kan:fullbatch_gd_opt``   App. E, full-batch GD (B = n, Δ_t = 0): 1/(γ²ηT).
+* ``kan:fullbatch_gd_etaT``  the same in the product etaT = ηT: 1/(γ²·etaT) (the ηT collapse).
+* ``kan:fullbatch_gd_T_only`` App. E as printed with η ≍ 1: 1/(γ²T) (the collapse's competitor).
+* ``kan:A_non_minibatch``    the mini-batch terms of A_non, 1/(γ√(BT)) + η/B (batch-size effect).
 
 λ structure (kind identity; exact factors of the bounds, not rates):
 
@@ -59,6 +62,8 @@ Optimisation risk (averaged empirical risk), upper bounds:
 * ``kan:lam_star_explicit``                1/(1+12βη), the minimiser of kan:lam_quadratic_explicit.
 * ``kan:noise_drift``                      η²c²mdp(1 + (1−λ)²(T−2)), E‖accumulated noise‖² after
                                            T−1 updates (exact, not a bound).
+* ``kan:noise_drift_mean_field``           the same with the noise std ÷ √m (flat in m; the
+                                           width sweep's competitor).
 * ``kan:lam_star_full``                    min{1, (1 + L/(2Q))/(1+η)}, argmin of A_corr over λ at
                                            fixed κ (linear term kept).
 
@@ -91,6 +96,8 @@ Corollaries, specialisations, prior rates (polylogs dropped as printed):
 
 * ``kan:cor5.3``             Corollary 5.3 (λ > 0, B = ρn, m ≍ γ⁻⁶): 1/(γ√n) + √d/(γ⁴nε), opt and
                              pop.
+* ``kan:cor5.3_noise_ratio`` A_corr over 1/(γ²ηT) at Cor 5.3's privacy-branch choices (O(1) in
+                             n): the private/non-private ratio's bound.
 * ``kan:cor5.5``             Corollary 5.5 (λ = 0, B ≍ γ√n, m ≍ γ⁻⁴): 1/(γ√n) + √d/(γ³nε), opt and
                              pop.
 * ``kan:cor5.6_opt``         Corollary 5.6 (κ = 0) optimisation risk 1/n.
@@ -439,6 +446,21 @@ NOISE_DRIFT = register(Bound(
 ))
 
 
+NOISE_DRIFT_MEAN_FIELD = register(Bound(
+    id="kan:noise_drift_mean_field",
+    expr=eta**2 * C_PRIV**2 * d * p * (1 + (1 - lam)**2 * (T - 2)),
+    quantity="kan:noise_drift with the per-coordinate noise std scaled by 1/√m (the mean-field "
+             "convention): the accumulated noise would not grow with the width",
+    source=f"{_SRC}, Algorithm 1 (competitor reading, not the paper's): notes E10",
+    assumptions=NOISE_DRIFT.assumptions,
+    privacy=_CALIBRATED,
+    kind="identity",
+    conditions=(sp.Ge(T, 2), sp.Lt(lam, 1)),
+    notes="The competitor of the width sweep: Algorithm 1 adds noise of std C_clip·κ/B per "
+          "coordinate whatever m, so its drift grows like m (kan:noise_drift), not flat.",
+))
+
+
 # ------------------------------------------------------------------------------------------------
 # Section 5 / App. C.2: population risk, stability, generalisation
 # ------------------------------------------------------------------------------------------------
@@ -530,6 +552,49 @@ FULLBATCH_GD_OPT = register(Bound(
     privacy=_NONPRIVATE,
     kind="upper",
     notes="η kept (the paper sets η ≍ 1) so that experiments can test the ηT collapse.",
+))
+
+#: The product ηT (the "time" of the gradient flow that full-batch GD discretises).
+etaT = sym("etaT")
+
+FULLBATCH_GD_ETAT = register(Bound(
+    id="kan:fullbatch_gd_etaT",
+    expr=1 / (gamma**2 * etaT),
+    quantity="averaged empirical risk of full-batch GD (B = n, κ = 0) as a function of the "
+             "product ηT alone (the ηT collapse)",
+    source=f"{_SRC}, App. E, 'Recovery of full-batch GD' (kan:fullbatch_gd_opt with η kept); notes E2",
+    assumptions=FULLBATCH_GD_OPT.assumptions + (
+        "η below the divergence threshold ≈ 1/β (the bound's η ≤ 1/(12C_{σ,b}p³))",),
+    privacy=_NONPRIVATE,
+    kind="upper",
+    notes="kan:fullbatch_gd_opt written in the product etaT = ηT: runs with different (η, T) at "
+          "equal ηT have the same bound, so the bound is flat in η along ηT = const (exponent 0).",
+))
+
+FULLBATCH_GD_PRINTED = register(Bound(
+    id="kan:fullbatch_gd_T_only",
+    expr=1 / (gamma**2 * T),
+    quantity="averaged empirical risk of full-batch GD as App. E prints it (η ≍ 1 absorbed: a "
+             "function of T alone)",
+    source=f"{_SRC}, App. E, 'Recovery of full-batch GD' (as printed, η ≍ 1)",
+    assumptions=FULLBATCH_GD_OPT.assumptions,
+    privacy=_NONPRIVATE,
+    kind="upper",
+    notes="The competitor of the ηT collapse: read literally, the risk depends on T only, so "
+          "along ηT = const it would grow like η.",
+))
+
+A_NON_MINIBATCH = register(Bound(
+    id="kan:A_non_minibatch",
+    expr=1 / (gamma * _sqrt(B * T)) + eta / B,
+    quantity="the mini-batch terms of A_non (what Theorem E.1 charges for batches of B instead "
+             "of n): read as a bound on |avg L_S(SGD, B) − avg L_S(GD)| on the same data",
+    source=f"{_SRC}, Theorem E.1 (App. E); notes E3",
+    assumptions=A_NON_B.assumptions + (
+        "reading: A_non − 1/(γ²ηT) bounds the effect of the batch size at fixed (η, T)",),
+    privacy=_NONPRIVATE,
+    kind="upper",
+    notes="Slope in B between −1/2 (1/(γ√(BT)) dominates) and −1 (η/B dominates).",
 ))
 
 _GEN_NOTE = ("avg_loss is the run's own averaged training loss (1/T)Σ_{t<T} E L_S(W_t), so the "

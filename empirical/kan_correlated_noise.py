@@ -317,6 +317,15 @@ def _lam_cal_values(point: dict) -> dict:
     return {"lam": point["lam"], "eta": point["eta"], "T": point["T"]}
 
 
+#: Level band of the calibrated λ sweeps (E(λ)/E(0) ÷ the calibrated quadratic factor).
+_CAL_LEVEL = (1e-3, 1.2)
+_CAL_LEVEL_REASON = ("E(λ)/E(0) ÷ ((1−λ)²+ηλ²)((1−λ^T)/(1−λ))²: the hidden constants cancel in "
+                     "the paired ratio and the factor is 1 at λ = 0, so ≤ 1 is the bound itself "
+                     "(1.2: 8-seed noise of the ratio, measured 0.87 at λ = 0.3).  The lower end "
+                     "only excludes an excess that vanishes: the logistic loss saturates, so the "
+                     "cost grows far more slowly than the factor (measured 0.016–0.02 at λ = 0.9, "
+                     "factor ≈ 65; ≈ 360 at λ = 0.95 on the full grid)")
+
 _CAL_BASE = {"m": 16, "d": 5, "p": 6, "margin_quantile": 0.5, "T": 200, "eta": 1.0,
              "C_clip": 0.5, "epsilon": 1.0, "delta": 1e-4, "eval_every": 20}
 
@@ -340,7 +349,8 @@ LAM_THM51 = register(Experiment(
               "ratio test: the calibrated bound's λ-factor ((1−λ)²+ηλ²)((1−λ^T)/(1−λ))² is an upper "
               "bound on how fast the cost may grow; the loss saturates (ℓ ≤ log 2 + |f|), so "
               "slower growth is allowed; 0.35 covers 8 paired seeds (CI half-width ≈ 0.25, one "
-              "seed in eight saturates at λ = 0.9)"),
+              "seed in eight saturates at λ = 0.9)",
+              level=_CAL_LEVEL, level_reason=_CAL_LEVEL_REASON),
         Check("kan:lam_linear", "reject", 0.3,
               "competitor: the fixed-κ gain (1−λ) of Remark 4.2; under the calibration κ grows "
               "like (1−λ^T)/(1−λ) and cancels it, so the data must rule out any decrease"),
@@ -370,7 +380,8 @@ LAM_TIGHT_FRESH = register(Experiment(
         Check("kan:lam_quadratic_calibrated", "one-sided", 0.35,
               "with adjacent participations possible, the exact worst case is a contiguous block "
               "whose sensitivity grows like 1/(1−λ), as in F.11; the calibrated shape bounds the "
-              "growth; 0.35 covers 8 paired seeds (CI half-width ≈ 0.2)"),
+              "growth; 0.35 covers 8 paired seeds (CI half-width ≈ 0.2)",
+              level=_CAL_LEVEL, level_reason=_CAL_LEVEL_REASON),
         Check("kan:lam_linear", "reject", 0.3,
               "competitor: a λ gain (1−λ); tight accounting of fresh batches must still rule it out"),
     ),
@@ -396,7 +407,14 @@ LAM_TIGHT_CYCLIC = register(Experiment(
         Check("kan:lam_linear", "one-sided", 0.35,
               "with participations ⌊n/B⌋ ≫ 1/(1−λ) apart the sensitivity grows only like "
               "1/√(1−λ²), so the fixed-κ gain survives in part: E(λ)/E(0) falls at most as fast "
-              "as (1−λ) (upper-bound direction); 0.35 covers 8 paired seeds (CI half-width ≈ 0.3)"),
+              "as (1−λ) (upper-bound direction); 0.35 covers 8 paired seeds (CI half-width ≈ 0.3)",
+              level=(0.7, 30.0),
+              level_reason="E(λ)/E(0) ÷ (1−λ): the fixed-κ gain (1−λ) is the most a larger κ(λ) "
+                           "can leave, so the ratio is ≥ 1 up to seed noise (measured 0.97 at "
+                           "λ = 0.3; 0.7 allows 8-seed noise); above: κ(λ)²/κ(0)² ≤ 1/(1−λ²) "
+                           "(separated participations) bounds the growth of the quadratic part "
+                           "and (1−λ)⁻¹ ≤ 20 on the full grid, so 30 (measured up to 5.8 at "
+                           "λ = 0.9) flags an excess growing faster than the noise variance allows"),
         Check("kan:lam_quadratic_calibrated", "reject", 0.3,
               "competitor: the paper's calibrated no-gain shape (increasing in λ); sharper "
               "accounting with a cyclic sampler must rule it out"),
@@ -762,3 +780,8 @@ NONPRIV_N = register(Experiment(
                    "KAN-E27) is what decays slowly"),
     ),
 ))
+
+
+# The rate experiments beyond the λ sweeps (ηT collapse, batch size, Corollary 5.3) live in their
+# own module; importing it here registers them with the paper.
+import empirical.kan_rates  # noqa: E402,F401

@@ -41,7 +41,7 @@ KAN_BOUNDS = {v.id: v for mod in (kb, kcc) for v in vars(mod).values() if isinst
 GENERIC = dict(n=1e4, d=16.0, m=256.0, T=500.0, eta=0.5, B=2500.0, lam=0.5, noise_multiplier=2.0,
                gamma=0.25, epsilon=0.5, delta=1e-6, beta=0.1, sample_frac=0.25, p=6.0,
                C_clip=1.0, G=1.0, R_bar=40.0, L_star=1e-3, dist_star=20.0, R=60.0, b_grad=1.0,
-               avg_loss=0.05)
+               avg_loss=0.05, etaT=250.0)
 FIXED = dict(lam=sp.Rational(1, 2), sample_frac=sp.Rational(1, 4))
 
 
@@ -925,3 +925,40 @@ def test_cor53_raw_calibration_agrees_inside_the_regime():
         e_raw = follows_from(_tmp(sp.Integer(1)), bounds.get("kan:thm4.1"), raw, ["n"], **FIXED)
         e_ours = follows_from(_tmp(sp.Integer(1)), bounds.get("kan:thm4.1"), ours, ["n"], **FIXED)
         assert e_raw.exponents["n"][0] == e_ours.exponents["n"][0], (a, c, b)
+
+
+
+# ------------------------------------------------------------------ bounds of the rate experiments
+def test_etaT_collapse_bound_is_fullbatch_gd_in_the_product():
+    """kan:fullbatch_gd_etaT is kan:fullbatch_gd_opt at ηT = etaT; flat in η along it, while the
+    printed η ≍ 1 form (kan:fullbatch_gd_T_only) grows like η there."""
+    gd, col, printed = (bounds.get(i) for i in ("kan:fullbatch_gd_opt", "kan:fullbatch_gd_etaT",
+                                                "kan:fullbatch_gd_T_only"))
+    for eta, T in ((0.25, 800.0), (1.0, 200.0), (4.0, 50.0)):
+        assert float(col(gamma=0.3, etaT=eta * T)) == pytest.approx(float(gd(gamma=0.3, eta=eta, T=T)))
+    assert printed.exponent("T") == -1 and "eta" not in printed.variables
+
+
+def test_minibatch_terms_are_A_non_less_its_fullbatch_term():
+    diff = sp.simplify(bounds.get("kan:A_non").expr - bounds.get("kan:fullbatch_gd_opt").expr
+                       - bounds.get("kan:A_non_minibatch").expr)
+    assert diff == 0
+    mb = bounds.get("kan:A_non_minibatch")
+    assert mb.exponent("B", eta=1, T=200, gamma=0.3) == sp.Rational(-1, 2)
+
+
+def test_cor53_noise_ratio_is_bounded_in_n_and_its_quadratic_share_is_gamma6_m():
+    """C.24: under Corollary 5.3's privacy-branch choices every noise term of A_corr over the
+    optimisation term is O(1) in n; the quadratic one is γ⁶m/ρ² (= 1/ρ² at m = γ⁻⁶)."""
+    b = bounds.get("kan:cor5.3_noise_ratio")
+    assert b.exponent("n") == 0
+    g, m_, r = sym("gamma"), sym("m"), sym("sample_frac")
+    assert sp.simplify(b.expr.coeff(m_) - g**6 / r**2) == 0
+    v = dict(d=5, epsilon=1.0, gamma=0.32, m=32, sample_frac=0.5)
+    assert 1 < float(b(n=600, **v)) < 1.5 and float(b(n=2400, **v)) < float(b(n=600, **v))
+
+
+def test_mean_field_drift_is_the_drift_over_m():
+    nd, mf = bounds.get("kan:noise_drift"), bounds.get("kan:noise_drift_mean_field")
+    assert sp.simplify(nd.expr / mf.expr - sym("m")) == 0
+    assert nd.exponent("m") == 1 and "m" not in mf.variables
