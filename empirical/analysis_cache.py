@@ -172,7 +172,9 @@ def _dec(obj: Any) -> Any:
     if "$exp" in obj:
         return registry.get(obj["$exp"])
     if "$dc" in obj:
-        cls = _TYPES[obj["$dc"]]
+        cls = _TYPES.get(obj["$dc"])
+        if cls is None:
+            raise ValueError(f"{obj['$dc']!r} is not a cached type")
         return cls(**{k: _dec(v) for k, v in obj["f"].items()})
     if "$nd" in obj:
         vals = [_dec(x) for x in obj["v"]]

@@ -284,8 +284,11 @@ def _run_and_analyse(exps, args, invalid: dict[str, str], stats: SweepStats
     """Every valid experiment's points through one queue (empirical/scheduling.py), analysed
     on the workers as each completes; returns the analyses, how many were fitted now and how
     many were read from the cache."""
-    from empirical.scheduling import sweep_all
+    from empirical.scheduling import limit_threads, sweep_all
 
+    # Every row is computed with one BLAS thread, whatever the executor: multi-threaded
+    # OpenBLAS sums dot products in another order, which would change a row's last bits.
+    limit_threads(1)
     outcomes = sweep_all([e for e in exps if e.id not in invalid], full=args.full,
                          workers=args.workers, scheduler=args.scheduler, results=args.results,
                          say=stderr_progress, progress=_progress_bar, analyse=True,

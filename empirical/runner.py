@@ -669,6 +669,11 @@ def _pool_init(parent: int) -> None:
                 os._exit(1)
 
     threading.Thread(target=watchdog, daemon=True, name="dprates-parent-watchdog").start()
+    # One BLAS thread per worker: no oversubscription, and the same sums as every other
+    # executor (empirical.scheduling.limit_threads).
+    from empirical.scheduling import limit_threads
+
+    limit_threads(1)
 
 
 #: How often a sweep starts a new pool after a worker process died (killed, out of memory).

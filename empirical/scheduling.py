@@ -68,49 +68,54 @@ def default_workers() -> int:
 # Threads of numerical libraries in workers
 # --------------------------------------------------------------------------------------------
 
-def limit_threads(n: int = 1) -> None:
-    """Cap BLAS / OpenMP threads of this process at ``n``.
+def limit_threads(n: int = 1) -> int | None:
+    """Cap BLAS / OpenMP threads of this process at ``n``; returns OpenBLAS's previous count
+    (None if unknown), so that a caller can restore it.
 
-    The environment variables reach libraries loaded later (and child processes); numpy's
-    OpenBLAS is already loaded in a forked worker, so it is also told directly (threadpoolctl
-    when installed, else OpenBLAS's own ``set_num_threads`` found in the loaded libraries).
+    Why every executor uses one thread: besides oversubscription (two pool workers of two BLAS
+    threads each on two cores), OpenBLAS's multi-threaded dot product sums in another order, so
+    a row's last bits would depend on the thread count (seen: ``x @ x`` for 2e6 entries differs
+    between 1 and 2 threads).  The environment variables reach libraries loaded later (and child
+    processes); numpy's OpenBLAS is already loaded in a forked worker, so it is also told
+    directly (OpenBLAS's own ``set_num_threads``, found among the loaded libraries).
     """
     for var in THREAD_VARS:
         os.environ[var] = str(n)
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(n)
-        return
-    except ImportError:
-        pass
-    _openblas_set_threads(n)
+    return _openblas_threads(n)
 
 
-def _openblas_set_threads(n: int) -> None:
+def _openblas_functions() -> list[tuple[object, object]]:
+    """(get, set) of every OpenBLAS loaded in this process (numpy's and scipy's may differ)."""
     import ctypes
 
     try:
         with open("/proc/self/maps") as f:
-            libs = {line.split()[-1] for line in f if "openblas" in line.lower()}
+            libs = sorted({line.split()[-1] for line in f if "openblas" in line.lower()})
     except OSError:         # not Linux: the environment variables are what we can do
-        return
+        return []
+    out = []
     for lib in libs:
         try:
             handle = ctypes.CDLL(lib)
         except OSError:
             continue
-        for sym in ("openblas_set_num_threads", "openblas_set_num_threads64_",
-                    "scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads"):
-            fn = getattr(handle, sym, None)
-            if fn is not None:
-                fn(ctypes.c_int(n))
+        for prefix, suffix in (("", ""), ("", "64_"), ("scipy_", "64_"), ("scipy_", "")):
+            setter = getattr(handle, f"{prefix}openblas_set_num_threads{suffix}", None)
+            getter = getattr(handle, f"{prefix}openblas_get_num_threads{suffix}", None)
+            if setter is not None and getter is not None:
+                out.append((getter, setter))
                 break
+    return out
 
 
-def _worker_init(parent: int) -> None:
-    runner._pool_init(parent)
-    limit_threads(1)
+def _openblas_threads(n: int) -> int | None:
+    import ctypes
+
+    before = None
+    for getter, setter in _openblas_functions():
+        before = before or int(getter())
+        setter(ctypes.c_int(n))
+    return before
 
 
 # --------------------------------------------------------------------------------------------
@@ -464,18 +469,20 @@ def _drain_pool(run: _Run, pool: ProcessPoolExecutor, in_flight: dict, slots: in
 
 
 def _salvage(run: _Run, in_flight: dict) -> None:
-    """After a worker died: store what the broken pool did finish, requeue the rest."""
+    """After a worker died: record what the broken pool did finish (a result, or a point's own
+    error), requeue the rest (running, queued, or cancelled by the shutdown)."""
     for fut, task in list(in_flight.items()):
-        try:
+        finished = fut.done() and not fut.cancelled()
+        if finished and not isinstance(fut.exception(), BrokenExecutor):
             run.handle(task, fut.result)
-        except BrokenExecutor:
+        else:
             heapq.heappush(run.queue, task)
     in_flight.clear()
 
 
 def _pool(run: _Run, workers: int) -> None:
     for attempt in range(runner.POOL_RESTARTS + 1):
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=runner._pool_init,
                                    initargs=(os.getpid(),))
         in_flight: dict[Future, _Task] = {}
         try:
