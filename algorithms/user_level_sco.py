@@ -87,6 +87,7 @@ def laplace_difference_tail(x: float, b_query: float, b_threshold: float) -> flo
     return (b1 * b1 * math.exp(-x / b1) - b2 * b2 * math.exp(-x / b2)) / (2.0 * (b1 * b1 - b2 * b2))
 
 
+@lru_cache(maxsize=4096)
 def release_margin(zeta: float, b_query: float, b_threshold: float = 0.0) -> float:
     """Smallest margin M with P(ν − ξ ≥ M) ≤ ζ: a release happens only if the true score is
     ≥ threshold − M, except with probability ζ (bisection on the closed-form tail)."""
@@ -821,8 +822,9 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
                                 c_tau=c_tau, nonsmooth_T=nonsmooth_T, removal=removal,
                                 calibrate=noise)
     if not phases:
-        raise ValueError(f"n = {data.n} users give no phase with n_i ≥ the minibatch floor: "
-                         "increase n or epsilon, or lower c_K1")
+        raise ValueError(f"n = {data.n} users give no phase that can run privately (n_i ≥ the "
+                         "minibatch floor and a finite Lemma C.2 sensitivity, UL-E13/UL-E14): "
+                         "increase n or epsilon")
     eps, dl = float(epsilon), float(delta)
     g0 = data.grad_evals
     x_prev = data.center.copy()

@@ -42,6 +42,7 @@ from scipy.optimize import brentq
 
 from algorithms import user_level_sco as ul
 from algorithms.accounting import REPLACE_ONE
+from empirical import user_level_sensitivity as uls
 from empirical.audit import AuditTarget, register_audit
 from empirical.mutants import Mutant, Patch, register_mutant
 
@@ -73,11 +74,15 @@ class CanaryUsers(ul.UserData):
 # =============================================================================================
 # Algorithm 3 (Algorithm 2 inside): one phase, full-batch minibatches
 # =============================================================================================
-#: n = 1000, q = ½: n_1 = 207, n_2 = 146; c_K1 log(1/δ)/ε = 180 ∈ (146, 207] leaves phase 1
-#: alone, and c_K2 = 1 makes K_1 = n_1 (every step's minibatch holds the canary); β = 0 gives
-#: T_1 = ⌈c_T⌉ = 3; m = 2^20 makes τ = L√(log(ndm)/m) ≈ 0.0045 ≪ L (the extreme canary is
-#: 110 radii away).  AboveThreshold's margin K/5 ≈ 41 against Lap(8) + Lap(16): ≈ 8% of runs halt.
-ALG3 = dict(n=1000, m=2 ** 20, d=2, epsilon=1.0, delta=1e-5, L=1.0, R=4.0, c_K1=15.6, c_T=3.0,
+#: n = 2000, q = ½: n_1 = 414, n_2 = 292; at ε = 2, δ = 1e-3 phase 2 is too small for its
+#: score test to certify a finite sensitivity (UL-E13/UL-E14), so phase 1 runs alone, and
+#: c_K2 = 1 makes K_1 = n_1 (every step's minibatch holds the canary); β = 0 gives
+#: T_1 = ⌈c_T⌉ = 3.  m = 2^30 makes τ = L√(log(ndm)/m) ≈ 1.6e-4, so the corrected sensitivity
+#: Δ_1 ≈ 0.137/K_1 is far below the item-level 2L/K_1 (without that, dropping outlier removal
+#: would be invisible: at m = 2^20 Δ_1 exceeds 2L/K_1).  ε = 2, δ = 1e-3 (not 1, 1e-5): smaller
+#: ones need K_1 ≳ 600–2000 users, whose K² distances make each trial too slow for the default
+#: run.
+ALG3 = dict(n=2000, m=2 ** 30, d=2, epsilon=2.0, delta=1e-3, L=1.0, R=4.0, c_K1=40.0, c_T=3.0,
             c_K2=1.0)
 
 
@@ -125,13 +130,13 @@ def _alg3_claim() -> float:
 # =============================================================================================
 # Algorithm 1: one phase whose C groups are single users
 # =============================================================================================
-#: n = 1000, q = ¼: n_1 = 133; c_C = 5 gives C = 120, so N_1 = 1 (each group is one user, T_1 =
-#: m = 4 SGD steps).  c_τ = 1e-4 puts 2τ_1 at ≈ 0.0036·η_1L while the extreme canary's SGD
-#: average moves 2.5·η_1L (700 radii): removed, or if kept, moved ≈ 17σ.  The kept canary's items are scaled so that its
-#: average sits at 0.999·2τ_1.  The Laplace score test (margin ≈ 22 against Lap(20)) halts
-#: ≈ 17% of runs, on both sides alike (the output is then 0).
-ALG1 = dict(n=1000, m=4, d=2, epsilon=1.0, delta=1e-5, L=1.0, R=4.0, c_C=5.0, c_eta=1.0,
-            c_tau=1e-4)
+#: n = 4000, q = ¼: n_1 = 535; c_C = 40 at ε = 2, δ = 1e-3 gives C = 432, so N_1 = 1 (each
+#: group is one user, T_1 = m = 4 SGD steps); fewer groups certify no finite sensitivity under
+#: the corrected Lemma B.2 (UL-E13/UL-E14).  c_τ = 1e-5 puts 2τ_1 at ≈ 4e-4·η_1L while the
+#: extreme canary's SGD average moves 2.5·η_1L: removed, or if kept (no removal), moved ≈ 9σ
+#: (at c_τ = 1e-4 the corrected Δ_1 made that only ≈ 1σ: the control was missed).  The kept canary's items are scaled so that its average sits at 0.999·2τ_1.
+ALG1 = dict(n=4000, m=4, d=2, epsilon=2.0, delta=1e-3, L=1.0, R=4.0, c_C=40.0, c_eta=1.0,
+            c_tau=1e-5)
 
 
 def _alg1_kw() -> dict:
@@ -218,14 +223,14 @@ register_audit(AuditTarget(
     algorithm="algorithms.user_level_sco.accelerated_phased_erm (Algorithms 2+3), phase-1 noisy "
               "gradients", relation=_RELATION, delta=ALG3["delta"], claimed_epsilon=_alg3_claim,
     candidates={"kept": _alg3_release("kept"), "extreme": _alg3_release("extreme")},
-    view="stepwise", trials=4_000, search_trials=500, note=_NOTE3))
+    view="stepwise", trials=2_000, search_trials=200, note=_NOTE3))
 register_audit(AuditTarget(
     name="userlevel.alg1.final", paper="userlevel",
     algorithm="algorithms.user_level_sco.phased_sgd_outlier_removal (Algorithm 1), output of "
               "one phase of single-user groups", relation=_RELATION, delta=ALG1["delta"],
     claimed_epsilon=_alg1_claim,
     candidates={"kept": _alg1_release("kept"), "extreme": _alg1_release("extreme")},
-    view="final", trials=4_000, search_trials=500,
+    view="final", trials=2_000, search_trials=200,
     note="as userlevel.alg3.stepwise, the canary's SGD average at ±0.999·2τ_1 or its items at "
          "±L·e1"))
 register_audit(AuditTarget(
@@ -242,11 +247,11 @@ for _name, _rel, _trials, _claim, _what in (
         ("userlevel.alg3.item_level_sensitivity", _alg3_release("kept"), 1_000, _alg3_claim,
          "Algorithm 3 calibrated to the item-level sensitivity 2L/(mK) for its user-level claim"),
         ("userlevel.alg3.no_outlier_removal", _alg3_release("extreme"), 1_000, _alg3_claim,
-         "Algorithm 3 keeping every user, noise still calibrated to 2τ log(1/ζ)/K"),
+         "Algorithm 3 keeping every user, noise still calibrated to the Lemma C.2 bound"),
         ("userlevel.alg3.noise_removed", _alg3_release("kept"), 1_000, _alg3_claim,
          "Algorithm 3 adding no noise (accounting unchanged)"),
         ("userlevel.alg1.no_outlier_removal", _alg1_release("extreme"), 1_000, _alg1_claim,
-         "Algorithm 1 keeping every group iterate, noise still calibrated to 2τ_1 log(1/ζ)/C")):
+         "Algorithm 1 keeping every group iterate, noise still calibrated to the Lemma B.2 bound")):
     register_audit(AuditTarget(
         name=_name, paper="userlevel", algorithm=_what, relation=_RELATION,
         delta=ALG3["delta"], claimed_epsilon=_claim, release=_with_mutant(_name, _rel),
@@ -276,16 +281,17 @@ def independent_multiplier(epsilon: float, count: int, delta: float) -> float:
 def measure_alg3_noise(runs: int = 200, seed: int = 0) -> dict:
     """Algorithm 3 on the honest data of :data:`ALG3` (every gradient 0, so each release IS its
     noise).  Returns the measured per-coordinate std of phase 1's releases, the count, and the
-    theorem's σ_1 = z·2τ log(1/ζ)/K_1 recomputed here: τ = L√(log(ndm)/m), ζ = δ/(10T_1e^ε),
-    T_1 = ⌈c_T⌉ (β = 0), n_1 = ⌊(1 − 2^{−½})n/2^{½}⌋, K_1 = n_1 (c_K2 n_1ε/√T_1 ≥ n_1 − 180),
+    theorem's σ_1 = z·Δ_1 recomputed here: τ = L√(log(ndm)/m), Δ_1 the corrected Lemma C.2
+    bound (empirical.user_level_sensitivity, UL-E13),
+    T_1 = ⌈c_T⌉ (β = 0), n_1 = ⌊(1 − 2^{−½})n/2^{½}⌋, K_1 = n_1 (c_K2 n_1ε/√T_1 ≥ n_1),
     z with dp-accounting's ε(T_1 Gaussians, δ/2) = ε/2 (2K_1 > n_1: no amplification)."""
     n, m, d, eps, dl, L = (ALG3[k] for k in ("n", "m", "d", "epsilon", "delta", "L"))
     T = int(math.ceil(ALG3["c_T"]))
     n1 = int(math.floor((1 - 2 ** -0.5) * n / 2 ** 0.5))
     K = n1
     tau = L * math.sqrt(math.log(n * d * m) / m)
-    zeta = dl / (10.0 * T * math.exp(eps))
-    sigma = independent_multiplier(eps / 2.0, T, dl / 2.0) * 2.0 * tau * math.log(1 / zeta) / K
+    sigma = independent_multiplier(eps / 2.0, T, dl / 2.0) * uls.alg3_phase_sensitivity(
+        tau, K, T, eps, dl)
     data = CanaryUsers(np.zeros((n, d)), m, L, ALG3["R"])
     acc: list[np.ndarray] = []
     used = []
@@ -304,8 +310,8 @@ def measure_alg3_noise(runs: int = 200, seed: int = 0) -> dict:
 
 def measure_alg1_noise(runs: int = 400, seed: int = 0) -> dict:
     """Algorithm 1 on honest data of :data:`ALG1` (all gradients 0): the released x_1 minus the
-    outlier-removed mean is the noise; σ_1 = z·2τ_1 log(1/ζ)/C recomputed here with z from
-    ε(Gaussian, δ/2) = 0.9ε (the Laplace score takes ε/10), ζ = δ/(10e^ε),
+    outlier-removed mean is the noise; σ_1 = z·Δ_1 recomputed here with z from
+    ε(Gaussian, δ/2) = 0.9ε (the Laplace score takes ε/10), Δ_1 the corrected Lemma B.2 bound,
     τ_1 = c_τη_1L√T_1 log(ndm), η_1 = c_ηR/(L√(dmnε))/2^{p}, p = J + 3/2, J = max(1, log m/log n),
     C = ⌈c_C log(20nme^ε/δ)/ε⌉, T_1 = ⌊n_1/C⌋m."""
     n, m, d, eps, dl, L, R = (ALG1[k] for k in ("n", "m", "d", "epsilon", "delta", "L", "R"))
@@ -315,8 +321,8 @@ def measure_alg1_noise(runs: int = 400, seed: int = 0) -> dict:
     p = max(1.0, math.log(m) / math.log(n)) + 1.5
     eta1 = ALG1["c_eta"] * R / (L * math.sqrt(d * m * n * eps)) / 2 ** p
     tau1 = ALG1["c_tau"] * eta1 * L * math.sqrt(T1) * math.log(n * d * m)
-    zeta = dl / (10.0 * math.exp(eps))
-    sigma = independent_multiplier(0.9 * eps, 1, dl / 2.0) * 2.0 * tau1 * math.log(1 / zeta) / C
+    sigma = independent_multiplier(0.9 * eps, 1, dl / 2.0) * uls.alg1_phase_sensitivity(
+        tau1, C, eps, dl)
     data = CanaryUsers(np.zeros((n, d)), m, L, R)
     acc = []
 

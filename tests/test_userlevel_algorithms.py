@@ -73,16 +73,17 @@ def test_alg1_rates_schedule_parameters():
 # ------------------------------------------------------------------------------ counting
 def test_alg3_counts_every_gradient():
     data = QuadraticUsers(4096, 32, 4, _rng(1))
-    res = ul.accelerated_phased_erm(data, 1.0, DL, _rng(2), c_K1=40)
+    res = ul.accelerated_phased_erm(data, 8.0, DL, _rng(2), c_K1=40)
     assert res.grad_evals == data.grad_evals
     assert res.grad_evals == sum(p["steps"] * p["K_i"] for p in res.phases) * 32
 
 
 def test_alg1_count_is_linear_and_exact():
-    data = StreamingLeastSquares(2**15, 16, 5, _rng(1))
-    res = ul.phased_sgd_outlier_removal(data, 1.0, DL, _rng(2), max_phases=3)
+    # c_C = 60: with the corrected Lemma B.2 (UL-E13/14) C ≈ 15 log(·)/ε groups certify nothing
+    data = StreamingLeastSquares(2**17, 16, 5, _rng(1))
+    res = ul.phased_sgd_outlier_removal(data, 1.0, DL, _rng(2), max_phases=3, c_C=60.0)
     C = res.info["C"]
-    assert res.grad_evals == sum(C * p["N_i"] for p in res.phases) * 16 <= 2**15 * 16
+    assert res.grad_evals == sum(C * p["N_i"] for p in res.phases) * 16 <= 2**17 * 16
 
 
 def test_smoothing_counts_one_base_gradient_per_item_and_is_unbiased():
@@ -106,10 +107,11 @@ def test_uniform_ball_is_uniform():
 
 # ------------------------------------------------------------------------------ privacy
 def test_alg3_guarantee_equals_target_and_spent_below():
+    # ε = 8: at n = 4096 smaller ε leaves no phase whose score test certifies anything (UL-E14)
     data = QuadraticUsers(4096, 64, 4, _rng(1))
-    res = ul.accelerated_phased_erm(data, 1.0, 1e-9, _rng(2), c_K1=40)
-    assert res.privacy.guarantee_epsilon == pytest.approx(1.0, rel=1e-3)
-    assert res.privacy.guarantee_epsilon <= 1.0
+    res = ul.accelerated_phased_erm(data, 8.0, 1e-9, _rng(2), c_K1=40)
+    assert res.privacy.guarantee_epsilon == pytest.approx(8.0, rel=1e-3)
+    assert res.privacy.guarantee_epsilon <= 8.0
     assert res.privacy.spent_epsilon <= res.privacy.guarantee_epsilon
     assert res.privacy.guarantee_delta == pytest.approx(1e-9)
 
@@ -131,22 +133,23 @@ def test_calibration_hits_target_and_is_accountant_consistent():
 
 
 def test_faithful_sigma_overpays():
-    """The paper's σ_i (Alg. 2 line 13) buys far less ε than asked: the accountant's ε for the
-    faithful noise at the same sensitivity model is a small fraction of ε/2."""
+    """The paper's σ_i (Alg. 2 line 13) buys less ε than asked: the accountant's ε for the
+    faithful noise at the corrected sensitivity (UL-E13) is ≤ 0.2 of ε/2 in the first three
+    phases (0.049, 0.056, 0.087 at n = 2^14; under the former constant 2 it was < 0.1), and
+    within ε/2 in every phase (the faithful constants stay private)."""
     tau, ph = ul.alg3_schedule(2**14, 64, 10, 1.0, DL, 4.0, 4.0, 1.0, mode="faithful")
-    for P in ph[:3]:
-        e = ul.gaussian_epsilon(P.z, P.T_i, DL / 2, P.n_i, P.K_i)
-        assert e < 0.1 * 0.5
+    es = [ul.gaussian_epsilon(P.z, P.T_i, DL / 2, P.n_i, P.K_i) for P in ph]
+    assert max(es[:3]) < 0.2 * 0.5 and max(es) <= 0.5
 
 
 def test_halted_run_outputs_centre_and_spends_less():
     # m = 4096 makes τ = L√(log(ndm)/m) ≈ 0.3 small enough that the adversaries (mean gradient
     # ≈ 2.3 away) are outside 2τ of the honest users
-    n_1 = ul.alg3_schedule(4096, 4096, 4, 1.0, 1e-9, 4.0, 4.0, 1.0, c_K1=40,
+    n_1 = ul.alg3_schedule(4096, 4096, 4, 8.0, 1e-9, 4.0, 4.0, 1.0, c_K1=40,
                            calibrate=False)[1][0].n_i
     # phase 1's users are the first n_1: make 45% of them adversarial
     data = QuadraticUsers(4096, 4096, 4, _rng(1), adversarial=int(0.45 * n_1))
-    res = ul.accelerated_phased_erm(data, 1.0, 1e-9, _rng(2), c_K1=40)
+    res = ul.accelerated_phased_erm(data, 8.0, 1e-9, _rng(2), c_K1=40)
     assert res.halted and np.all(res.x == 0)
     assert res.privacy.spent_epsilon < res.privacy.guarantee_epsilon
 

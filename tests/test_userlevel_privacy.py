@@ -109,12 +109,17 @@ def test_above_threshold_is_epsilon_dp():
     assert np.all(pb <= math.exp(eps) * pa + se + 1e-12)
 
 
+#: ε of the Algorithm 3 privacy tests at n = 4096: below ≈ 4 no phase's score test certifies
+#: a finite sensitivity at δ = 1e-9 (UL-E14), so the algorithm refuses to run.
+EPS3 = 8.0
+
+
 def _coupled(data_a, data_b, **kw):
     g = np.random.default_rng(11)
     ga, gb = copy.deepcopy(g), copy.deepcopy(g)
     na, nb = np.random.default_rng(12), np.random.default_rng(12)
-    ra = ul.accelerated_phased_erm(data_a, 1.0, 1e-9, ga, noise_rng=na, **kw)
-    rb = ul.accelerated_phased_erm(data_b, 1.0, 1e-9, gb, noise_rng=nb, **kw)
+    ra = ul.accelerated_phased_erm(data_a, EPS3, 1e-9, ga, noise_rng=na, **kw)
+    rb = ul.accelerated_phased_erm(data_b, EPS3, 1e-9, gb, noise_rng=nb, **kw)
     return ra, rb
 
 
@@ -130,7 +135,7 @@ def test_one_adversarial_user_is_removed_and_moves_output_less_than_noise():
     shift = np.linalg.norm(ra.x - rb.x)
     assert rb.info["removed"] >= 1 and not rb.halted
     # output noise: spread of the private output over independent noise draws
-    outs = [ul.accelerated_phased_erm(D, 1.0, 1e-9, np.random.default_rng(11),
+    outs = [ul.accelerated_phased_erm(D, EPS3, 1e-9, np.random.default_rng(11),
                                       noise_rng=np.random.default_rng(100 + s), c_K1=40).x
             for s in range(4)]
     sigma_out = float(np.sqrt(np.mean(np.var(outs, axis=0))))
@@ -142,13 +147,13 @@ def test_one_adversarial_user_is_removed_and_moves_output_less_than_noise():
 
 def test_majority_adversaries_force_a_halt_and_clean_data_never_does():
     n, m, d = 4096, 4096, 4
-    n_1 = ul.alg3_schedule(n, m, d, 1.0, 1e-9, 4.0, 4.0, 1.0, c_K1=40, calibrate=False)[1][0].n_i
+    n_1 = ul.alg3_schedule(n, m, d, EPS3, 1e-9, 4.0, 4.0, 1.0, c_K1=40, calibrate=False)[1][0].n_i
     halts = [ul.accelerated_phased_erm(QuadraticUsers(n, m, d, np.random.default_rng(s),
                                                       adversarial=int(0.45 * n_1)),
-                                       1.0, 1e-9, np.random.default_rng(50 + s), c_K1=40).halted
+                                       EPS3, 1e-9, np.random.default_rng(50 + s), c_K1=40).halted
              for s in range(5)]
     clean = [ul.accelerated_phased_erm(QuadraticUsers(n, m, d, np.random.default_rng(s)),
-                                       1.0, 1e-9, np.random.default_rng(50 + s), c_K1=40).halted
+                                       EPS3, 1e-9, np.random.default_rng(50 + s), c_K1=40).halted
              for s in range(5)]
     assert all(halts) and not any(clean)
 
@@ -156,13 +161,14 @@ def test_majority_adversaries_force_a_halt_and_clean_data_never_does():
 def test_alg1_drops_a_corrupted_group():
     """Algorithm 1's analogue (iv): a group whose users all carry flipped labels produces an SGD
     average far from the others and gets keep-probability 0 (h < C/2)."""
-    n, m, d = 2**14, 16, 5
+    n, m, d = 2**15, 16, 5
     # c_τ = 0.05: τ_1 ≈ 0.5, below the ≈ 1.7 the flipped-label group's average moves
-    C, ph = ul.alg1_schedule(n, m, d, 1.0, 1e-6, 3.5, 4.0, c_C=15.0, c_eta=200.0, c_tau=0.05,
+    # c_C = 60: fewer groups certify nothing under the corrected Lemma B.2 (UL-E13/UL-E14)
+    C, ph = ul.alg1_schedule(n, m, d, 1.0, 1e-6, 3.5, 4.0, c_C=60.0, c_eta=200.0, c_tau=0.05,
                              max_phases=1, calibrate=False)
     N1 = ph[0].N_i
     data = LeastSquaresUsers(n, m, d, np.random.default_rng(1), keep_items=True, adversarial=N1)
-    res = ul.phased_sgd_outlier_removal(data, 1.0, 1e-6, np.random.default_rng(2), c_C=15.0,
+    res = ul.phased_sgd_outlier_removal(data, 1.0, 1e-6, np.random.default_rng(2), c_C=60.0,
                                         c_eta=200.0, c_tau=0.05, max_phases=1)
     assert not res.halted
     assert res.phases[0]["kept"] <= C - 1
