@@ -327,7 +327,7 @@ SOSP_EPS_2 = _sosp_m(2.0, "2", (10.0,))
 
 SOSP_EPSILON = register(ComparisonExperiment(
     id="real.sosp.epsilon", paper=PAPER,
-    title="SOSP App. E on digits: Gauss-PSGD test accuracy vs ε (m = 1 and m = 10 in the figure)",
+    title="SOSP App. E on digits: Gauss-PSGD test accuracy vs ε (m = 1, no baseline)",
     variable="epsilon", quick_grid=(0.5, 2.0), full_grid=(0.5, 1.0, 2.0),
     fixed={**_FIXED, "m": 1.0, "baseline": 0.0}, seeds=_SEEDS, run=run_sosp, metric="acc_psgd",
     bound_values=_no_bound, checks=(), privacy_rtol=1e-6,
