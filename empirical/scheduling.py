@@ -443,7 +443,12 @@ def _feed(run: _Run, submit: Callable, in_flight: dict, slots: int) -> None:
     while run.queue and len(in_flight) < slots:
         task = heapq.heappop(run.queue)
         fn, args = _call(task, run.states[task.exp_id])
-        in_flight[submit(fn, *args)] = task
+        try:
+            fut = submit(fn, *args)
+        except BaseException:
+            heapq.heappush(run.queue, task)      # a broken pool refuses it: run it in the next
+            raise
+        in_flight[fut] = task
 
 
 def _drain_pool(run: _Run, pool: ProcessPoolExecutor, in_flight: dict, slots: int) -> None:
