@@ -549,3 +549,9 @@ register_mutant(Mutant(
                                                                         s.log_a_n))(orig(*a, **k)))),),
     experiments=("linreg.sigma0.fixed", "linreg.sigma0.adaptive"), audits=("linreg.dp_ambssgd",),
     tests=(f"{_TESTS}::test_schedule_reads_at_most_n_records",)))
+register_mutant(Mutant(
+    "linreg.clip_scale_skipped", "linreg",
+    "clip_scale returns 1: neither DP-SSGD nor DP-AMBSSGD clips (the module-level clip factor)",
+    (Patch(_MOD, "clip_scale",
+           lambda orig: (lambda gnorm, zeta: np.ones_like(np.asarray(gnorm, dtype=float)))),),
+    audits=("linreg.dp_ssgd", "linreg.fixed_clip")))
