@@ -254,6 +254,33 @@ COR53_NOISE_RATIO = register(Bound(
           "m ≍ γ⁻⁶ the quadratic noise term alone contributes γ⁶m = 1.",
 ))
 
+def _tuned_eta_noise_term() -> sp.Expr:
+    # A_van (logs dropped) at B = n: its η-terms 1/(γ²ηT) + ηmdκ²/n² have the minimum
+    # 2√(md)κ/(γn√T) over η; κ of the Gaussian mechanism composed over T full-batch steps,
+    # κ² = 2T ln(1.25/δ)/ε² (classical; dp-accounting's exact κ differs by a constant factor,
+    # not in its ε-exponent).  The noise-free terms (1/n, 1/T, 1/(γ√(nT))) are left out: this is
+    # the term the √d/(nε) rates come from.
+    k = _sqrt(2 * T * _log(sp.Rational(5, 4) / delta)) / epsilon
+    return 2 * _sqrt(m * d) * k / (gamma * n * _sqrt(T))
+
+
+TUNED_ETA_NOISE = register(Bound(
+    id="kan:tuned_eta_noise",
+    expr=_tuned_eta_noise_term(),
+    quantity="the noise term of full-batch DP-GD's averaged empirical risk (λ = 0, B = n) at the "
+             "step size η that balances it against the optimisation term (A_van's η-terms "
+             "minimised over η): 2√(md)κ/(γn√T) ∝ √(md)/(γnε)",
+    source=f"{_SRC}, Theorem D.14 (A_van) at B = n with η tuned; App. D.3 'Recovery of full-batch "
+           "DP-GD'; notes E12",
+    assumptions=("λ = 0, B = n, κ² = 2T ln(1.25/δ)/ε² (Gaussian mechanism over T steps)",
+                 "η free (the theorem's η ≤ 1/(12C_{σ,b}p³) ignored), logs of A_van dropped; the "
+                 "tuned risk is this term plus noise-free terms, so it is the ε-dependent part"),
+    privacy="each run (ε, δ)-DP (add-remove, Gaussian mechanism); choosing η on the data is "
+            "not accounted (a utility curve)",
+    kind="upper",
+    notes="The origin of the √d/(nε) rates (exponent −1 in ε, +1/2 in d and m).",
+))
+
 COR55 = register(Bound(
     id="kan:cor5.5",
     expr=1 / (gamma * _sqrt(n)) + _sqrt(d) / (gamma**3 * n * epsilon),

@@ -17,7 +17,8 @@ from algorithms.kan_correlated_noise import calibrate, dp_sgd_correlated, f12_co
 from empirical.experiment import Check, Experiment, register
 from empirical.kan_correlated_noise import _common, _instance, _test_set, sample_rows
 
-__all__ = ["cor53_schedule", "ETAT_COLLAPSE", "BATCH_B", "COR53_N", "COR53_RATIO_N", "WIDTH_M"]
+__all__ = ["cor53_schedule", "ETAT_COLLAPSE", "BATCH_B", "COR53_N", "COR53_RATIO_N", "WIDTH_M",
+           "TUNED_ETA_EPS"]
 
 _GD = dict(C_clip=1e6, lam=0.0, noise_multiplier=0.0, R_star=math.inf)   # plain GD/SGD
 
@@ -252,7 +253,7 @@ COR53_N = register(Experiment(
               "fall faster.  0.15 covers 4 seeds (CI half-width ≈ 0.03) and the iterate "
               "average's start at log 2",
               expect="finding",
-              note="KAN-E30: slope ≈ −0.3 against the corollary's local ≈ −0.9 on n ∈ [600, 2400]; "
+              note="KAN-E30: slope ≈ −0.3 against the corollary's local −0.83 on n ∈ [600, 2400]; "
                    "m γ₀⁶ = 0.034, so the corollary's width m ≍ γ⁻⁶ fails by 30× (as KAN-E26 for "
                    "Cor 5.5); the private/non-private ratio stays bounded (kan.cor53.ratio.n)"),
         Check("kan:wang_dpgd", "reject", 0.15,
@@ -392,5 +393,85 @@ WIDTH_M = register(Experiment(
         Check("kan:noise_drift_mean_field", "reject", 0.1,
               "competitor: a noise std scaled by 1/√m (the mean-field convention), which makes "
               "the drift flat in m; the data must rule it out"),
+    ),
+))
+
+
+# =============================================================================================
+# Tuned η against ε (notes E12): where does √d/(nε) come from?
+# =============================================================================================
+#: Step sizes searched per seed (powers of 2 up to the divergence threshold ≈ 8 found by
+#: kan.nonpriv.etaT's probe; 1/4 was never the best on the grid's ε, so it is not searched).
+TUNED_ETAS = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+def _run_tuned_eta(point: dict, rngs: list) -> dict:
+    """Full-batch DP-GD (λ = 0, B = n) with κ from the tight calibration at (ε, δ) (an exact
+    Gaussian mechanism composed over the T − 1 steps), run at every η of ``TUNED_ETAS`` on the
+    same data and noise (copies of the generators); the metric is each seed's best averaged
+    training risk over η (an oracle choice: a utility curve, not a private release)."""
+    inst = _instance(point)
+    n, T = int(point["n"]), int(point["T"])
+    priv = calibrate(point["epsilon"], point["delta"], lam=0.0, T=T, n=n, B=n, sampler="cyclic",
+                     calibration="tight")
+    H, y = sample_rows(inst, n, rngs)
+    risks = np.stack([
+        dp_sgd_correlated(inst.model, H, y, T=T, eta=eta, B=n, C_clip=point["C_clip"], lam=0.0,
+                          noise_multiplier=priv.noise_multiplier, R_star=math.inf,
+                          rng=copy.deepcopy(rngs), eval_every=max(1, T // 10)).avg_train_loss
+        for eta in TUNED_ETAS], axis=1)                                       # (R, len(etas))
+    R = len(rngs)
+    best = risks.argmin(axis=1)
+    return {"tuned_risk": risks.min(axis=1), "tuned_eta": np.asarray(TUNED_ETAS)[best],
+            "tuned_eta_at_grid_edge": (best == len(TUNED_ETAS) - 1).astype(float),
+            "risk_eta1": risks[:, TUNED_ETAS.index(1.0)], "gamma0": np.full(R, inst.gamma0),
+            "lam": np.zeros(R), **{k: np.full(R, v) for k, v in priv.columns().items()},
+            "T": np.full(R, float(T)), "B": np.full(R, float(n))}
+
+
+def _tuned_values(point: dict) -> dict:
+    inst = _instance(point)
+    return {"n": point["n"], "T": point["T"], "gamma": inst.gamma0, "m": inst.model.m,
+            "d": inst.d, "delta": point["delta"], "epsilon": point["epsilon"]}
+
+
+TUNED_ETA_EPS = register(Experiment(
+    id="kan.tuned_eta.eps",
+    paper="kan",
+    title="Full-batch DP-GD (λ = 0, n = 1000, T = 50), η tuned per seed over 1/2 … 8: best "
+          "risk vs ε (notes E12)",
+    variable="epsilon",
+    quick_grid=(0.125, 0.25, 0.5, 1.0),
+    full_grid=(0.0625, 0.125, 0.25, 0.5, 1.0, 2.0),
+    fixed={"n": 1000, "m": 16, "d": 5, "p": 6, "margin_quantile": 0.95, "T": 50,
+           "delta": 1e-5, "C_clip": 1.0},
+    seeds=4,
+    run=_run_tuned_eta,
+    metric="tuned_risk",
+    bound_values=_tuned_values,
+    # Each run is (ε, δ)-DP (rows carry the privacy columns), but choosing η on the training
+    # data is not accounted: the tuned risk is a utility curve, not a private release.
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1)",
+    algorithm="dp_sgd_correlated, λ = 0, B = n, κ from calibrate('tight') (exact Gaussian), "
+              "η ∈ {1/2, …, 8} on the same data and noise",
+    description="The bounds' √d/(nε) rates come from tuning η against the quadratic noise term "
+                "ηmdκ²/B²: the tuned noise term is ≈ 2√(md)κ/(γn√T) ∝ 1/ε.  Measured: the "
+                "best risk barely moves with ε, so on this instance the ε-dependence the "
+                "bound attributes to the noise is not what limits the tuned run.",
+    checks=(
+        Check("kan:tuned_eta_noise", "one-sided", 0.1,
+              "one-sided: an upper bound (A_van's η-terms minimised over η, the part that "
+              "depends on ε); the tuned risk may fall faster in ε but not slower.  0.1: 4 seeds of a per-seed minimum over a shared η "
+              "grid (CI half-width ≈ 0.03); the grid's factor-2 spacing moves the minimum by a "
+              "few percent at most (the risk is flat near η*)",
+              expect="finding",
+              note="KAN-E34: the tuned risk falls as ε^(−0.21) against −1 on ε ∈ [1/8, 1]; the "
+                   "tuned η reaches the grid's top (8) at ε = 1 and the risk approaches the "
+                   "noise-free level: the √(md)/(γnε) term is not what limits the tuned run"),
+        Check("kan:fullbatch_gd_opt", "reject", 0.1,
+              "competitor: no ε-dependence at all (the non-private rate, flat in ε); the same "
+              "data must show the tuned risk still falling with ε",
+              values=lambda pt: {**_tuned_values(pt), "eta": max(TUNED_ETAS)}),
     ),
 ))

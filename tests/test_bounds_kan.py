@@ -962,3 +962,17 @@ def test_mean_field_drift_is_the_drift_over_m():
     nd, mf = bounds.get("kan:noise_drift"), bounds.get("kan:noise_drift_mean_field")
     assert sp.simplify(nd.expr / mf.expr - sym("m")) == 0
     assert nd.exponent("m") == 1 and "m" not in mf.variables
+
+
+def test_tuned_eta_noise_term_is_the_balanced_eta_terms():
+    """min over η of 1/(γ²ηT) + ηmdκ²/n² is 2√(md)κ/(γn√T); with κ ∝ √T/ε that is ∝ √(md)/(γnε)."""
+    b = bounds.get("kan:tuned_eta_noise")
+    assert b.exponent("epsilon") == -1 and b.exponent("n") == -1
+    assert b.exponent("m") == sp.Rational(1, 2) and b.exponent("d") == sp.Rational(1, 2)
+    assert b.exponent("T") == 0
+    e_, k = sym("eta"), sym("noise_multiplier")
+    g, T_, n_, m_, d_ = (sym(s) for s in ("gamma", "T", "n", "m", "d"))
+    terms = 1 / (g**2 * e_ * T_) + e_ * m_ * d_ * k**2 / n_**2
+    star = sp.solve(sp.diff(terms, e_), e_)
+    best = sp.simplify(terms.subs(e_, [s for s in star if s.is_positive][0]))
+    assert sp.simplify(best - 2 * sp.sqrt(m_ * d_) * k / (g * n_ * sp.sqrt(T_))) == 0

@@ -220,6 +220,20 @@ def test_width_projection_binds_where_the_drift_reaches_R_star(rows):
         assert r["max_drift"] <= r["projection_radius"] * (1 + 1e-9)
 
 
+def test_tuned_eta_grows_with_epsilon_and_each_run_is_certified(rows):
+    """Notes E12: the best η rises with ε (less noise allows longer steps) and reaches the top of
+    the grid at ε = 1 (recorded in the rows, KAN-E34); every run spends exactly its target ε
+    (tight calibration) even though the oracle choice of η is not a private release."""
+    by = {}
+    for r in rows["kan.tuned_eta.eps"]:
+        by.setdefault(r["p_epsilon"], []).append(r)
+        assert r["epsilon_spent"] == pytest.approx(r["epsilon_target"], rel=1e-6)
+    med = [np.median([r["tuned_eta"] for r in by[e]]) for e in sorted(by)]
+    assert all(a <= b for a, b in zip(med, med[1:])) and med[-1] > med[0]
+    assert all(r["tuned_eta_at_grid_edge"] == 1.0 for r in by[max(by)])
+    assert all(r["tuned_eta_at_grid_edge"] == 0.0 for r in by[min(by)])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("exp_id", IDS)
 def test_full_grids(tmp_path, exp_id):
