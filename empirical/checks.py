@@ -532,13 +532,22 @@ def _with_chosen(est: ContrastEstimate, chosen: str) -> ContrastEstimate:
     return ContrastEstimate(est.mean, est.ci_low, est.ci_high, est.seeds, chosen)
 
 
+def _spent(cols: dict[str, np.ndarray]) -> str:
+    # No accuracy without its privacy cost: the largest spend the rows report at this point.
+    for unit, sym in (("epsilon", "ε"), ("rho", "ρ")):
+        v = cols.get(f"{unit}_spent")
+        if v is not None and np.isfinite(v).any():
+            return f" [{sym} spent ≤ {np.nanmax(v):.4g}]"
+    return ""
+
+
 def _judge_contrast(exp: Experiment, c: Contrast,
                     by: dict[float, dict[str, np.ndarray]]) -> ContrastResult:
     at = [v for v in (c.at if c.at is not None else tuple(by)) if v in by]
     missing = [v for v in (c.at or ()) if v not in by]
     per = tuple((v, _point_gain(c, by[v])) for v in at)
     pts = "; ".join(f"{exp.variable}={v:g}: {e}" + (f" ({e.chosen})" if len(c.candidates) > 1
-                                                   else "") for v, e in per)
+                                                   else "") + _spent(by[v]) for v, e in per)
     if missing or not per or (c.kind == "increasing" and len(per) < 2):
         est = per[0][1] if per else ContrastEstimate(math.nan, math.nan, math.nan, 0)
         return ContrastResult(exp.id, c.name, exp.variable, c.kind, c.expect, est, c.margin,
