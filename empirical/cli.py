@@ -279,11 +279,12 @@ def _progress_bar(total: int, cost: float, cached: int):
     return Progress(total, total_cost=cost, cached=cached, stream=sys.stderr)
 
 
-def _run_and_analyse(exps, args, invalid: dict[str, str], stats: SweepStats
-                     ) -> tuple[list[Analysis], int, int]:
+def _run_and_analyse(exps, args, invalid: dict[str, str], stats: SweepStats,
+                     figures: Path | None = None) -> tuple[list[Analysis], int, int]:
     """Every valid experiment's points through one queue (empirical/scheduling.py), analysed
     on the workers as each completes; returns the analyses, how many were fitted now and how
-    many were read from the cache."""
+    many were read from the cache.  Each experiment's figure is drawn (under ``figures``) as
+    soon as its analysis arrives, while the workers go on."""
     from empirical.scheduling import limit_threads, sweep_all
 
     # Every row is computed with one BLAS thread, whatever the executor: multi-threaded
@@ -292,7 +293,8 @@ def _run_and_analyse(exps, args, invalid: dict[str, str], stats: SweepStats
     outcomes = sweep_all([e for e in exps if e.id not in invalid], full=args.full,
                          workers=args.workers, scheduler=args.scheduler, results=args.results,
                          say=stderr_progress, progress=_progress_bar, analyse=True,
-                         validate=False)
+                         validate=False, on_analysis=None if figures is None else
+                         (lambda o: _draw_one(o.analysis, figures)))
     out, fitted, cached = [], 0, 0
     for exp in exps:
         if exp.id in invalid:
@@ -309,12 +311,20 @@ def _run_and_analyse(exps, args, invalid: dict[str, str], stats: SweepStats
     return out, fitted, cached
 
 
-def _draw(analyses: list[Analysis], root: Path, paper: str | None) -> None:
-    from empirical.figures import figure_style, plot_analysis
+def _draw_one(a: Analysis, root: Path) -> None:
+    from empirical.figures import plot_analysis
 
-    for a in analyses:
-        if a.fit is not None:
-            plot_analysis(a, root)
+    if a.fit is not None:
+        plot_analysis(a, root)
+
+
+def _draw(analyses: list[Analysis], root: Path, paper: str | None,
+          summaries_only: bool = False) -> None:
+    from empirical.figures import figure_style
+
+    if not summaries_only:
+        for a in analyses:
+            _draw_one(a, root)
     by_id = {a.experiment.id: a for a in analyses}
     for s in registry.summaries(paper):
         if all(e in by_id for e in s.experiments):
@@ -360,9 +370,10 @@ def _cmd_run_or_verify(args) -> int:
     _check_scheduler(args)
     invalid = _invalid(exps, args.full)
     stats = SweepStats()
-    analyses, fitted, cached = _run_and_analyse(exps, args, invalid, stats)
+    analyses, fitted, cached = _run_and_analyse(exps, args, invalid, stats,
+                                                _figure_root(args) if drawing else None)
     if drawing:
-        _draw(analyses, _figure_root(args), paper)
+        _draw(analyses, _figure_root(args), paper, summaries_only=True)
     print(format_table(analyses))
     failed = [a.experiment.id for a in analyses if not a.ok]
     print(f"\npoints: {stats}")

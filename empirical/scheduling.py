@@ -247,9 +247,10 @@ class _Task:
 class _Run:
     """The bookkeeping of one :func:`sweep_all` call, whatever the executor."""
 
-    def __init__(self, exps, full, results, say, progress, analyse, costs, validate=True):
+    def __init__(self, exps, full, results, say, progress, analyse, costs, validate=True,
+                 on_analysis=None):
         self.full, self.root, self.say = full, runner.results_dir(results), say
-        self.validate = validate
+        self.validate, self.on_analysis = validate, on_analysis
         self.results, self.analyse = results, analyse
         self.states: dict[str, _Exp] = {}
         self.queue: list[_Task] = []
@@ -337,6 +338,7 @@ class _Run:
         hit = analysis_cache.load(st.exp, st.analysis_key, self.full, self.results)
         if hit is not None:
             st.outcome.analysis, st.outcome.analysis_cached = hit, True
+            self._analysis_ready(st)
         else:   # ahead of every point: the parent draws figures from it as soon as it returns
             heapq.heappush(self.queue, _Task((0, 0.0, st.exp.id, 0.0), "analysis", st.exp.id,
                                              rows=list(rows)))
@@ -347,6 +349,13 @@ class _Run:
         st = self.states[task.exp_id]
         analysis_cache.store(st.exp, st.analysis_key, self.full, data, self.results)
         st.outcome.analysis = analysis_cache.decode(data)
+        self._analysis_ready(st)
+
+    def _analysis_ready(self, st: _Exp) -> None:
+        # In the parent, while the workers go on: e.g. the CLI draws the figure now rather than
+        # after the last point.
+        if self.on_analysis is not None:
+            self.on_analysis(st.outcome)
 
     def analysis_failed(self, task: _Task, exc: BaseException) -> None:
         from empirical.checks import Analysis
@@ -355,6 +364,7 @@ class _Run:
         first = str(exc).splitlines()[0] if str(exc) else ""
         st.outcome.analysis = Analysis(st.exp, None, (), (), (), {},
                                        error=f"analysis raised {type(exc).__name__}: {first}")
+        self._analysis_ready(st)
 
     def start(self) -> None:
         """Experiments with nothing to compute are complete before any task runs."""
@@ -567,7 +577,8 @@ def sweep_all(exps: Iterable[Experiment], *, full: bool = False, workers: int | 
               progress: Callable[[int, float, int], Progress] | None = None,
               analyse: bool = False,
               costs: Mapping[tuple[str, float], float] | None = None,
-              order: list | None = None, validate: bool = True) -> dict[str, Outcome]:
+              order: list | None = None, validate: bool = True,
+              on_analysis: Callable[[Outcome], None] | None = None) -> dict[str, Outcome]:
     """Run the missing (stale, corrupt) points of all ``exps`` through one queue; see the
     module docstring.  Returns ``{experiment id: Outcome}`` in the order given.
 
@@ -577,14 +588,15 @@ def sweep_all(exps: Iterable[Experiment], *, full: bool = False, workers: int | 
     makes a :class:`~empirical.progress.Progress` from (points to compute, their expected cost,
     cached points).  ``costs`` overrides :func:`estimate_costs`; ``order``, if a list, receives
     the tasks' (experiment id, value) in the order they are queued (tests); ``validate=False``
-    skips validating the declarations against their bounds (the caller already did).
+    skips validating the declarations against their bounds (the caller already did);
+    ``on_analysis(outcome)`` is called in this process as each analysis becomes available.
     Raises :class:`~empirical.runner.SweepError` subclasses (one line) for what stops the whole
     run (an unwritable file, a refused worker, an unreachable scheduler); a point that raises is
     its experiment's ``Outcome.error``.
     """
     workers = default_workers() if workers is None else runner._check_workers(workers)
     run = _Run(list(exps), full, results, say or (lambda m: None), progress, analyse, costs,
-               validate)
+               validate, on_analysis)
     if order is not None:
         order.extend((t.exp_id, t.value) for t in sorted(run.queue))
     run.start()

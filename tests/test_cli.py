@@ -158,3 +158,28 @@ def test_notebook_reprs():
             for v in _toy.TOY.quick_grid for r in range(_toy.TOY.seeds)]
     html = analyse(registry.get("toy.power_law"), rows)._repr_html_()
     assert "<table" in html and "toy.power_law" in html
+
+
+def test_verify_shows_progress_and_reuses_cached_analyses(tmp_path, capsys):
+    import _toy  # noqa: F401
+
+    args = ["verify", "--experiment", "toy.power_law", "--experiment", "toy.wrong_rate",
+            "--results", str(tmp_path), "--no-figures"]
+    assert main(args) == 1
+    out = capsys.readouterr()
+    # Not a TTY (captured): plain progress lines, across both experiments, ending complete.
+    assert "\r" not in out.err
+    assert "points 12/12 (100%)" in out.err.splitlines()[-1]
+    assert "analyses: 2 fitted, 0 read from the cache" in out.out
+    assert main(args) == 1
+    again = capsys.readouterr()
+    assert "analyses: 0 fitted, 2 read from the cache" in again.out
+    assert again.out.split("points:")[0] == out.out.split("points:")[0], "same verdict table"
+    assert "12 cached" in again.err
+
+
+def test_workers_default_to_the_cores():
+    from empirical.cli import _parser
+
+    assert _parser().parse_args(["verify"]).workers is None      # -> scheduling.default_workers
+    assert _parser().parse_args(["run", "x", "--workers", "3"]).workers == 3
