@@ -1,5 +1,11 @@
-"""Shared numpy primitives: clipping, projection, the Gaussian mechanism, sensitivities and the
-correlated-noise (matrix-mechanism) generator.
+"""Shared numpy primitives: clipping, projection, the Gaussian mechanism, sensitivities, the
+clipped least-squares DP-SGD step, blocked noise draws and the correlated-noise (matrix-mechanism)
+generator.
+
+Paper-independent; the papers that need them are named where they do: the clipped least-squares
+sum is the per-example-clipped gradient of DP-SSGD / DP-AMBSSGD (Varshney, Thakurta, Jain,
+"(Nearly) Optimal Private Linear Regression via Adaptive Clipping", Algorithms 1–2) and of any
+DP-SGD on a linear model; the correlated noise is Algorithm 1 of the KAN paper (Wang et al.).
 
 Sensitivities are ours to prove (the accountant only sees noise multipliers), so each function
 states the neighbouring relation it assumes.  Arrays carry optional leading "seed" axes: a
@@ -17,7 +23,8 @@ from algorithms.accounting import ADD_OR_REMOVE_ONE, REPLACE_ONE, NeighboringRel
 from algorithms.validation import (check_finite_array, check_int, check_nonnegative,
                                    check_open_interval, check_positive)
 
-__all__ = ["as_generators", "normal_rows", "clip_per_sample", "project_ball",
+__all__ = ["as_generators", "normal_rows", "NormalBlocks", "clip_per_sample", "project_ball",
+           "least_squares_clip_limits", "clipped_least_squares_sum", "linear_dpsgd_step",
            "gaussian_mechanism", "mean_gradient_sensitivity", "correlated_noise",
            "CorrelatedNoiseStream", "correlated_noise_matrix", "correlated_sensitivity",
            "correlated_sensitivity_brute_force", "exponential_mechanism_probabilities",
@@ -40,13 +47,51 @@ def normal_rows(gens: Sequence[np.random.Generator], shape: tuple[int, ...]) -> 
     return np.stack([g.standard_normal(shape) for g in gens])
 
 
+class NormalBlocks:
+    """Standard normals (times ``scale``) one step at a time, drawn ``block`` steps at once.
+
+    A Generator fills an array in order, so ``next()`` returns exactly the numbers that one
+    ``standard_normal(shape)`` call per step would (tested); drawing a block per call saves the
+    per-call overhead that dominates for small ``shape``.  With several generators each step is
+    ``(R, *shape)``, row r from ``gens[r]`` only.  Only for loops that draw nothing else from
+    the same generators between steps (a block draws ahead).
+    """
+
+    def __init__(self, rng: np.random.Generator | Sequence[np.random.Generator],
+                 shape: tuple[int, ...] | int, block: int | None = None, scale: float = 1.0):
+        self._scale = check_nonnegative("scale", scale)
+        self._single = isinstance(rng, np.random.Generator)
+        self._gens = as_generators(rng)
+        self._shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        size = max(1, math.prod(self._shape))
+        # ~64k numbers (512 kB) per generator and block: large enough to amortise the call,
+        # small enough to stay in cache.
+        self._block = max(1, (1 << 16) // size) if block is None else check_int("block", block)
+        self._buf = np.empty((0,))
+        self._pos = 0
+
+    def next(self) -> np.ndarray:
+        """The next step's normals × scale, shape ``shape`` (one generator) or ``(R, *shape)``;
+        a read-only use is expected (it is a view into the block)."""
+        if self._pos == len(self._buf):
+            shape = (self._block, *self._shape)
+            self._buf = (self._gens[0].standard_normal(shape) if self._single
+                         else np.stack([g.standard_normal(shape) for g in self._gens], axis=1))
+            if self._scale != 1.0:
+                self._buf *= self._scale
+            self._pos = 0
+        self._pos += 1
+        return self._buf[self._pos - 1]
+
+
 def clip_per_sample(grads: np.ndarray, clip_norm: float) -> np.ndarray:
     """Scale each per-sample gradient (last axis) to ℓ2 norm at most ``clip_norm``:
     g ↦ g · min(1, C/‖g‖)."""
     c = check_positive("clip_norm", clip_norm)
     g = np.asarray(grads, dtype=float)
     norms = np.linalg.norm(g, axis=-1, keepdims=True)
-    scale = np.minimum(1.0, c / np.maximum(norms, np.finfo(float).tiny))
+    with np.errstate(over="ignore"):      # C/tiny = inf for a zero gradient: its factor is 1
+        scale = np.minimum(1.0, c / np.maximum(norms, np.finfo(float).tiny))
     return g * scale
 
 
@@ -65,6 +110,72 @@ def project_ball(w: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray
     if inside.all():
         return w
     return np.where(inside, w, center + diff * (r / np.maximum(norms, _TINY)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Clipped least-squares DP-SGD step
+# ---------------------------------------------------------------------------------------------
+# The per-example gradient of ½(⟨x_i, w⟩ − y_i)² is r_i x_i with r_i = ⟨x_i, w⟩ − y_i: rank one,
+# of norm |r_i|·‖x_i‖.  Clipping it to C multiplies r_i alone, by min(1, C/(|r_i|‖x_i‖)), so the
+# clipped r is c_i = sign(r_i)·min(|r_i|, C/‖x_i‖) and the clipped sum is Xᵀc: two matrix-vector
+# products per step and no (B, d) per-example tensor.  C/‖x_i‖ depends on the data only.
+
+
+def least_squares_clip_limits(X: np.ndarray, clip_norm: float) -> np.ndarray:
+    """C/‖x_i‖ per example (the largest |residual| its gradient keeps unclipped; inf where
+    x_i = 0), over the last axis of ``X`` (…, B, d).  Data only: compute once per data set."""
+    c = check_positive("clip_norm", clip_norm)
+    X = np.asarray(X, dtype=float)
+    norms = np.sqrt(np.einsum("...i,...i->...", X, X))
+    return np.divide(c, norms, out=np.full(norms.shape, np.inf), where=norms > 0)
+
+
+def clipped_least_squares_sum(X: np.ndarray, residuals: np.ndarray,
+                              limits: np.ndarray) -> np.ndarray:
+    """Σ_i clip_C(r_i x_i) over the example axis of ``X`` (…, B, d), with ``residuals`` r (…, B)
+    and ``limits`` C/‖x_i‖ from :func:`least_squares_clip_limits`; shape (…, d).
+
+    Equals summing the materialised per-example gradients after :func:`clip_per_sample` (tested
+    to 1e-12); sensitivity of the sum: C (add/remove one example), 2C (replace one)."""
+    c = np.minimum(np.abs(residuals), limits)
+    np.copysign(c, residuals, out=c)
+    if X.ndim == 2:
+        return c @ X
+    return np.matmul(c[..., None, :], X)[..., 0, :]
+
+
+def _check_batch(w, X, y, limits, noise) -> None:
+    if not (isinstance(X, np.ndarray) and X.ndim >= 2):
+        raise ValueError(f"X must be an array of shape (..., B, d), got {np.shape(X)}")
+    lead, (B, d) = X.shape[:-2], X.shape[-2:]
+    for name, arr, shape in (("w", w, (*lead, d)), ("y", y, (*lead, B)),
+                             ("limits", limits, (*lead, B)), ("noise", noise, (*lead, d))):
+        if np.shape(arr) != shape:
+            raise ValueError(f"{name} must have shape {shape} for X of shape {X.shape}, "
+                             f"got {np.shape(arr)}")
+
+
+def linear_dpsgd_step(w: np.ndarray, X: np.ndarray, y: np.ndarray, *, lr: float,
+                      limits: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """One clipped, noised DP-SGD step for least squares on the batch (X, y):
+    w − lr·(Σ_i clip_C(x_i(⟨x_i, w⟩ − y_i)) + noise)/B.
+
+    ``limits`` = :func:`least_squares_clip_limits` (X, C); ``noise`` is the already scaled
+    Gaussian noise (std = noise multiplier × sensitivity of the sum), e.g. a
+    :class:`NormalBlocks` step times the std.  Leading seed axes: ``w`` (R, d), ``X`` (R, B, d),
+    ``y``, ``limits`` (R, B), ``noise`` (R, d).  The caller accounts for the privacy spent."""
+    lr = check_positive("lr", lr)
+    _check_batch(w, X, y, limits, noise)
+    if X.ndim == 2:
+        r = X @ w
+    else:
+        r = np.matmul(X, w[..., None])[..., 0]
+    r -= y
+    g = clipped_least_squares_sum(X, r, limits)
+    g += noise
+    g *= -lr / X.shape[-2]
+    g += w
+    return g
 
 
 def gaussian_mechanism(rng: np.random.Generator | Sequence[np.random.Generator], value: np.ndarray,

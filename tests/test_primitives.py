@@ -100,3 +100,67 @@ def test_gaussian_mechanism_rows_are_per_generator():
     np.testing.assert_allclose(out[1], np.random.default_rng(1).standard_normal(4))
     with pytest.raises(ValueError, match="rows"):
         prim.gaussian_mechanism(gens, np.zeros((2, 4)), 0.5, 2.0)
+
+
+@pytest.mark.parametrize("shape, block, steps", [(3, 4, 10), ((2, 3), 1, 5), (5, None, 7)])
+def test_normal_blocks_are_the_per_step_draws(shape, block, steps):
+    """Blocked draws are bit for bit the numbers one draw per step gives (a Generator fills in
+    order), for one generator and for several (row r from generator r only)."""
+    blocks = prim.NormalBlocks(np.random.default_rng(3), shape, block)
+    ref = np.random.default_rng(3)
+    for _ in range(steps):
+        np.testing.assert_array_equal(blocks.next(), ref.standard_normal(shape))
+    gens = [np.random.default_rng(s) for s in (4, 5)]
+    blocks = prim.NormalBlocks(gens, shape, block)
+    refs = [np.random.default_rng(s) for s in (4, 5)]
+    for _ in range(steps):
+        np.testing.assert_array_equal(blocks.next(), np.stack([g.standard_normal(shape) for g in refs]))
+    scaled, ref = prim.NormalBlocks(np.random.default_rng(3), shape, block, scale=2.5), np.random.default_rng(3)
+    for _ in range(steps):
+        np.testing.assert_array_equal(scaled.next(), ref.standard_normal(shape) * 2.5)
+
+
+def _materialised_clipped_sum(X, r, C):
+    """The textbook route: the (…, B, d) per-example gradients r_i x_i, clipped, summed."""
+    return prim.clip_per_sample(r[..., None] * X, C).sum(axis=-2)
+
+
+@pytest.mark.parametrize("lead", [(), (3,)])
+def test_clipped_least_squares_sum_equals_materialised_clipping(lead):
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((*lead, 40, 7))
+    X[..., 0, :] = 0.0                       # a zero example: gradient 0, limit inf
+    r = rng.standard_normal((*lead, 40)) * 3
+    r[..., 1] = 0.0                          # a zero residual
+    for C in (0.1, 1.0, 1e6):                # most clipped, some, none
+        got = prim.clipped_least_squares_sum(X, r, prim.least_squares_clip_limits(X, C))
+        np.testing.assert_allclose(got, _materialised_clipped_sum(X, r, C), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="clip_norm"):
+        prim.least_squares_clip_limits(X, 0.0)
+
+
+@pytest.mark.parametrize("lead", [(), (2,)])
+def test_linear_dpsgd_step_equals_per_example_loop(lead):
+    rng = np.random.default_rng(7)
+    B, d, C, lr = 30, 5, 0.5, 0.3
+    X, y = rng.standard_normal((*lead, B, d)), rng.standard_normal((*lead, B))
+    w, noise = rng.standard_normal((*lead, d)), rng.standard_normal((*lead, d))
+    got = prim.linear_dpsgd_step(w, X, y, lr=lr, limits=prim.least_squares_clip_limits(X, C),
+                                 noise=noise)
+    Xs, ys, ws, zs = (a.reshape(-1, *a.shape[len(lead):]) for a in (X, y, w, noise))
+    want = []
+    for Xr, yr, wr, zr in zip(Xs, ys, ws, zs):
+        g = sum(prim.clip_per_sample(x * (x @ wr - yi), C) for x, yi in zip(Xr, yr))
+        want.append(wr - lr * (g + zr) / B)
+    np.testing.assert_allclose(got, np.reshape(want, got.shape), rtol=1e-12, atol=1e-12)
+
+
+def test_linear_dpsgd_step_bad_inputs_name_the_parameter():
+    X, y, w = np.ones((4, 3)), np.ones(4), np.ones(3)
+    lim = prim.least_squares_clip_limits(X, 1.0)
+    for kw, name in ((dict(y=np.ones(3)), "y"), (dict(w=np.ones(2)), "w"),
+                     (dict(noise=np.ones(4)), "noise"), (dict(limits=np.ones(3)), "limits"),
+                     (dict(lr=-1.0), "lr"), (dict(X=np.ones(3)), "X")):
+        args = {**dict(w=w, X=X, y=y, lr=0.1, limits=lim, noise=np.zeros(3)), **kw}
+        with pytest.raises(ValueError, match=name):
+            prim.linear_dpsgd_step(**args)
