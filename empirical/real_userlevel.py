@@ -27,8 +27,8 @@ with the baseline on all rows at m = 1, 2 (``real.userlevel.vs_baseline``).
 What is recorded per seed: ``excess_alg3``, ``excess_baseline``, ``excess_nonprivate`` (Algorithm
 3's schedule without noise or halting: not private, the optimisation error alone),
 ``excess_zero`` (F(0) − F*: what a halted run outputs), ``halted``, ``alg3_runnable``, the noise
-σ_1 of each method and the ε dp-accounting reports (``epsilon_alg3``/``epsilon_baseline`` via
-the guarantee columns).
+σ_1 of each method and the ε dp-accounting reports (``epsilon_baseline``,
+``alg3_epsilon_guarantee``; the row's ``epsilon_guarantee`` is the larger).
 """
 from __future__ import annotations
 
