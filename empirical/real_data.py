@@ -110,7 +110,8 @@ def assign_users(n_rows: int, n_users: int, m_items: int, key: str, seed: int = 
 
 
 def standardize_unit_ball(X_train: np.ndarray, X_test: np.ndarray | None = None,
-                          radius_scale: float | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+                          radius_scale: float | None = None
+                          ) -> tuple[np.ndarray, np.ndarray | None]:
     """Standardise with the training split's mean and std, divide by ``radius_scale`` (default
     √d, so an average row has norm ≈ 1), then project every row onto the unit ball.
 

@@ -99,8 +99,8 @@ def _contrasts(expect: dict[str, dict[float, str]]) -> tuple[Contrast, ...]:
     out = []
     for eps, ex in expect["learns"].items():
         out.append(Contrast(f"acc(0) > majority @ε={eps:g}", "greater", _col(0.0), "majority_rate",
-                            "context, not a claim of the paper: does DP-SGD (λ = 0) learn at all at "
-                            "this ε? paired, one-sided, 95% t-interval", at=(eps,), expect=ex))
+                            "context, not a claim of the paper: does DP-SGD (λ = 0) learn at "
+                            "all at this ε? paired, one-sided, 95% t-interval", at=(eps,), expect=ex))
     for eps, ex in expect["gain"].items():
         out.append(Contrast(f"acc(λ*) > acc(0) @ε={eps:g}", "greater", moderate, _col(0.0),
                             "Figure 1, first claim: λ* ∈ {0.25, 0.5, 0.75} chosen on even seeds, "

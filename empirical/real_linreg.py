@@ -22,7 +22,6 @@ dp-accounting.
 from __future__ import annotations
 
 import importlib
-import math
 import warnings
 from typing import Sequence
 
@@ -208,7 +207,8 @@ def _plot(analyses: list, root) -> object:
                                                            ("testmse_zero", "predict 0")]
     return plots.plot_lines(analyses[0], root, "real.linreg.diabetes",
                             [(excess, "excess empirical risk ½‖w − ŵ‖²_Ĥ", None),
-                             (mse, "test MSE / Var(y) (diffprivlib off scale)", (0.3, 1.5))], xlabel="ε (δ = 1e-5; diffprivlib δ = 0)",
+                             (mse, "test MSE / Var(y) (diffprivlib off scale)", (0.3, 1.5))],
+                            xlabel="ε (δ = 1e-5; diffprivlib δ = 0)",
                             note="ε spent = ε target for every run (dp-accounting; diffprivlib: "
                                  "its accountant)")
 

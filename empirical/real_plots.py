@@ -27,7 +27,8 @@ def mean_ci(x: np.ndarray) -> tuple[float, float]:
     x = np.asarray(x, dtype=float)
     if x.size < 2:
         return float(x.mean()), math.nan
-    return float(x.mean()), float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    hw = stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
+    return float(x.mean()), float(hw)
 
 
 def _verdicts(a, width: int = 95) -> str:
@@ -103,6 +104,7 @@ def plot_lines(a, root, name: str,
         ax.legend(fontsize=7, loc="best")
         ax.grid(True, which="both", alpha=0.25)
     fig.suptitle(a.experiment.id + "\n" + _verdicts(a, 150), fontsize=6)
-    fig.text(0.01, 0.005, ("geometric mean" if logy else "mean") + " over seeds ± 95% t-interval. " + note, fontsize=6, color="0.35")
+    agg = "geometric mean" if logy else "mean"
+    fig.text(0.01, 0.005, f"{agg} over seeds ± 95% t-interval. {note}", fontsize=6, color="0.35")
     fig.tight_layout()
     return save_figure(fig, Path(root) / "real" / f"{name}.png")
