@@ -29,7 +29,8 @@ import numpy as np
 
 from algorithms import accounting
 from algorithms.base import Problem, Result
-from algorithms.primitives import (as_generators, mean_gradient_sensitivity, project_ball)
+from algorithms.primitives import (as_generators, mean_gradient_sensitivity, project_ball,
+                                   row_norms)
 from algorithms.validation import (check_finite_array, check_int, check_interval,
                                    check_open_interval, check_positive)
 
@@ -108,6 +109,9 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
     w = np.broadcast_to(w0, (R, dim)).copy()
     wsum = w.copy()                      # Σ t·w_t, t = 1 term
     max_dist = np.zeros(R)
+    reg = 2.0 * L1t
+    all_rows = np.arange(R)
+    diff = w - w0                        # w_t − w0: the regulariser's gradient and the distance
     # Noise is drawn in blocks whose size depends only on d, so a row's numbers are the same
     # whatever R is and whichever executor runs it.
     block = max(1, (1 << 18) // dim)
@@ -118,13 +122,21 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
         for j in range(m):
             data_grad = problem.gradient(w)
             if observe is not None:
-                observe("gradient", np.arange(R), data_grad + noise[j], sigma)
-            grad = data_grad + 2.0 * L1t * (w - w0)
-            w = project_ball(w - (grad + noise[j]) / (L1t * t), w0, radius)
+                observe("gradient", all_rows, data_grad + noise[j], sigma)
+            # w − (∇F(w) + 2L̃1(w − w0) + ξ)/(L̃1 t), one buffer; each operation is the one the
+            # formula names, on the same operands (addition commutes exactly), so the numbers
+            # are those of the formula written out.
+            step = diff * reg
+            step += data_grad
+            step += noise[j]
+            step /= L1t * t
+            np.subtract(w, step, out=step)
+            w = project_ball(step, w0, radius)
+            diff = w - w0
             t += 1
             wsum += t * w
             if track_distance:
-                max_dist = np.maximum(max_dist, np.linalg.norm(w - w0, axis=-1))
+                max_dist = np.maximum(max_dist, row_norms(diff))
     w_bar = wsum * (2.0 / (T * (T + 1)))
 
     if steps:

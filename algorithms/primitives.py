@@ -23,7 +23,7 @@ from algorithms.accounting import ADD_OR_REMOVE_ONE, REPLACE_ONE, NeighboringRel
 from algorithms.validation import (check_finite_array, check_int, check_nonnegative,
                                    check_open_interval, check_positive)
 
-__all__ = ["as_generators", "normal_rows", "NormalBlocks", "clip_per_sample", "project_ball",
+__all__ = ["as_generators", "normal_rows", "NormalBlocks", "clip_per_sample", "project_ball", "row_norms",
            "least_squares_clip_limits", "clipped_least_squares_sum", "linear_dpsgd_step",
            "gaussian_mechanism", "mean_gradient_sensitivity", "correlated_noise",
            "CorrelatedNoiseStream", "correlated_noise_matrix", "correlated_sensitivity",
@@ -96,20 +96,45 @@ def clip_per_sample(grads: np.ndarray, clip_norm: float) -> np.ndarray:
 
 
 _TINY = np.finfo(float).tiny
+_EPS = np.finfo(float).eps
+# Squared row norms in one gufunc call (numpy ≥ 2); einsum on older numpy.
+_sq_norms = getattr(np, "vecdot", None) or (lambda a, b: np.einsum("...i,...i->...", a, b))
+
+
+def _radius(radius) -> float:
+    # project_ball runs once per step of every inner loop: a plain finite float skips the
+    # generic validator (same accepted values, same error otherwise).
+    if type(radius) is float and 0.0 <= radius < math.inf:
+        return radius
+    return check_nonnegative("radius", radius)
 
 
 def project_ball(w: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
-    """Euclidean projection of each row of ``w`` onto the ball B(center, radius)."""
-    r = check_nonnegative("radius", radius)
-    w = np.asarray(w, dtype=float)
+    """Euclidean projection of each row of ``w`` onto the ball B(center, radius).
+
+    Rows already inside are returned bit-for-bit (no rounding added); the returned array is
+    ``w`` itself when every row is inside."""
+    r = _radius(radius)
+    if type(w) is not np.ndarray or w.dtype != np.float64:
+        w = np.asarray(w, dtype=float)
     diff = w - center
+    # Fast exit for the usual case (every row well inside): squared norms in any summation
+    # order are within (d + 1)·u relative of the exact test's, so below r²(1 − 8d·u) the exact
+    # test below cannot fail; near or beyond the boundary (or NaN) the exact test decides.
+    sq = _sq_norms(diff, diff)
+    if sq.size and sq.max() <= r * r * (1.0 - 4.0 * diff.shape[-1] * _EPS):
+        return w
     norms = np.sqrt(np.einsum("...i,...i->...", diff, diff))[..., None]
-    # Rows already inside are returned bit-for-bit, so projection adds no rounding there; inner
-    # loops call this once per step and are usually inside, hence the early return.
     inside = norms <= r
     if inside.all():
         return w
     return np.where(inside, w, center + diff * (r / np.maximum(norms, _TINY)))
+
+
+def row_norms(x: np.ndarray) -> np.ndarray:
+    """‖x‖ over the last axis; the same numbers as ``np.linalg.norm(x, axis=-1)`` (its own
+    formula, sqrt(add.reduce(x·x))) without its Python-level dispatch, for per-step loops."""
+    return np.sqrt(np.add.reduce(x * x, axis=-1))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -164,3 +164,38 @@ def test_linear_dpsgd_step_bad_inputs_name_the_parameter():
         args = {**dict(w=w, X=X, y=y, lr=0.1, limits=lim, noise=np.zeros(3)), **kw}
         with pytest.raises(ValueError, match=name):
             prim.linear_dpsgd_step(**args)
+
+
+def _project_ball_reference(w, center, r):
+    """project_ball before its fast exit (commit 52c6549): the exact test on every call."""
+    diff = w - center
+    norms = np.sqrt(np.einsum("...i,...i->...", diff, diff))[..., None]
+    inside = norms <= r
+    if inside.all():
+        return w
+    return np.where(inside, w, center + diff * (r / np.maximum(norms, np.finfo(float).tiny)))
+
+
+@pytest.mark.parametrize("d", [1, 3, 50, 1000])
+def test_project_ball_fast_exit_is_bit_identical(d):
+    """Rows inside, on and just beyond the sphere (radius × (1 ± k ulp)): the fast exit returns
+    exactly what the exact test returns."""
+    rng = np.random.default_rng(d)
+    c = rng.standard_normal(d)
+    u = rng.standard_normal((400, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    for r in (1e-3, 0.7, 3.0):
+        for scale in (0.5, 1 - 1e-12, 1 - 4e-16, 1.0, 1 + 2e-16, 1 + 1e-12):
+            w = c + u * (r * scale)
+            for rows in (w, w[:1]):
+                np.testing.assert_array_equal(prim.project_ball(rows, c, r),
+                                              _project_ball_reference(rows, c, r))
+    with pytest.raises(ValueError, match="radius"):
+        prim.project_ball(u, c, -1.0)
+    with pytest.raises(ValueError, match="radius"):
+        prim.project_ball(u, c, float("inf"))
+
+
+def test_row_norms_equal_linalg_norm():
+    x = np.random.default_rng(8).standard_normal((5, 7, 33)) * 1e3
+    np.testing.assert_array_equal(prim.row_norms(x), np.linalg.norm(x, axis=-1))
