@@ -16,10 +16,10 @@ What runs
   per epoch), started from the previous epoch's output.  Over E epochs each record is in E
   Gaussian releases of multiplier z, so z is calibrated with dp-accounting for E adaptively
   composed Gaussian mechanisms at (ε, δ) (the paper's per-query argument, composed over passes).
-* Baseline ("[29] + private model selection", §7): the same learner on 90% of every client's
+* Baseline ("[29] + private model selection", §7): the same learner on 95% of every client's
   shard at (ε/2, δ/2), then Algorithm 4 (:func:`~algorithms.sosp_nonconvex.private_model_selection`)
   at (ε/2, δ/2) over the iterates at ``candidates`` epochs, with gradients and Hessians of the
-  held-out 10% (Hessian columns clipped per example, :func:`~algorithms.real_models.clipped_hessian_columns`).
+  held-out 5% (Hessian columns clipped per example, :func:`~algorithms.real_models.clipped_hessian_columns`).
   Basic composition: ε/2 + ε/2 = ε, δ/2 + δ/2 = δ.  Algorithm 4 returns the *first* candidate
   passing both tests; when none passes the last iterate is used (recorded in ``selected``).
   The learner is the same for both, so the contrast isolates what the paper attributes the gap
@@ -145,10 +145,14 @@ def _plan(n_c: int, d: int, m: int, *, z: float, epsilon: float, delta: float, e
 
 
 def _train(data: DigitsClients, gens: list, theta0: np.ndarray, *, epochs: int, z: float,
-           epsilon: float, delta: float, eta: float, b1: int, b2: int) -> tuple[list, dict]:
+           epsilon: float, delta: float, eta: float, batches: int) -> tuple[list, dict]:
     """E passes of Gauss-PSGD + (distributed) Ada-DP-SPIDER; iterates after each pass (R, P)
-    and diagnostics.  ``gens``: per row, one generator per pass."""
-    b1, b2 = min(b1, data.n), min(b2, data.n)
+    and diagnostics.  ``gens``: per row, one generator per pass; ``batches``: O₁ batches per
+    client per pass."""
+    # the same number of O₁ batches per pass at every m (b1 = ⌊n_c/batches⌋ fits exactly), so
+    # every learner takes the same number of steps; b2 = b1/4 for the SPIDER corrections
+    b1 = max(1, data.n // batches)
+    b2 = max(1, b1 // 4)
     plan = _plan(data.n, data.d, data.m, z=z, epsilon=epsilon, delta=delta, eta=eta, b1=b1,
                  b2=b2, clip=data.G_sens, M_sens=data.M_sens)
     X, out = theta0.copy(), []
@@ -205,7 +209,7 @@ def run_sosp(point: dict, rngs: list) -> dict:
     shape = _shape(point)
     Xtr, ytr, Xte, yte = load_digits_split()
     Xs, ys = client_shards(Xtr, ytr, m)
-    kw = dict(eta=float(point["lr"]), b1=int(point["b1"]), b2=int(point["b2"]))
+    kw = dict(eta=float(point["lr"]), batches=int(point["batches"]))
     clip, M_sens = float(point["clip"]), float(point["M_sens"])
     R = len(rngs)
     kids = [g.spawn(4) for g in rngs]
@@ -279,15 +283,16 @@ def _candidate_epochs(E: int, T: int) -> list[int]:
 # Experiments
 # =============================================================================================
 #: Hand-set on one seed at ε = 1, m = 1, identically for both methods (not privately, as the
-#: appendix's were): width 8 keeps Algorithm 4's P×P Hessians (P = 610) affordable; a batch of
-#: 400 and step 2 trade DP noise per step against steps (Appendix E gives no batch size).
+#: appendix's were): width 8 keeps Algorithm 4's P×P Hessians (P = 610) affordable; 3 batches
+#: per client per pass (b1 = 431 at m = 1, 43 at m = 10) and step 2 trade DP noise per step
+#: against steps (Appendix E gives no batch size).
 #: Algorithm 4's cost (finite-difference Hessians of every candidate on every held-out record)
-#: sets the baseline's 2 candidates (epochs 5 and 10) and 10% held-out records.
-_FIXED = {"delta": 1e-5, "epochs": 10, "hidden": 8, "lr": 2.0, "b1": 400, "b2": 100,
-          "clip": 1.0, "M_sens": 1.0, "M_hess": 1.0, "n_candidates": 2, "holdout": 0.1}
-_SEEDS = 6
+#: sets the baseline's 2 candidates (epochs 5 and 10) and 5% held-out records.
+_FIXED = {"delta": 1e-5, "epochs": 10, "hidden": 8, "lr": 2.0, "batches": 3,
+          "clip": 1.0, "M_sens": 1.0, "M_hess": 1.0, "n_candidates": 2, "holdout": 0.05}
+_SEEDS = 10
 _CI = ("95% Student-t interval of the paired per-seed difference (same seed, same test rows; "
-       "t with 5 d.o.f.), because seed-to-seed spread of DP training is the noise in question")
+       "t with 9 d.o.f.), because seed-to-seed spread of DP training is the noise in question")
 
 
 def _no_bound(point: dict) -> dict:
@@ -296,10 +301,13 @@ def _no_bound(point: dict) -> dict:
 
 def _sosp_m(eps: float, tag: str, quick: tuple[float, ...]) -> ComparisonExperiment:
     gap = (Contrast("gap grows from m=1 to m=10", "increasing", hi="acc_psgd",
-                    lo="acc_baseline", at=(1.0, 10.0),
+                    lo="acc_baseline", at=(1.0, 10.0), expect="finding",
                     reason="one-sided: Appendix E claims 'the accuracy gap ... widens in "
                            "distributed settings (m > 1)'; 95% Welch interval (the two m "
-                           "values are independent seeds)"),) if 1.0 in quick else ()
+                           "values are independent seeds).  Declared a finding: on digits the "
+                           "gap shrinks from m = 1 to m = 10 (every client adds its own noise, "
+                           "SOSP-E1, and per-client batches shrink, so both methods fall to "
+                           "near chance; README draft)"),) if 1.0 in quick else ()
     return register(ComparisonExperiment(
         id=f"real.sosp.eps{tag}", paper=PAPER,
         title=f"SOSP App. E on digits: Gauss-PSGD vs baseline + private selection, ε = {eps:g}",

@@ -94,7 +94,7 @@ def test_shards_and_passes_use_each_record_once():
 
 
 def _small_experiment(exp, **over):
-    fixed = {**exp.fixed, "epochs": 2, "hidden": 2, "b1": 200, "b2": 50, **over}
+    fixed = {**exp.fixed, "epochs": 2, "hidden": 2, "batches": 2, **over}
     return dataclasses.replace(exp, id=exp.id + ".test", fixed=fixed, quick_grid=(2.0,),
                                seeds=4)
 
