@@ -4,6 +4,7 @@ reports beside every curve.  Kept apart from the run modules so that a drawing c
 change their code fingerprint (stored rows stay valid)."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -80,34 +81,66 @@ def plot_sosp(analyses: list, root) -> Path | None:
     return save_figure(fig, Path(root) / "real" / "sosp_accuracy_epochs.png")
 
 
+def _columns(a) -> dict:
+    """Per-seed columns by grid value: a comparison analysis carries them; for a slope analysis
+    they are read back from the stored rows (default results directory), else only the metric
+    (``per_point``) is drawn."""
+    if getattr(a, "columns", None):
+        return a.columns
+    exp = a.experiment
+    try:
+        from empirical.runner import load_rows
+
+        full = set(a.per_point) - set(exp.quick_grid) != set()
+        rows, missing = load_rows(exp, full=full, progress=lambda _msg: None)
+    except Exception:   # results elsewhere (--results): draw what the analysis holds
+        rows, missing = [], [0]
+    if missing or not rows:
+        return {v: {exp.metric: np.asarray(x)} for v, x in a.per_point.items()}
+    out: dict = {}
+    for r in rows:
+        cols = out.setdefault(float(r[f"p_{exp.variable}"]), {})
+        for k, v in r.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                cols.setdefault(k, []).append(float(v))
+    return {v: {k: np.asarray(x) for k, x in c.items()} for v, c in out.items()}
+
+
 def plot_userlevel(analyses: list, root) -> Path | None:
     """Excess risk against the swept variable (m or n), Algorithm 3 beside the item-level
     baseline, log-log, geometric means with 95% intervals; ε printed."""
     from empirical.real_plots import gmean_ci
 
-    analyses = drawable(analyses)
+    analyses = [a for a in analyses if getattr(a, "per_point", None)]
     if not analyses:
         return None
     fig, axes = plt.subplots(1, len(analyses), figsize=(5.4 * len(analyses), 4.8), squeeze=False)
-    series = [("excess_alg3", "Alg. 3 (user-level)"), ("excess_baseline", "item-level baseline"),
-              ("excess_nonprivate", "Alg. 3 schedule, no noise (not private)"),
-              ("excess_zero", "x = 0 (what a halt outputs)")]
+    series = [("excess_alg3", "Alg. 3 (user-level)", "tab:blue"),
+              ("excess_baseline", "item-level baseline", "tab:orange"),
+              ("excess_nonprivate", "Alg. 3 schedule, no noise (not private)", "tab:green"),
+              ("excess_zero", "x = 0 (what a halt outputs)", "tab:red")]
     for ax, a in zip(axes[0], analyses):
-        grid = sorted(a.columns)
-        for col, label in series:
-            if col not in a.columns[grid[0]]:
+        columns = _columns(a)
+        grid = sorted(columns)
+        for col, label, color in series:
+            if col not in columns[grid[0]] or not np.isfinite(columns[grid[0]][col]).all():
                 continue
-            gc = np.array([gmean_ci(np.maximum(a.columns[v][col], 1e-12)) for v in grid])
+            gc = np.array([gmean_ci(np.maximum(columns[v][col], 1e-12)) for v in grid])
             yerr = np.abs(gc[:, 1:].T - gc[:, 0])
-            ax.errorbar(grid, gc[:, 0], yerr=yerr, marker="o", ms=4, capsize=2, label=label)
-        eps = float(np.max(a.columns[grid[0]]["epsilon_guarantee"]))
-        halted = np.mean([np.mean(a.columns[v]["halted"]) for v in grid])
+            ax.errorbar(grid, gc[:, 0], yerr=yerr, marker="o", ms=4, capsize=2, label=label,
+                        color=color)
+        c0 = columns[grid[0]]
+        eps = float(np.max(c0["epsilon_guarantee"])) if "epsilon_guarantee" in c0 else math.nan
+        runs = [v for v in grid if "halted" in columns[v]
+                and np.isfinite(columns[v]["halted"]).all()]
+        halted = (f"Alg. 3 halted in {np.mean([np.mean(columns[v]['halted']) for v in runs]):.0%}"
+                  " of runs" if runs else "Alg. 3 cannot run privately here")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(a.experiment.variable)
         ax.set_ylabel("excess risk F(x) − F* (full-data logistic loss)")
         ax.set_title(f"{a.experiment.id}: ε={eps:.3g}, δ={a.experiment.fixed['delta']:g}; "
-                     f"Alg. 3 halted in {halted:.0%} of runs\n"
+                     f"{halted}\n"
                      + "; ".join(f"{r.bound}: {r.verdict}" for r in a.results), fontsize=6)
         ax.legend(fontsize=6)
         ax.grid(True, which="both", alpha=0.25)
