@@ -514,7 +514,7 @@ def _audit_cell(st: ExperimentState, audits: AuditView) -> str:
         claimed = _NA if a.claimed is None else f"{a.claimed:.3g}"
         stale = ' <span class="v finding">stale</span>' if a.status == "stale" else ""
         parts.append(f'<a href="#{_anchor_audit(n)}">{_e(n)}</a>: ε<sub>lo</sub> '
-                     f"{_e(a.audited)} ≤? {claimed} {_badge(a.verdict)}{stale}")
+                     f"{_e(a.audited)} (claimed {claimed}) {_badge(a.verdict)}{stale}")
     return "<br>".join(parts)
 
 
