@@ -454,7 +454,7 @@ register_audit(AuditTarget(
     algorithm=f"algorithms.linreg_adaptive_clipping.dp_ssgd (Algorithm 1), n = {_SSGD_STEP_N}, "
               f"α = {_SSGD_STEP_ALPHA:g}, amplified ε (Thm 3.1 via FMT21), per-step releases",
     relation="replace-one", delta=SSGD_STEP_DELTA, claimed_epsilon=ssgd_step_claim,
-    release=_ssgd_step_release(True, "mixture"), view="stepwise", trials=20_000,
+    release=_ssgd_step_release(True, "mixture"), view="stepwise", trials=4_000,
     exact_epsilon=lambda: exact_gaussian_epsilon(_SSGD_STEP_ALPHA, 1, SSGD_STEP_DELTA),
     note="canary (e1, ∓Y) among zero records, per-run shuffle; score: the likelihood ratio of "
          "the n releases with the canary's position uniform (exact ε: one step on its own, an "
@@ -486,7 +486,7 @@ register_audit(AuditTarget(
     algorithm="DP-SSGD without its random permutation, held to the amplified ε (per-step view; "
               "the final-output view cannot see this break)",
     relation="replace-one", delta=SSGD_STEP_DELTA, claimed_epsilon=ssgd_step_claim,
-    release=_ssgd_step_release(False, "first"), view="stepwise", trials=100_000,
+    release=_ssgd_step_release(False, "first"), view="stepwise", trials=60_000,
     expect="broken",
     note="the canary is record 0 and, unshuffled, always step 0: its release is a Gaussian "
          "mechanism with multiplier α (ε 1.69 at this δ) against the amplified claim 0.95"))
