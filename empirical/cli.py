@@ -247,17 +247,6 @@ def _check_scheduler(args) -> None:
             raise UsageError(f"argument --scheduler: {exc}") from None
 
 
-def _invalid(exps, full: bool) -> dict[str, str]:
-    """Experiments whose declaration does not match their bounds: id -> reason (not run)."""
-    bad = {}
-    for exp in exps:
-        try:
-            registry.validate_experiment(exp, full=full)
-        except ValueError as exc:
-            bad[exp.id] = str(exc)
-    return bad
-
-
 # --------------------------------------------------------------------------------------------
 # Work
 # --------------------------------------------------------------------------------------------
@@ -279,7 +268,7 @@ def _progress_bar(total: int, cost: float, cached: int):
     return Progress(total, total_cost=cost, cached=cached, stream=sys.stderr)
 
 
-def _run_and_analyse(exps, args, invalid: dict[str, str], stats: SweepStats,
+def _run_and_analyse(exps, args, stats: SweepStats,
                      figures: Path | None = None) -> tuple[list[Analysis], int, int]:
     """Every valid experiment's points through one queue (empirical/scheduling.py), analysed
     on the workers as each completes; returns the analyses, how many were fitted now and how
@@ -290,17 +279,17 @@ def _run_and_analyse(exps, args, invalid: dict[str, str], stats: SweepStats,
     # Every row is computed with one BLAS thread, whatever the executor: multi-threaded
     # OpenBLAS sums dot products in another order, which would change a row's last bits.
     limit_threads(1)
-    outcomes = sweep_all([e for e in exps if e.id not in invalid], full=args.full,
+    outcomes = sweep_all(exps, full=args.full,
                          workers=args.workers, scheduler=args.scheduler, results=args.results,
                          say=stderr_progress, progress=_progress_bar, analyse=True,
-                         validate=False, on_analysis=None if figures is None else
+                         on_analysis=None if figures is None else
                          (lambda o: _draw_one(o.analysis, figures)))
     out, fitted, cached = [], 0, 0
     for exp in exps:
-        if exp.id in invalid:
-            out.append(_error(exp, f"not run: {invalid[exp.id]}"))
-            continue
         o = outcomes[exp.id]
+        if o.invalid:
+            out.append(_error(exp, f"not run: {o.invalid}"))
+            continue
         if o.error is not None:     # this experiment's code failed; the others still ran
             out.append(_error(exp, str(o.error)))
             continue
@@ -368,9 +357,10 @@ def _cmd_run_or_verify(args) -> int:
     drawing = not args.no_figures
     _check_dirs(args, drawing)
     _check_scheduler(args)
-    invalid = _invalid(exps, args.full)
+    # Declarations are validated against their bounds by the scheduler, on the workers, each
+    # before its own experiment's points (a mis-declared one is an ERROR row, the rest run).
     stats = SweepStats()
-    analyses, fitted, cached = _run_and_analyse(exps, args, invalid, stats,
+    analyses, fitted, cached = _run_and_analyse(exps, args, stats,
                                                 _figure_root(args) if drawing else None)
     if drawing:
         _draw(analyses, _figure_root(args), paper, summaries_only=True)

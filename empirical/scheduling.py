@@ -204,18 +204,31 @@ def _remote_analysis(exp_id: str, module: str, rows: list[dict]) -> dict:
     return analysis_cache.encode(analysis_cache.analyse_quietly(get(exp_id), rows))
 
 
+def _remote_validate(exp_id: str, module: str, full: bool) -> str:
+    """"" if the experiment's declaration matches its bounds, else why not (one line)."""
+    if module:
+        importlib.import_module(module)
+    try:
+        validate_experiment(get(exp_id), full=full)
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
 # --------------------------------------------------------------------------------------------
 # State of one experiment
 # --------------------------------------------------------------------------------------------
 
 @dataclass
 class Outcome:
-    """One experiment's result: its rows (``None`` if it failed), the error that stopped it,
-    and, when asked, its analysis and whether that came from the cache."""
+    """One experiment's result: its rows (``None`` if it failed), the error that stopped it or
+    why it was not run (``invalid``: validation against its bounds failed), and, when asked,
+    its analysis and whether that came from the cache."""
 
     experiment: Experiment
     rows: SweepRows | None = None
     error: PointError | None = None
+    invalid: str = ""                          # the declaration does not match its bounds
     analysis: object | None = None
     analysis_cached: bool = False
     stats: SweepStats = field(default_factory=SweepStats)
@@ -232,12 +245,15 @@ class _Exp:
     left: int                                  # points not yet stored
     outcome: Outcome
     analysis_key: str = ""
+    validated: bool = False
+    full: bool = False
+    points: list = field(default_factory=list)  # its point tasks, queued once validated
 
 
 @dataclass(order=True)
 class _Task:
     priority: tuple                            # sorts first = runs first
-    kind: str = field(compare=False)           # "point" or "analysis"
+    kind: str = field(compare=False)           # "validate", "point" or "analysis"
     exp_id: str = field(compare=False)
     value: float = field(compare=False, default=math.nan)
     cost: float = field(compare=False, default=0.0)
@@ -264,22 +280,29 @@ class _Run:
             for v in st.scan.todo:
                 c = costs.get((st.exp.id, v), _DEFAULT_COST)
                 # Longest first; ties by experiment and grid order so that runs are repeatable.
-                heapq.heappush(self.queue, _Task((1, -c, st.exp.id, v), "point", st.exp.id, v, c))
-        todo = [t for t in self.queue]
+                st.points.append(_Task((1, -c, st.exp.id, v), "point", st.exp.id, v, c))
+            if self.validate:
+                # Validation (bounds evaluated at the grid's ends; some build big problems) runs
+                # on the workers too, before everything else, the costliest experiments first,
+                # and gates only its own experiment's points.
+                total = sum(t.cost for t in st.points)
+                heapq.heappush(self.queue, _Task((0, -total, st.exp.id, 0.0), "validate",
+                                                 st.exp.id))
+            else:
+                self._validated(st)
+        todo = [t for st in self.states.values() for t in st.points]
         self.progress = progress(len(todo), sum(t.cost for t in todo),
                                  sum(len(s.scan.rows) for s in self.states.values())) \
             if progress else None
 
     def _prepare(self, exp: Experiment) -> None:
-        if self.validate:
-            validate_experiment(exp, full=self.full)
         runner.check_writable(self.root / exp.paper / exp.id)
         module = exp.run.__module__
         fp = runner.code_fingerprint(module)
         grid = exp.grid(self.full)
         scan = runner._scan(exp, grid, self.root, fp, self.message, recompute_hint="recomputing")
         st = _Exp(exp, module, fp, scan, grid, SweepStats(cached=len(scan.rows)),
-                  len(scan.todo), Outcome(exp))
+                  len(scan.todo), Outcome(exp), full=self.full)
         self.states[exp.id] = st
 
     def message(self, msg: str) -> None:
@@ -367,10 +390,31 @@ class _Run:
         self._analysis_ready(st)
 
     def start(self) -> None:
-        """Experiments with nothing to compute are complete before any task runs."""
+        """Validated experiments with nothing to compute are complete before any task runs."""
         for st in self.states.values():
-            if st.left == 0:
+            if st.validated and st.left == 0:
                 self._complete(st)
+
+    def pending(self) -> int:
+        """Tasks queued or still to be queued (points waiting for their validation)."""
+        return len(self.queue) + sum(len(s.points) for s in self.states.values()
+                                     if not s.validated)
+
+    def _validated(self, st: _Exp) -> None:
+        st.validated = True
+        for t in st.points:
+            heapq.heappush(self.queue, t)
+
+    def validation_done(self, task: _Task, why: str) -> None:
+        st = self.states[task.exp_id]
+        if why:
+            st.outcome.invalid = why
+            if self.progress is not None and st.points:
+                self.progress.advance(len(st.points), sum(t.cost for t in st.points))
+            return
+        self._validated(st)
+        if st.left == 0:
+            self._complete(st)
 
     def handle(self, task: _Task, get_result: Callable[[], object]) -> None:
         """Record one finished task; fatal failures are kept in ``self.failure``."""
@@ -383,11 +427,16 @@ class _Run:
         except Exception as exc:
             if task.kind == "analysis":
                 self.analysis_failed(task, exc)
+            elif task.kind == "validate":
+                self.validation_done(task, f"validation raised {type(exc).__name__}: {exc}")
             else:
                 self.fail_point(task, exc)
             return
         if task.kind == "analysis":
             self.analysed(task, out)
+            return
+        if task.kind == "validate":
+            self.validation_done(task, out)
             return
         rows, worker_fp = out
         try:
@@ -410,6 +459,8 @@ def _call(task: _Task, st: _Exp):
     """(function, args) that compute ``task`` on a worker."""
     if task.kind == "analysis":
         return _remote_analysis, (task.exp_id, st.module, task.rows)
+    if task.kind == "validate":
+        return _remote_validate, (task.exp_id, st.module, st.full)
     return _remote_point, (task.exp_id, st.exp.point(task.value), st.module, os.getpid())
 
 
@@ -438,7 +489,7 @@ def _in_process(run: _Run) -> None:
     while run.queue:
         task = heapq.heappop(run.queue)
         st = run.states[task.exp_id]
-        if task.kind == "analysis":
+        if task.kind != "point":
             fn, args = _call(task, st)
             run.handle(task, lambda: fn(*args))
             continue
@@ -598,15 +649,46 @@ def sweep_all(exps: Iterable[Experiment], *, full: bool = False, workers: int | 
     run = _Run(list(exps), full, results, say or (lambda m: None), progress, analyse, costs,
                validate, on_analysis)
     if order is not None:
-        order.extend((t.exp_id, t.value) for t in sorted(run.queue))
+        order.extend((t.exp_id, t.value)
+                     for t in sorted(t for st in run.states.values() for t in st.points))
     run.start()
     try:
         if scheduler:
             _dask(run, scheduler)
-        elif workers > 1 and len(run.queue) > 1:
-            _pool(run, min(workers, len(run.queue)) if not analyse else workers)
+        elif workers > 1 and run.pending() > 1:
+            _pool(run, min(workers, run.pending()) if not analyse else workers)
         else:
             _in_process(run)
     finally:
         run.close()
     return run.outcomes()
+
+
+def write_costs(results: str | os.PathLike, path: str | os.PathLike = COSTS_FILE) -> dict:
+    """Collect the per-point timings stored under ``results`` into ``path`` (the shipped
+    ``point_costs.json``), merged with what is there; returns the new content.  Regenerate
+    after a full ``dprates verify`` on a 2-core machine:
+    ``python -m empirical.scheduling RESULTS``."""
+    root = Path(results)
+    out = _shipped_costs() if Path(path) == COSTS_FILE else {}
+    for f in sorted(root.glob("*/*/*.json")):
+        try:
+            rec = json.loads(f.read_bytes())
+            exp = get(rec["experiment"])
+            v = float(rec["point"][exp.variable])
+            s = float(rec["rows"][0]["seconds_per_point"])
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            continue
+        for grid in ("quick", "full"):
+            if v in exp.grid(grid == "full"):
+                out.setdefault(exp.id, {}).setdefault(grid, {})[repr(v)] = round(s, 3)
+    Path(path).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    return out
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    data = write_costs(sys.argv[1])
+    print(f"{COSTS_FILE}: timings of {sum(len(g) for e in data.values() for g in e.values())} "
+          f"points of {len(data)} experiments")
