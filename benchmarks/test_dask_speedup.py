@@ -3,8 +3,9 @@ a local run, and 2 workers are at least 1.8x faster than 1 on a sweep big enough
 
     pytest benchmarks/test_dask_speedup.py -s          # on an idle machine with >= 2 cores
 
-The sweep: the KL paper's Algorithm 1 and 3 experiments (``kl.spider.*``, ``kl.adaptive.*``: 33
-experiments, 155 points, about 100 s of compute on one core), run through
+The sweep: the KL paper's Algorithm 1 and 3 experiments (``kl.spider.*``, ``kl.adaptive.*``: 26
+experiments, 122 points; 1051 s of point wall time in the loaded run that produced
+``empirical/point_costs.json``, roughly 8x inflated, so about 2 minutes of compute idle), run through
 :func:`empirical.scheduling.sweep_all` on process-based LocalClusters (one thread per worker,
 as ``dask worker --nthreads 1`` would be), each into a fresh results directory; the 1-worker and
 2-worker clusters are timed one after the other on the same machine.  Cluster start-up is not
@@ -28,7 +29,10 @@ from empirical import experiment as registry        # noqa: E402
 from empirical.scheduling import limit_threads, sweep_all   # noqa: E402
 
 TARGET = 1.8
-PREFIXES = ("kl.spider.", "kl.adaptive.")
+#: ``DPRATES_DASK_PREFIXES=kl.adaptive.n.`` (comma-separated) runs a smaller sweep, e.g. to check
+#: the identical rows quickly; the speed-up is then reported, and asserted only on the default.
+PREFIXES = tuple(os.environ.get("DPRATES_DASK_PREFIXES", "kl.spider.,kl.adaptive.").split(","))
+DEFAULT = PREFIXES == ("kl.spider.", "kl.adaptive.")
 
 
 def _experiments():
@@ -55,7 +59,7 @@ def _timed_cluster(n_workers: int, exps, results) -> tuple[float, dict]:
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
 def test_dask_two_workers_speedup_and_identical_rows(tmp_path):
     exps = _experiments()
-    assert len(exps) >= 20, "the sweep must be big enough to matter"
+    assert exps and (len(exps) >= 20 or not DEFAULT), "the sweep must be big enough to matter"
     t1, one = _timed_cluster(1, exps, tmp_path / "one")
     t2, two = _timed_cluster(2, exps, tmp_path / "two")
     before = limit_threads(1)
@@ -71,4 +75,5 @@ def test_dask_two_workers_speedup_and_identical_rows(tmp_path):
           f"2 workers {t2:.1f} s, speed-up {t1 / t2:.2f}x (target >= {TARGET}); local "
           f"in-process {tl:.1f} s; load average {os.getloadavg()[0]:.1f}")
     assert _rows(one) == _rows(local) and _rows(two) == _rows(local)
-    assert t1 / t2 >= TARGET, f"speed-up {t1 / t2:.2f}x < {TARGET}x (is the machine idle?)"
+    if DEFAULT:
+        assert t1 / t2 >= TARGET, f"speed-up {t1 / t2:.2f}x < {TARGET}x (is the machine idle?)"
