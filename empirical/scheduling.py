@@ -652,6 +652,11 @@ def sweep_all(exps: Iterable[Experiment], *, full: bool = False, workers: int | 
         order.extend((t.exp_id, t.value)
                      for t in sorted(t for st in run.states.values() for t in st.points))
     run.start()
+    if run.progress is not None:
+        n = len(run.states)
+        run.message(f"{n} experiment{'s' * (n != 1)}: {run.progress.total} point(s) to compute, "
+                    f"{run.progress.cached} stored" + (", validating declarations first"
+                                                       if validate and run.progress.total else ""))
     try:
         if scheduler:
             _dask(run, scheduler)
