@@ -139,3 +139,34 @@ def test_declarations():
         assert exp.fixed["delta"] == 1e-5
     assert real_sosp._candidate_epochs(10, 2) == [5, 10]
     assert real_sosp._candidate_epochs(2, 4) == [1, 2]
+
+
+def test_injected_noise_is_the_calibrated_noise():
+    """One pass of the oracle as the experiment builds it: the Gaussian noise actually added has
+    the variance the plan's σ (z·2G/b1 from dp-accounting's z) claims, within 5 standard errors,
+    and ε composed over E passes equals the target."""
+    from algorithms.sosp_nonconvex import AdaDPSpider, gauss_psgd
+    from empirical import real_sosp_runs as runs
+
+    Xtr, ytr, _, _ = runs.load_digits_split()
+    Xs, ys = runs.client_shards(Xtr, ytr, 2)
+    shape = MLPShape(64, 2, 10)
+    data = runs.DigitsClients(Xs, ys, shape, 1.0, 1.0)
+    E, eps, delta = 5, 1.0, 1e-5
+    z = runs.selection_multiplier(eps, delta, E)
+    assert accounting.epsilon(accounting.gaussian_event(z, E), delta) == pytest.approx(eps,
+                                                                                       rel=1e-6)
+    plan = runs._plan(data.n, shape.P, 2, z=z, epsilon=eps, delta=delta, eta=0.5, b1=60, b2=15,
+                      clip=1.0, M_sens=1.0)
+    gens = [np.random.default_rng(s) for s in range(3)]
+    oracle = AdaDPSpider(data, plan, gens)
+    theta0 = np.stack([kaiming_init(shape, g) for g in gens])
+    gauss_psgd(oracle, theta0, chi=runs.CHI, eta=0.5, radius=plan.radius, Gamma=runs.GAMMA,
+               Q=runs.Q_ROUNDS, max_steps=plan.max_steps)
+    assert plan.sigma1 == pytest.approx(z * 2 * 1.0 / 60)
+    for kind in ("o1", "o2"):
+        var = oracle.noise_var[kind].sum()
+        if var == 0:
+            continue
+        se = np.sqrt(2 * oracle.noise_var4[kind].sum())
+        assert abs(oracle.noise_sq[kind].sum() - var) <= 5 * se, kind
