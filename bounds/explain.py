@@ -77,7 +77,9 @@ def derivations_of(bound_id: str) -> list[DerivationSpec]:
     found = [d for d in DERIVATIONS if d.corollary == bound_id]
     if not found:
         known = sorted({d.corollary for d in DERIVATIONS})
-        raise KeyError(f"no derivation registered for {bound_id!r}; derivable: {known}")
+        children = sorted({d.corollary for d in DERIVATIONS if d.theorem == bound_id})
+        hint = f"; corollaries derived from it: {children}" if children else ""
+        raise KeyError(f"no derivation registered for {bound_id!r}{hint}; derivable: {known}")
     return found
 
 
