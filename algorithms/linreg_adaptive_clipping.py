@@ -74,6 +74,13 @@ CHUNK = 8192
 Observer = Callable[[str, int, np.ndarray, np.ndarray, np.ndarray], None]
 
 
+def _check_observer(observe: Observer | None) -> Observer | None:
+    if observe is not None and not callable(observe):
+        raise ValueError("observe must be None or a callable (kind, t, rows, released, sigma), "
+                         f"got {type(observe).__name__}")
+    return observe
+
+
 def gaussian_noise(gens: Sequence[np.random.Generator], shape: int | tuple[int, ...]) -> np.ndarray:
     """Standard normals of ``shape`` for every seed row, each from its own generator (one block
     per row and call, so a row's noise does not depend on the other rows).  Every privacy noise
@@ -283,6 +290,9 @@ def dp_stat(abs_residuals: np.ndarray, *, B: float, alpha: float,
     L = check_int("levels", levels)
     if rule not in ("slack", "literal", "quantile"):
         raise ValueError(f"rule must be 'slack', 'literal' or 'quantile', got {rule!r}")
+    if t is not None:
+        t = check_int("t", t, minimum=0)
+    observe = _check_observer(observe)
     gens = as_generators(rng)
     R, s = r.shape
     if len(gens) != R:
@@ -392,6 +402,7 @@ def dp_ambssgd(design: LinearRegressionDesign, n: int, *, epsilon: float, delta:
     """
     n = check_int("n", n, minimum=2)
     gens = as_generators(rng)
+    observe = _check_observer(observe)
     if clip not in ("adaptive", "fixed"):
         raise ValueError(f"clip must be 'adaptive' or 'fixed', got {clip!r}")
     if clip == "fixed":
@@ -520,6 +531,7 @@ def dp_ssgd(design: LinearRegressionDesign, n: int, *, zeta: float, alpha: float
     eta = check_positive("eta", eta)
     delta = check_delta(delta)
     gens = as_generators(rng)
+    observe = _check_observer(observe)
     R, dim = len(gens), design.d
     kids = [g.spawn(2) for g in gens]
     data, noise = [k[0] for k in kids], [k[1] for k in kids]

@@ -270,3 +270,13 @@ def test_observe_hooks_see_every_release_with_its_noise():
     # the releases carry the noise: their spread over n steps is at least its std
     spread = np.std(np.concatenate([s[3] for s in seen]))
     assert spread >= 0.9 * 2 * 50.0 * 0.5
+
+
+def test_observe_and_t_are_validated():
+    des = LinearRegressionDesign.make(2)
+    with pytest.raises(ValueError, match="observe must be"):
+        dp_ambssgd(des, 1000, epsilon=1.0, delta=1e-6, rng=_gens(1), observe=3)
+    with pytest.raises(ValueError, match="observe must be"):
+        dp_ssgd(des, 10, zeta=1.0, alpha=1.0, eta=0.1, rng=_gens(1), observe="x")
+    with pytest.raises(ValueError, match="t must be"):
+        dp_stat(np.zeros((1, 3)), B=1.0, alpha=1.0, rng=_gens(1), t=-1)
