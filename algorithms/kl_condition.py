@@ -184,8 +184,12 @@ def _spider_update(est: np.ndarray, G_new: np.ndarray, G_old: np.ndarray,
 
 
 def _draw(gens: Sequence[np.random.Generator], rows: np.ndarray, d: int) -> np.ndarray:
-    """One N(0, I_d) vector per listed row, each from that row's own generator."""
-    return np.stack([gens[r].standard_normal(d) for r in rows]) if len(rows) else np.zeros((0, d))
+    """One N(0, I_d) vector per listed row, each from that row's own generator (drawn in place:
+    the same numbers as ``standard_normal(d)``, without a stacking copy)."""
+    out = np.empty((len(rows), d))
+    for i, r in enumerate(rows):
+        gens[r].standard_normal(out=out[i])
+    return out
 
 
 def _privacy_bracket(n: int, d: int, rho: float, kappa: float, gamma: float, L0: float,
@@ -390,10 +394,11 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
             observe("full", rows, est.copy(), plan.sigma_hat)
         active = np.ones(rows.size, dtype=bool)
         for t in range(T):
-            norms = np.linalg.norm(est, axis=1)
+            norms = row_norms(est)
             stop = active & (norms < threshold)
-            early[rows[stop]] += 1
-            active &= ~stop
+            if stop.any():
+                early[rows[stop]] += 1
+                active &= ~stop
             if max_steps is not None:
                 hit = active & (steps[rows] >= max_steps)
                 if hit.any():
@@ -402,19 +407,23 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
                     active &= ~hit
             if not active.any():
                 break
-            idx = np.flatnonzero(active)
-            r_idx = rows[idx]
+            # While every row moves (the usual case) slices replace index arrays: the same
+            # elements and operations, without the gathers and scatters.
+            whole = rows.size == R and active.all()
+            idx = slice(None) if whole else np.flatnonzero(active)
+            r_ids = rows[idx]
+            r_idx = slice(None) if whole else r_ids
             W[r_idx] = W[r_idx] - (step_len / norms[idx])[:, None] * est[idx]
             steps[r_idx] += 1
             if t + 1 < T:
                 G_new = problem.gradient(W[r_idx])
                 grad_calls[r_idx] += 1
                 est[idx] = _spider_update(est[idx], G_new, G[idx],
-                                          plan.sigma_k[k] * _draw(gens, r_idx, d))
+                                          plan.sigma_k[k] * _draw(gens, r_ids, d))
                 if observe is not None:
                     # what the round has released so far: the new estimate (the previous one is
                     # public, so this is equivalent to releasing the noisy difference)
-                    observe("difference", r_idx, est[idx].copy(), plan.sigma_k[k])
+                    observe("difference", r_ids, est[idx].copy(), plan.sigma_k[k])
                 G[idx] = G_new
                 diff_counts[T][r_idx] += 1
 
@@ -626,7 +635,7 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
         rows = np.flatnonzero(active)
         G = problem.gradient(W[rows])
         grad_calls[rows] += 1
-        gnorm = np.linalg.norm(G, axis=1)
+        gnorm = row_norms(G)
         step_rows, step_sigma = [], []
         for j, r in enumerate(rows):
             g = gens[r]
@@ -656,10 +665,19 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
         if step_rows:
             idx = np.asarray(step_rows)
             r_idx = rows[idx]
-            noise = _draw(gens, r_idx, d) * np.asarray(step_sigma)[:, None]
+            noise = _draw(gens, r_idx, d)
+            noise *= np.asarray(step_sigma)[:, None]
+            # G[idx] + noise, then η·(…) and W − η·(…), in place (same operations, fewer
+            # (R, d) temporaries: d reaches 1e5 here)
+            noisy = G[idx]
+            noisy += noise
             if observe is not None:
-                observe("gradient", r_idx, G[idx] + noise, np.asarray(step_sigma))
-            W[r_idx] = W[r_idx] - eta * (G[idx] + noise)
+                observe("gradient", r_idx, noisy.copy(), np.asarray(step_sigma))
+            noisy *= eta
+            if r_idx.size == R:
+                W -= noisy
+            else:
+                W[r_idx] -= noisy
             T[r_idx] += 1
 
     privacy = []
