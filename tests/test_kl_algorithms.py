@@ -439,3 +439,45 @@ def test_bench_kl_spider_d1(benchmark):
     res = benchmark(lambda: kl_spider(p, rho=1.0, w0=w0, L0=p.L0, L1=p.L1, gamma=p.gamma,
                                       kappa=p.kappa, F0=float(p.excess(w0)[0]), rng=gens(0, 1, 2, 3)))
     assert res.w.shape == (4, 1)
+
+
+# ================================================= pinned outputs (speed changes keep the numbers)
+REFERENCE = __import__("pathlib").Path(__file__).with_name("data") / "kl_algorithms_52c6549.npz"
+
+
+def reference_runs() -> dict:
+    """Small runs of every KL algorithm, each through the paths the per-step speed-ups touch
+    (projection active and inactive, distance tracking, Spider rows stopping at different steps,
+    the filter, exponential selection).  Their outputs were saved from commit 52c6549, before
+    those speed-ups, by ``python tests/test_kl_algorithms.py --write``."""
+    out = {}
+    p = Radial(60, 3, 1.5)                           # small n: large noise, the ball binds
+    r = noisy_gd(p, rho=0.5, w0=p.start(), L0=p.L0, L1t=4.0, T=300, rng=gens(0, 1, 2),
+                 track_distance=True)
+    out["noisy_gd.w"], out["noisy_gd.max_dist"] = r.w, r.info["max_dist"]
+    p = Radial(1000, 2, 3.0)                         # rows stop after 5, 7 and 6 steps
+    w0 = p.start()
+    r = kl_spider(p, rho=1.0, w0=w0, L0=p.L0, L1=p.L1, gamma=p.gamma, kappa=p.kappa,
+                  F0=float(p.excess(w0)[0]), rng=gens(3, 4, 5))
+    out["spider.w"], out["spider.steps"] = r.w, np.asarray(r.info["steps"])
+    out["spider_linear.w"] = _spider_linear(seeds=(6, 7), max_steps=40).w
+    out["ppm.w"] = _ppm(Radial(500, 2, 1.5), gens(8, 9)).w
+    for select in ("last", "exponential"):
+        r = _adaptive(Radial(10**5, 20, 4.0), gens(10, 11, 12), select=select)
+        out[f"adaptive_{select}.w"], out[f"adaptive_{select}.T"] = r.w, np.asarray(r.info["T"])
+    return out
+
+
+def test_outputs_bit_identical_to_before_the_speed_ups():
+    ref = np.load(REFERENCE)
+    got = reference_runs()
+    assert sorted(got) == sorted(ref.files)
+    for k, v in got.items():
+        np.testing.assert_array_equal(v, ref[k], err_msg=k)
+
+
+if __name__ == "__main__":
+    import sys
+    if "--write" in sys.argv:
+        REFERENCE.parent.mkdir(exist_ok=True)
+        np.savez(REFERENCE, **reference_runs())
