@@ -44,9 +44,10 @@ import importlib
 
 from empirical.checks import ComparisonExperiment, Contrast
 from empirical.experiment import Summary, register, register_summary
-from empirical.real_sosp_runs import (CHI, GAMMA, KAPPA, Q_ROUNDS, DigitsClients,  # noqa: F401
-                                      _candidate_epochs, client_shards, load_digits_split,
-                                      run_sosp, selection_multiplier)
+# re-exported: the tests and readers reach the data and run helpers through this module
+from empirical.real_sosp_runs import (DigitsClients, _candidate_epochs,  # noqa: F401
+                                      client_shards, load_digits_split, run_sosp,
+                                      selection_multiplier)
 
 __all__ = ["DigitsClients", "load_digits_split", "client_shards", "run_sosp", "SOSP_EXPERIMENTS"]
 
