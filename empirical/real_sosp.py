@@ -18,10 +18,10 @@ What runs
   composed Gaussian mechanisms at (ε, δ) (the paper's per-query argument, composed over passes).
 * Baseline ("[29] + private model selection", §7): the same learner on 95% of every client's
   shard at (ε/2, δ/2), then Algorithm 4 (:func:`~algorithms.sosp_nonconvex.private_model_selection`)
-  at (ε/2, δ/2) over the iterates at ``candidates`` epochs, with gradients and Hessians of the
+  at (ε/2, δ/2) over the iterates of ``n_candidates`` evenly spaced epochs (5 and 10), with gradients and Hessians of the
   held-out 5% (Hessian columns clipped per example, :func:`~algorithms.real_models.clipped_hessian_columns`).
   Basic composition: ε/2 + ε/2 = ε, δ/2 + δ/2 = δ.  Algorithm 4 returns the *first* candidate
-  passing both tests; when none passes the last iterate is used (recorded in ``selected``).
+  passing both tests; when none passes the last iterate is used (``selected_epoch`` = −1).
   The learner is the same for both, so the contrast isolates what the paper attributes the gap
   to: the selection's budget, its held-out data and its noisy high-dimensional tests.
 * Data: digits (1797 × 64, 10 classes) through :func:`empirical.real_data.prepared` (fixed
@@ -36,7 +36,9 @@ paired gap at m = 10 exceeds the gap at m = 1 (one-sided: "the gap widens in dis
 settings").  ``real.sosp.epsilon`` (m = 1, swept over ε, no baseline): Gauss-PSGD's accuracy
 rises from ε = 0.5 to ε = 2.  Hyperparameters (lr, batch sizes, clips, width) were set by hand
 on one seed, identically for both methods, not privately (as in the paper); ε from dp-accounting
-is stored beside every accuracy (``epsilon_psgd``, ``epsilon_baseline``).
+is stored beside every accuracy (``epsilon_psgd``, ``epsilon_baseline``); per-epoch accuracies
+are the columns ``acc_psgd_e<k>`` and ``acc_baseline_last_e<k>``.  Verdicts and numbers:
+docs/drafts/real2_readme.md (findings REAL-E10, REAL-E14).
 """
 from __future__ import annotations
 
