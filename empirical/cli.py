@@ -2,6 +2,8 @@
 
   dprates bounds list [PAPER]        registered bounds
   dprates bounds show ID             expression, LaTeX, exponents, assumptions, source
+  dprates bounds compare ID ID       which dominates where, and the crossovers
+  dprates bounds derive ID           how a corollary follows from its theorem, step by step
   dprates experiments [PAPER]        registered experiments
   dprates run EXPERIMENT... [opts]   run sweeps, print their checks, draw their figures
   dprates verify [--paper P] [opts]  run + fit + check every experiment, draw figures
@@ -95,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     bs = bsub.add_parser("show", help="show one bound")
     bs.add_argument("id")
     _add_module_opt(bs)
+    _add_bounds_extras(bsub)
     e = sub.add_parser("experiments", help="list experiments")
     e.add_argument("paper", nargs="?")
     _add_module_opt(e)
@@ -118,6 +121,18 @@ def _parser() -> argparse.ArgumentParser:
     report_cmd.add_arguments(rp)
     _add_module_opt(rp)
     return p
+
+
+def _add_bounds_extras(bsub) -> None:
+    """``dprates bounds compare ID ID`` and ``bounds derive ID`` (empirical/cli_bounds.py)."""
+    try:
+        from empirical import cli_bounds
+    except ImportError:          # a checkout without it keeps `bounds list` and `bounds show`
+        return
+    before = set(bsub.choices)
+    cli_bounds.add_subcommands(bsub)
+    for name in set(bsub.choices) - before:
+        _add_module_opt(bsub.choices[name])
 
 
 def _add_audit(sub) -> None:
@@ -322,6 +337,8 @@ def _draw(analyses: list[Analysis], root: Path, paper: str | None,
 
 
 def _cmd_bounds(args) -> int:
+    if getattr(args, "bounds_run", None) is not None:      # compare, derive
+        return int(args.bounds_run(args) or 0)
     if args.bcmd == "show":
         print(_lookup("ID", bounds.get, args.id).describe())
         return 0

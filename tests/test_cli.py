@@ -183,3 +183,14 @@ def test_workers_default_to_the_cores():
 
     assert _parser().parse_args(["verify"]).workers is None      # -> scheduling.default_workers
     assert _parser().parse_args(["run", "x", "--workers", "3"]).workers == 3
+
+
+def test_bounds_compare_and_derive_are_wired(capsys):
+    pytest.importorskip("empirical.cli_bounds")
+    assert main(["bounds", "compare", "kl:thm5_best", "kl:thm5_worst"]) == 0
+    out = capsys.readouterr().out
+    assert "kl:thm5_best" in out and "crossover" in out
+    assert main(["bounds", "derive", "kl:cor1"]) == 0
+    assert "kl:cor1 from kl:thm1" in capsys.readouterr().out
+    _one_line_error(capsys, ["bounds", "derive", "kl:thm99"], "kl:thm9")
+    assert main(["bounds", "list", "kl"]) == 0 and "kl:thm9" in capsys.readouterr().out
