@@ -19,6 +19,7 @@ that raised) would make the timing meaningless, so the exit status must be 0 or 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -48,6 +49,7 @@ def run_verify(tmp_path: Path, extra: list[str] = ()) -> dict:
            "--figures", str(tmp_path / "fig"), *extra]
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "OMP_NUM_THREADS": "1"}
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
@@ -61,7 +63,12 @@ def run_verify(tmp_path: Path, extra: list[str] = ()) -> dict:
         time.sleep(0.1)
     out, err = proc.communicate()
     wall = time.perf_counter() - t0
-    return {"wall": wall, "peak_mb": peak, "code": proc.returncode, "out": out, "err": err}
+    # CPU of the whole tree (pool workers are reaped by the verify process, which is reaped
+    # here): on a loaded machine this, not the wall time, says what the run costs.
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    return {"wall": wall, "cpu": cpu, "peak_mb": peak, "code": proc.returncode, "out": out,
+            "err": err}
 
 
 def test_verify_every_paper_quick_grids_within_budget(tmp_path):
@@ -72,6 +79,7 @@ def test_verify_every_paper_quick_grids_within_budget(tmp_path):
     summary = [line for line in got["out"].splitlines()
                if line.startswith(("points:", "analyses:")) or "experiments verified" in line]
     print(f"\ndprates verify {' '.join(extra) or '(all papers)'}: wall {got['wall']:.1f} s, "
+          f"CPU {got['cpu']:.0f} s, "
           f"peak memory {got['peak_mb']:.0f} MB (process tree), exit {got['code']}; "
           + "; ".join(summary) + f"; cores {len(os.sched_getaffinity(0))}, "
           f"load average {os.getloadavg()[0]:.1f}")
