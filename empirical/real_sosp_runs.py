@@ -77,12 +77,13 @@ class DigitsClients(ClientData):
         rows = np.arange(self.m)[:, None]
         return self.Xs[rows, idx], self.ys[rows, idx]
 
-    def batch_gradient(self, gen, x, b):
+    def batch_gradient(self, gen: np.random.Generator, x: np.ndarray, b: int) -> np.ndarray:
         Xb, yb = self._next(gen, b)
         G = per_example_gradients(self.shape, x, Xb, yb)                # (m, b, P)
         return clip_rows(G, self.G_sens).mean(axis=1)
 
-    def batch_difference(self, gen, x, x_prev, b):
+    def batch_difference(self, gen: np.random.Generator, x: np.ndarray, x_prev: np.ndarray,
+                         b: int) -> np.ndarray:
         Xb, yb = self._next(gen, b)
         step = float(np.linalg.norm(x - x_prev))
         D = (per_example_gradients(self.shape, x, Xb, yb)
