@@ -255,3 +255,23 @@ def test_format_seconds_and_bad_totals():
         Progress(-1)
     with pytest.raises(ValueError, match="interval"):
         Progress(1, interval=0)
+
+
+def test_interrupted_queue_resumes_without_redoing_points(tmp_path):
+    class Interrupt(Progress):
+        def advance(self, n=1, cost=None):
+            super().advance(n, cost)
+            if self.done == 3:
+                raise KeyboardInterrupt
+
+    exps = [_toy.TOY, _toy.TOY_WRONG]
+    with pytest.raises(KeyboardInterrupt):
+        sweep_all(exps, results=tmp_path, workers=1,
+                  progress=lambda n, c, k: Interrupt(n, total_cost=c, cached=k,
+                                                     stream=io.StringIO()))
+    assert not list(tmp_path.rglob(".tmp-*")), "no partial files"
+    _toy.CALLS.clear()
+    out = sweep_all(exps, results=tmp_path, workers=1)
+    assert sum(o.stats.cached for o in out.values()) == 3 and len(_toy.CALLS) == 9
+    fresh = sweep_all(exps, results=tmp_path / "fresh", workers=1)
+    assert all(_strip(out[k].rows) == _strip(fresh[k].rows) for k in out)
