@@ -60,9 +60,13 @@ def test_rows_identical_to_per_experiment_path_on_every_executor(tmp_path, one_b
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
-        dask = sweep_all(exps, results=tmp_path / "dask", scheduler=cluster.scheduler_address)
+        dask = sweep_all(exps, results=tmp_path / "dask", scheduler=cluster.scheduler_address,
+                         analyse=True)
     for e in exps:
         assert _strip(dask[e.id].rows) == old[e.id], f"{e.id}: Dask"
+        # ... and the analysis made on a worker is the one made here.
+        here = analysis_cache.analyse_quietly(e, list(dask[e.id].rows))
+        assert analysis_cache.encode(dask[e.id].analysis) == analysis_cache.encode(here)
     # Stored files are the same records (checksummed, fingerprinted) as the old path's.
     for e in exps:
         for v in e.quick_grid:
