@@ -460,6 +460,10 @@ def reference_runs() -> dict:
     r = kl_spider(p, rho=1.0, w0=w0, L0=p.L0, L1=p.L1, gamma=p.gamma, kappa=p.kappa,
                   F0=float(p.excess(w0)[0]), rng=gens(3, 4, 5))
     out["spider.w"], out["spider.steps"] = r.w, np.asarray(r.info["steps"])
+    p = Radial(10**5, 4, 3.0)                        # 13 steps per row: the differences matter
+    w0 = p.start()
+    out["spider_long.w"] = kl_spider(p, rho=1.0, w0=w0, L0=p.L0, L1=p.L1, gamma=p.gamma,
+                                     kappa=p.kappa, F0=float(p.excess(w0)[0]), rng=gens(13, 14)).w
     out["spider_linear.w"] = _spider_linear(seeds=(6, 7), max_steps=40).w
     out["ppm.w"] = _ppm(Radial(500, 2, 1.5), gens(8, 9)).w
     for select in ("last", "exponential"):
