@@ -788,29 +788,42 @@ def _sweep_dask(exp: Experiment, todo: list[float], module: str, address: str,
         client.close()
 
 
+class WorkerWatch:
+    """Notices a Dask cluster that has had no worker for ``grace`` seconds (looked at most once
+    a second): :meth:`check` then raises :class:`SchedulerError` with ``what()`` as its text."""
+
+    def __init__(self, client, grace: float):
+        self.client, self.grace = client, grace
+        self.lonely_since, self.last_look = None, time.monotonic()
+
+    def check(self, what: Callable[[], str]) -> None:
+        now = time.monotonic()
+        if now - self.last_look < 1.0:
+            return
+        self.last_look = now
+        if self.client.scheduler_info().get("workers"):
+            self.lonely_since = None
+        elif self.lonely_since is None:
+            self.lonely_since = now
+        elif now - self.lonely_since > self.grace:
+            raise SchedulerError(what())
+
+
 def _dask_completed(client, futs: dict, grace: float, exp: Experiment, poll: float = 0.05):
     """Yield futures as they finish; fail if the cluster has had no worker for ``grace`` s."""
     pending = list(futs)
-    lonely_since, last_look = None, time.monotonic()
+    watch = WorkerWatch(client, grace)
     while pending:
         done = [f for f in pending if f.done()]
         if done:
             gone = {id(f) for f in done}
             pending = [f for f in pending if id(f) not in gone]
             yield from done
-            lonely_since = None
+            watch.lonely_since = None
             continue
         time.sleep(poll)
-        if time.monotonic() - last_look < 1.0:
-            continue
-        last_look = time.monotonic()
-        if client.scheduler_info().get("workers"):
-            lonely_since = None
-        elif lonely_since is None:
-            lonely_since = last_look
-        elif last_look - lonely_since > grace:
-            raise SchedulerError(f"{exp.id}: every Dask worker left; {len(pending)} point(s) "
-                                 "not computed (stored points kept; rerun to resume)")
+        watch.check(lambda: f"{exp.id}: every Dask worker left; {len(pending)} point(s) "
+                    "not computed (stored points kept; rerun to resume)")
 
 
 def stderr_progress(msg: str) -> None:

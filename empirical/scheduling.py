@@ -584,38 +584,35 @@ def _dask(run: _Run, address: str, grace: float | None = None) -> None:
             # tasks with it and the scheduler reschedules them.
             return client.submit(fn, *args, pure=False)
 
-        in_flight: dict = {}
-        fatal: BaseException | None = None
-        _feed(run, submit, in_flight, max(2, 2 * threads))
-        lonely_since, last_look = None, time.monotonic()
-        while in_flight:
-            done = [f for f in in_flight if f.done()]
-            if not done:
-                time.sleep(0.02)
-                if time.monotonic() - last_look >= 1.0:
-                    last_look = time.monotonic()
-                    if client.scheduler_info().get("workers"):
-                        lonely_since = None
-                    elif lonely_since is None:
-                        lonely_since = last_look
-                    elif last_look - lonely_since > grace:
-                        left = len(in_flight) + len(run.queue)
-                        raise SchedulerError(f"every Dask worker left; {left} task(s) not run "
-                                             "(stored points kept; rerun to resume)")
-                continue
-            for fut in done:
-                task = in_flight.pop(fut)
-                try:
-                    run.handle(task, fut.result)
-                except SweepError as exc:
-                    fatal = fatal or exc
-                    run.queue.clear()
-            if fatal is None:
-                _feed(run, submit, in_flight, max(2, 2 * threads))
-        if fatal is not None:
-            raise fatal
+        _drain_dask(run, submit, runner.WorkerWatch(client, grace), max(2, 2 * threads))
     finally:
         client.close()
+
+
+def _drain_dask(run: _Run, submit: Callable, watch, slots: int) -> None:
+    in_flight: dict = {}
+    fatal: BaseException | None = None
+    _feed(run, submit, in_flight, slots)
+    while in_flight:
+        done = [f for f in in_flight if f.done()]
+        if not done:
+            time.sleep(0.02)
+            watch.check(lambda: f"every Dask worker left; {len(in_flight) + len(run.queue)} "
+                        "task(s) not run (stored points kept; rerun to resume)")
+            continue
+        watch.lonely_since = None
+        for fut in done:
+            task = in_flight.pop(fut)
+            try:
+                run.handle(task, fut.result)
+            except SweepError as exc:
+                # Stop feeding, but store what still completes (nothing computed is lost).
+                fatal = fatal or exc
+                run.queue.clear()
+        if fatal is None:
+            _feed(run, submit, in_flight, slots)
+    if fatal is not None:
+        raise fatal
 
 
 # --------------------------------------------------------------------------------------------
