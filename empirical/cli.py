@@ -34,7 +34,7 @@ from pathlib import Path
 import bounds
 from bounds.core import LOAD_ERRORS, OutsideConditionsWarning, PaperLoadWarning, check_paper
 from empirical import experiment as registry
-from empirical.checks import Analysis, analyse
+from empirical.checks import Analysis
 from empirical.runner import (SweepError, SweepStats, check_scheduler, check_writable,
                               load_rows, results_dir, stderr_progress)
 

@@ -38,7 +38,7 @@ from typing import Callable, Iterable, Mapping
 from empirical import runner
 from empirical.experiment import Experiment, get, validate_experiment
 from empirical.progress import Progress
-from empirical.runner import (PointError, ResultWriteError, SchedulerError, SweepError, SweepRows,
+from empirical.runner import (PointError, ResultWriteError, SweepError, SweepRows,
                               SweepStats)
 
 __all__ = ["default_workers", "limit_threads", "estimate_costs", "sweep_all", "Outcome",
@@ -270,8 +270,7 @@ class _Run:
         self.results, self.analyse = results, analyse
         self.states: dict[str, _Exp] = {}
         self.queue: list[_Task] = []
-        self.failure: BaseException | None = None
-        self.unsaved: dict[float, list] = {}
+        self.unsaved: dict[float, list] = {}      # rows computed but not written (disk full)
         for exp in exps:
             self._prepare(exp)
         costs = costs if costs is not None else estimate_costs(
@@ -417,7 +416,7 @@ class _Run:
             self._complete(st)
 
     def handle(self, task: _Task, get_result: Callable[[], object]) -> None:
-        """Record one finished task; fatal failures are kept in ``self.failure``."""
+        """Record one finished task; raises what must stop the whole run."""
         try:
             out = get_result()
         except CancelledError:
@@ -444,6 +443,12 @@ class _Run:
         except ResultWriteError as exc:
             self.unsaved.update(exc.unsaved)
             raise
+
+    def fatal(self, exc: BaseException) -> BaseException:
+        """``exc``, carrying every row computed but not written when it is a write failure."""
+        if isinstance(exc, ResultWriteError):
+            exc.unsaved.update(self.unsaved)
+        return exc
 
     def outcomes(self) -> dict[str, Outcome]:
         for st in self.states.values():
@@ -531,7 +536,7 @@ def _drain_pool(run: _Run, pool: ProcessPoolExecutor, in_flight: dict, slots: in
         if fatal is None:
             _feed(run, pool.submit, in_flight, slots)
     if fatal is not None:
-        raise fatal
+        raise run.fatal(fatal)
 
 
 def _salvage(run: _Run, in_flight: dict) -> None:
@@ -612,7 +617,7 @@ def _drain_dask(run: _Run, submit: Callable, watch, slots: int) -> None:
         if fatal is None:
             _feed(run, submit, in_flight, slots)
     if fatal is not None:
-        raise fatal
+        raise run.fatal(fatal)
 
 
 # --------------------------------------------------------------------------------------------
