@@ -121,8 +121,11 @@ def project_ball(w: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray
     # Fast exit for the usual case (every row well inside): squared norms in any summation
     # order are within (d + 1)·u relative of the exact test's, so below r²(1 − 8d·u) the exact
     # test below cannot fail; near or beyond the boundary (or NaN) the exact test decides.
-    sq = _sq_norms(diff, diff)
-    if sq.size and sq.max() <= r * r * (1.0 - 4.0 * diff.shape[-1] * _EPS):
+    # (A threshold that overflows to inf could pass rows whose squared norm also overflowed.)
+    with np.errstate(over="ignore"):      # an overflow goes to the exact test, like the einsum
+        sq = _sq_norms(diff, diff)
+    threshold = r * r * (1.0 - 4.0 * diff.shape[-1] * _EPS)
+    if sq.size and threshold < math.inf and sq.max() <= threshold:
         return w
     norms = np.sqrt(np.einsum("...i,...i->...", diff, diff))[..., None]
     inside = norms <= r

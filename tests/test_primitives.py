@@ -190,6 +190,8 @@ def test_project_ball_fast_exit_is_bit_identical(d):
             for rows in (w, w[:1]):
                 np.testing.assert_array_equal(prim.project_ball(rows, c, r),
                                               _project_ball_reference(rows, c, r))
+    huge = c + u * 1e170                       # squared norms overflow; r² too
+    np.testing.assert_array_equal(prim.project_ball(huge, c, 1e200), _project_ball_reference(huge, c, 1e200))
     with pytest.raises(ValueError, match="radius"):
         prim.project_ball(u, c, -1.0)
     with pytest.raises(ValueError, match="radius"):
