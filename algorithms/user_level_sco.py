@@ -15,11 +15,12 @@ phase.  A phase releases
 
 * a pure-DP test (Algorithm 1: one Laplace score, ε/10; Algorithm 2: AboveThreshold over the
   phase's steps, ε/2, Lemma A.9), charged by basic composition, and
-* Gaussian releases whose ℓ2-sensitivity is the paper's high-probability bound (Lemma B.2:
-  τ_i log(1/ζ)/C; Lemma C.2: τ log(1/ζ)/K_i; hidden constant ``SENSITIVITY_CONSTANT`` = 2,
-  the smallest that UL-E7's two-cluster search never exceeds; a three-cluster configuration
-  does exceed it, errata UL-E13) with failure
-  probability ≤ δ/2, composed by dp-accounting's RDP accountant (Algorithm 2's minibatches are
+* Gaussian releases whose ℓ2-sensitivity is a high-probability bound on the outlier-removed
+  mean DERIVED for the removal rule as implemented (:func:`outlier_mean_sensitivity`; the
+  paper's Lemmas B.2/C.2 state ≲ τ log(1/ζ)/K with a hidden constant that no value makes safe,
+  errata UL-E13), whose failure events — unlucky keep coins and a score test whose Laplace
+  noise beats its margin (UL-E14) — are charged to δ_fail = δ/2 as the proof of Lemma C.2 sums
+  them, composed by dp-accounting's RDP accountant (Algorithm 2's minibatches are
   drawn WITHOUT replacement so that ``SampledWithoutReplacementDpEvent`` is exact, UL-E8)
   at δ/2.
 
@@ -542,8 +543,11 @@ def alg1_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
     C = c_C·log(20nme^ε/δ)/ε (faithful c_C = 100); n_i = ⌊(1 − 2^{−q})n/2^{iq}⌋; N_i = ⌊n_i/C⌋;
     T_i = N_i m; p = J + 3/2 with J = max(1, log m/log n) (m ≤ n^J); η = c_η·R/(L√(dmnε))
     (Theorem B.1; faithful c_η = 1); τ_i = c_τ·η_iL√T_i·log(ndm) (faithful c_τ = 1000).
-    σ_i: faithful 100τ_i log²(n/δ)/(εC); rates z·Δ_i with Δ_i = τ_i log(1/ζ)/C (Lemma B.2,
-    ζ = δ/(10e^ε)) and z calibrated so that ε/10 (Laplace score) + ε_RDP(Gaussian, δ/2) = ε.
+    σ_i: faithful 100τ_i log²(n/δ)/(εC); rates z·Δ_i with Δ_i the corrected Lemma B.2 bound
+    (:func:`outlier_mean_sensitivity` at radius 2τ_i and the score floor the Laplace test
+    certifies, :func:`alg1_score_floor`; ζ from :func:`step_failure_probability`) and z
+    calibrated so that ε/10 (Laplace score) + ε_RDP(Gaussian, δ/2) = ε.  A phase whose C
+    certifies no finite Δ_i is dropped (UL-E14).
     Phases run for i = 1..⌊log2 n⌋ while N_i ≥ 1 (phases with no full group are dropped:
     UL-E9), at most ``max_phases`` of them (rates mode: each phase risks a spurious halt with
     probability ½e^{−Cε/100}, and η_i = η/2^{pi} makes late phases move x by ~nothing).
@@ -711,8 +715,9 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
     Both modes cap K_i at n_i and stop at the first phase with n_i < c_K1·log(1/δ)/ε (rates) or
     n_i < 1 (UL-E9): AboveThreshold's margin K_i/5 must beat its Laplace noise 16/ε.
 
-    Gradient sensitivity (Lemma C.2, constant 2, UL-E7): Δ_i = 2τ·log(1/ζ)/K_i with
-    ζ = δ/(10T_ie^ε).  ``removal=False`` (item-level baseline): Δ_i = 2L/K_i (user mean gradients
+    Gradient sensitivity: the corrected Lemma C.2 bound (UL-E13) at radius 2τ and the score
+    floor AboveThreshold certifies (:func:`alg2_score_floor`), ζ per step from
+    :func:`step_failure_probability` (UL-E14); a phase with an infinite bound is dropped.  ``removal=False`` (item-level baseline): Δ_i = 2L/K_i (user mean gradients
     have norm ≤ L, replace-one), no AboveThreshold.
     Privacy per phase: ε/2 (AboveThreshold) + ε_RDP(T_i WOR-sampled Gaussians, δ/2) ≤ ε, the
     second calibrated to ε/2 in rates mode (to ε for the baseline).  ``calibrate=False`` skips
