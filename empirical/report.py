@@ -55,9 +55,9 @@ _NA = "—"
 
 # Verdicts by how much they need a reader's attention.  REJECTED is good news: a competing rate
 # the data rule out.  NOT RUN / PARTIAL mean the stored results do not (yet) decide.
-_SEVERITY = {"PASS": 0, "REJECTED": 0, "NOT RUN": 1, "PARTIAL": 1, "FINDING": 2,
+_SEVERITY = {"PASS": 0, "REJECTED": 0, "NOT RUN": 1, "STALE": 1, "PARTIAL": 1, "FINDING": 2,
              "FAIL": 3, "NOT REJECTED": 3, "ERROR": 3, "PRIVACY FAIL": 3}
-_CSS_CLASS = {"PASS": "ok", "REJECTED": "ok", "NOT RUN": "none", "PARTIAL": "none",
+_CSS_CLASS = {"PASS": "ok", "REJECTED": "ok", "NOT RUN": "none", "STALE": "none", "PARTIAL": "none",
               "FINDING": "finding", "FAIL": "bad", "NOT REJECTED": "bad", "ERROR": "bad",
               "PRIVACY FAIL": "bad",
               # audit verdicts (empirical/audit.py): a private claim upheld, a broken control
@@ -379,10 +379,11 @@ def _matrix_html(states: list[ExperimentState]) -> str:
                            f'title="{_e(tip)}"><a href="#{_anchor_check(b, v)}">{_e(text)}</a></td>')
             body.append("<tr>" + "".join(tds) + "</tr>")
     legend = ('<p class="legend">' + "".join(_badge(v) for v in
-              ("PASS", "REJECTED", "FINDING", "FAIL", "NOT REJECTED", "NOT RUN")) +
+              ("PASS", "REJECTED", "FINDING", "FAIL", "NOT REJECTED", "NOT RUN", "STALE")) +
               "<small>REJECTED: a competing rate the data rule out (good). FINDING: a claim the "
-              "experiments contradict, documented in the errata. Hatched: some grid points not "
-              "run. Each cell links to its checks.</small></p>")
+              "experiments contradict, documented in the errata. STALE: stored by other code "
+              "(rerun to analyse). Hatched: some grid points not run. Each cell links to its "
+              "checks.</small></p>")
     return (f'<table class="matrix"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
             + legend)
 
@@ -430,7 +431,8 @@ def _bound_article(b: bounds.Bound, checks_by_var: dict[str, list], refs) -> str
         for st, r in checks_by_var[var]:
             exp_link = f'<a href="#{_anchor_exp(st.experiment.id)}">{_e(st.experiment.id)}</a>'
             if r is None:
-                status = "NOT RUN" if not st.rows else ("PARTIAL" if st.missing else "ERROR")
+                status = (st.unrun_label if not st.rows
+                          else ("PARTIAL" if st.missing else "ERROR"))
                 why = st.error or (st.analysis.error if st.analysis else "no stored rows")
                 rows.append(f"<tr><td>{exp_link}</td><td>{_e(var)}</td>"
                             f'<td colspan="7">{_e(why)}</td><td>{_badge(status)}</td></tr>')
@@ -447,7 +449,7 @@ def _experiment_article(st: ExperimentState, refs: Callable[[str], str]) -> str:
     exp, a = st.experiment, st.analysis
     fixed = ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}"
                       for k, v in exp.fixed.items())
-    status = {"not run": _badge("NOT RUN"), "partial": _badge("PARTIAL"),
+    status = {"not run": _badge(st.unrun_label), "partial": _badge("PARTIAL"),
               "complete": ""}[st.status]
     if st.missing:
         status += f" not run: {exp.variable} = " + ", ".join(f"{v:g}" for v in st.missing)
@@ -530,7 +532,7 @@ def _privacy_table(states: list[ExperimentState], audits: AuditView) -> str:
             continue
         audited = _audit_cell(st, audits)
         if not st.rows:
-            rows.append([link, _NA, _NA, _NA, _NA, _NA, audited, _badge("NOT RUN")])
+            rows.append([link, _NA, _NA, _NA, _NA, _NA, audited, _badge(st.unrun_label)])
             continue
         unit = next((u for u in PRIVACY_UNITS if all(f"{u}_{c}" in st.rows[0]
                                                      for c in ("target", "guarantee", "spent"))), None)

@@ -56,6 +56,12 @@ class ExperimentState:
             return "not run"
         return "partial" if self.missing else "complete"
 
+    @property
+    def unrun_label(self) -> str:
+        """``STALE`` when points are stored but by other code (the loader said so: they are
+        recomputed by the next run, and meanwhile not analysed), else ``NOT RUN``."""
+        return "STALE" if any("are stale" in n for n in self.notes) else "NOT RUN"
+
     def verdicts(self) -> list[tuple[str, str]]:
         """(bound, verdict) per declared check, also when no analysis exists."""
         exp = self.experiment
@@ -63,7 +69,8 @@ class ExperimentState:
         if a is not None and a.results:
             out = [(r.bound, r.verdict) for r in a.results]
         else:
-            fallback = "NOT RUN" if not self.rows else ("PARTIAL" if self.missing else "ERROR")
+            fallback = (self.unrun_label if not self.rows
+                        else ("PARTIAL" if self.missing else "ERROR"))
             out = [(c.bound, fallback) for c in exp.checks]
         if a is not None and a.privacy_error:
             out = [(b, "PRIVACY FAIL") for b, _ in out]

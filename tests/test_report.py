@@ -337,3 +337,15 @@ def test_figure_legend_names_every_element(built, monkeypatch, tmp_path):
                  "bound kl:thm9 ×", "kl:thm9 asymptotic exponent", "competitor kl:thm7 ×",
                  "REJECTED", "PASS"):
         assert part in labels, (part, labels)
+
+
+def test_points_stored_by_other_code_show_as_stale_not_as_not_run(built):
+    from empirical.report_data import ExperimentState
+
+    exp = registry.get("kl.thm9.rho")
+    note = "[kl.thm9.rho] 5 stored point(s) are stale (code changed: code of algorithms.primitives)"
+    st = ExperimentState(exp, [], list(exp.grid()), notes=[note])
+    assert {v for _, v in st.verdicts()} == {"STALE"}
+    assert ExperimentState(exp, [], list(exp.grid())).unrun_label == "NOT RUN"
+    page = report.render_html([st], {"grid": "quick"}, None, {})
+    assert ">STALE<" in page and note in page
