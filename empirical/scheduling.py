@@ -201,7 +201,11 @@ def _remote_analysis(exp_id: str, module: str, rows: list[dict]) -> dict:
 
     if module:
         importlib.import_module(module)
-    return analysis_cache.encode(analysis_cache.analyse_quietly(get(exp_id), rows))
+    analysis = analysis_cache.analyse_quietly(get(exp_id), rows)
+    try:
+        return analysis_cache.encode(analysis)
+    except TypeError:       # holds a type the cache cannot write: the parent analyses it
+        return None
 
 
 def _remote_validate(exp_id: str, module: str, full: bool) -> str:
@@ -365,12 +369,15 @@ class _Run:
             heapq.heappush(self.queue, _Task((0, 0.0, st.exp.id, 0.0), "analysis", st.exp.id,
                                              rows=list(rows)))
 
-    def analysed(self, task: _Task, data: dict) -> None:
+    def analysed(self, task: _Task, data: dict | None) -> None:
         from empirical import analysis_cache
 
         st = self.states[task.exp_id]
-        analysis_cache.store(st.exp, st.analysis_key, self.full, data, self.results)
-        st.outcome.analysis = analysis_cache.decode(data)
+        if data is None:
+            st.outcome.analysis = analysis_cache.analyse_quietly(st.exp, task.rows)
+        else:
+            analysis_cache.store(st.exp, st.analysis_key, self.full, data, self.results)
+            st.outcome.analysis = analysis_cache.decode(data)
         self._analysis_ready(st)
 
     def _analysis_ready(self, st: _Exp) -> None:

@@ -305,3 +305,17 @@ def test_full_disk_stops_the_run_keeping_what_was_stored(tmp_path, monkeypatch, 
     rows, missing = load_rows(_toy.TOY, results=tmp_path)
     assert len(rows) == 2 * _toy.TOY.seeds and len(missing) == 4
     assert sweep_all([_toy.TOY], results=tmp_path, workers=1)[_toy.TOY.id].stats.cached == 2
+
+
+def test_comparison_analyses_are_cached_too():
+    """Real-data experiments return a ComparisonAnalysis (extra ``columns``, contrast results):
+    the cache writes any dataclass of empirical.checks / fitting, and nothing else."""
+    from empirical.checks import ComparisonAnalysis
+
+    a = ComparisonAnalysis(_toy.TOY, None, (), (1.0,), (), {1.0: np.ones(3)},
+                           columns={1.0: {"acc": np.array([0.5, 0.75, np.nan])}})
+    b = analysis_cache.decode(json.loads(json.dumps(analysis_cache.encode(a))))
+    assert type(b) is ComparisonAnalysis and b.experiment is _toy.TOY
+    assert np.array_equal(b.columns[1.0]["acc"], a.columns[1.0]["acc"], equal_nan=True)
+    with pytest.raises(TypeError, match="cannot cache"):
+        analysis_cache.encode(Progress(1))
