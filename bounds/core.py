@@ -41,6 +41,7 @@ __all__ = [
     "load_paper",
     "load_papers",
     "LOAD_ERRORS",
+    "OptionalExtraMissing",
     "PaperLoadWarning",
     "OutsideConditionsWarning",
     "privacy_notion",
@@ -106,6 +107,13 @@ def papers() -> tuple[str, ...]:
     """Every known paper key: this project's, then registered and entry-point ones, sorted."""
     _read_entry_points()
     return PAPERS + tuple(sorted(k for k in _PLUGINS if k not in PAPERS))
+
+
+class OptionalExtraMissing(ImportError):
+    """Raised by a paper's module when an optional extra it needs is not installed (e.g. the
+    real-data experiments without scikit-learn).  Loading every paper records it in
+    :data:`LOAD_ERRORS` like any failure, but the CLI reports it as a note, not an error: a
+    plain install must be able to verify the papers it can run."""
 
 
 class PaperLoadWarning(UserWarning):

@@ -32,7 +32,8 @@ import warnings
 from pathlib import Path
 
 import bounds
-from bounds.core import LOAD_ERRORS, OutsideConditionsWarning, PaperLoadWarning, check_paper
+from bounds.core import (LOAD_ERRORS, OptionalExtraMissing, OutsideConditionsWarning,
+                         PaperLoadWarning, check_paper)
 from empirical import experiment as registry
 from empirical.checks import Analysis
 from empirical.runner import (SweepError, SweepStats, check_scheduler, check_writable,
@@ -410,9 +411,16 @@ def _cmd_figures(args) -> int:
 
 
 def _load_failures() -> list[str]:
-    """Papers skipped because their module failed to import, one line each (on stderr)."""
-    lines = [f"paper {paper!r}: {package}/ module failed to import ({why}); skipped"
-             for (paper, package), why in sorted(LOAD_ERRORS.items())]
+    """Papers skipped because their module failed to import, one line each (on stderr).  A
+    missing optional extra (:class:`bounds.core.OptionalExtraMissing`) is printed as a note and
+    not returned: it is not a failure of the papers that did load."""
+    lines = []
+    for (paper, package), why in sorted(LOAD_ERRORS.items()):
+        if why.startswith(f"{OptionalExtraMissing.__name__}:"):
+            print(f"dprates: note: paper {paper!r} skipped: {why.partition(': ')[2]}",
+                  file=sys.stderr)
+            continue
+        lines.append(f"paper {paper!r}: {package}/ module failed to import ({why}); skipped")
     for line in lines:
         print(f"dprates: {line}", file=sys.stderr)
     return lines

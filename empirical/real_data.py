@@ -33,7 +33,9 @@ import numpy as np
 try:
     import sklearn.datasets as _skd
 except ImportError:  # pragma: no cover - exercised by a subprocess test
-    raise ImportError("the real-data experiments (paper 'real') need scikit-learn: "
+    from bounds.core import OptionalExtraMissing
+
+    raise OptionalExtraMissing("the real-data experiments (paper 'real') need scikit-learn: "
                       "pip install -e \".[real]\"") from None
 
 __all__ = ["DATASETS", "PAPER", "load", "key_seed", "split", "standardize_unit_ball",

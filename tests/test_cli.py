@@ -194,3 +194,20 @@ def test_bounds_compare_and_derive_are_wired(capsys):
     assert "kl:cor1 from kl:thm1" in capsys.readouterr().out
     _one_line_error(capsys, ["bounds", "derive", "kl:thm99"], "kl:thm9")
     assert main(["bounds", "list", "kl"]) == 0 and "kl:thm9" in capsys.readouterr().out
+
+
+def test_a_missing_optional_extra_is_a_note_not_a_failure(monkeypatch, capsys):
+    """A paper whose optional extra is absent (the real-data experiments without scikit-learn)
+    is skipped with a note; a paper whose module is broken is still a failure."""
+    import bounds.core as core
+    from empirical import cli
+
+    monkeypatch.setattr(core, "LOAD_ERRORS", {}, raising=True)
+    monkeypatch.setattr(cli, "LOAD_ERRORS", core.LOAD_ERRORS)
+    core.LOAD_ERRORS[("real", "empirical")] = (
+        f"{core.OptionalExtraMissing.__name__}: needs scikit-learn: pip install -e \".[real]\"")
+    assert cli._load_failures() == []
+    assert "note: paper 'real' skipped: needs scikit-learn" in capsys.readouterr().err
+    core.LOAD_ERRORS[("broken", "empirical")] = "SyntaxError: invalid syntax"
+    assert cli._load_failures() == [
+        "paper 'broken': empirical/ module failed to import (SyntaxError: invalid syntax); skipped"]

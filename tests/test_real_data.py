@@ -74,6 +74,8 @@ def test_missing_scikit_learn_is_one_line_naming_the_extra():
                          timeout=120).stdout.strip().splitlines()
     assert len(out) == 2 and out[0].startswith("ERR") and out[1].startswith("LOADALL")
     assert all('pip install -e ".[real]"' in line for line in out)
+    # the CLI reads this type as "optional extra missing": a note, not a failed verify
+    assert out[1].startswith("LOADALL OptionalExtraMissing:")
 
 
 # --- contrast checks -----------------------------------------------------------------------------
