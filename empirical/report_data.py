@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 
 
 from empirical import experiment as registry
+from empirical.analysis_cache import cached_analyse
 from empirical.checks import Analysis, analyse
 from empirical.experiment import Experiment
 from empirical.runner import load_rows, point_key, results_dir
@@ -108,7 +109,9 @@ def collect(paper: str | None = None, *, full: bool = False,
         st = ExperimentState(exp, rows, missing, stored=stored, fingerprints=prints, notes=notes)
         if rows:
             try:
-                st.analysis = analyse(exp, rows)
+                # the analysis `verify` cached beside these rows (same rows, same analysis
+                # code), else a fresh one, then cached: the report refits nothing unchanged
+                st.analysis, _ = cached_analyse(exp, rows, full=full, results=root)
             except Exception as exc:  # one broken experiment must not hide the others
                 st.error = f"{type(exc).__name__}: {exc}"
         states.append(st)
