@@ -256,7 +256,11 @@ def _start_slow_run(tmp_path) -> tuple[subprocess.Popen, Path, Path]:
     proc = subprocess.Popen([sys.executable, "-m", "empirical.cli", "run", "toy.slow",
                              "--module", "_toy", "--workers", "2", "--results", str(results),
                              "--no-figures"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            # a shell starts commands with Ctrl-C at its default; a process
+                            # started from a test run may inherit SIGINT ignored (Python then
+                            # installs no KeyboardInterrupt handler at all), so restore it
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not [f for f in results.rglob("*.json") if not f.name.startswith(".")]:
         assert proc.poll() is None, proc.communicate()
