@@ -140,7 +140,7 @@ def _declare(name: str, calibration: int, quick: tuple, full: tuple, seeds: int,
         description=_WHY_SETTINGS, privacy_rtol=1e-3))
 
 
-# Expectations are what careful runs showed (README draft, docs/drafts/real1_readme.md): a
+# Expectations are what careful runs showed (docs/papers/real.md): a
 # claim that does not hold is declared a finding, never dropped.
 PAPER_CAL = _declare(
     "paper", 0, (0.25, 1.0), (0.125, 0.25, 0.5, 1.0), 16,

@@ -151,7 +151,7 @@ def _declare(tag: str, p: float, expect: dict[str, str], whiten: int = 0,
         description=__doc__.split("\n\n")[-1]))
 
 
-# Expectations are what the runs showed (README draft docs/drafts/real1_readme.md).
+# Expectations are what the runs showed (docs/papers/real.md).
 # p = 4 (κ = 4/3) is not registered: at ρ = 1e8 its bound exceeds F0 at every n ≤ 442
 # (vacuous), and at ρ = 1e12 a run takes 1000-2500 steps per seed (too slow for a quick grid).
 # The whitened twin isolates the cause of the finding: the same rows with condition number ≈ 1

@@ -38,7 +38,7 @@ rises from ε = 0.5 to ε = 2.  Hyperparameters (lr, batch sizes, clips, width) 
 on one seed, identically for both methods, not privately (as in the paper); ε from dp-accounting
 is stored beside every accuracy (``epsilon_psgd``, ``epsilon_baseline``); per-epoch accuracies
 are the columns ``acc_psgd_e<k>`` and ``acc_baseline_last_e<k>``.  Verdicts and numbers:
-docs/drafts/real2_readme.md (findings REAL-E10, REAL-E14).
+docs/papers/real.md (findings REAL-E10, REAL-E14).
 """
 from __future__ import annotations
 
