@@ -199,6 +199,26 @@ def test_gram_distances_survive_tiny_radii():
     assert ul.concentration_scores(P, 1e-10).min() == 50
 
 
+def test_all_within_shortcut_equals_the_gram_route():
+    """The O(Kd) shortcut of the scores (every centred point within radius/2) gives the Gram
+    route's counts exactly: on clouds whose radius sits just above, at and below the shortcut's
+    threshold (where it must decline), and on clouds where some pairs are outside."""
+    rng = _rng(11)
+    for K, d in ((40, 3), (300, 16)):
+        P = rng.standard_normal((K, d))
+        Pc = P - P.mean(axis=0)
+        rmax = float(np.sqrt((Pc * Pc).sum(axis=1).max()))
+        for radius in (2 * rmax * (1 + 1e-6), 2 * rmax * (1 + 2e-9), 2 * rmax, 1.5 * rmax,
+                       rmax, 0.3 * rmax):
+            want = ul._pairwise_within(P, radius).sum(axis=1)
+            assert np.array_equal(ul.concentration_scores(P, radius), want), radius
+    # the shortcut answers on honest data (all K), and declines when one point is far out
+    P = 1e-3 * rng.standard_normal((500, 8))
+    assert np.array_equal(ul._scores_within(P, 1.0), np.full(500, 500))
+    P[0] = 5.0
+    assert ul._scores_within(P, 1.0)[0] == 1
+
+
 def test_lemma23_linear_stream_exact_rms():
     data = LinearStream(400, 256, 10, _rng(8))
     X = ul.sgd_average_iterates(data, np.arange(400).reshape(400, 1), 0.01, np.zeros(10), _rng(9))
