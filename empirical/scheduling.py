@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
+from empirical import experiment as registry
 from empirical import runner
 from empirical.experiment import Experiment, get, validate_experiment
 from empirical.progress import Progress
@@ -208,6 +209,20 @@ def _remote_analysis(exp_id: str, module: str, rows: list[dict]) -> dict:
         return None
 
 
+def _validated_here(exp: Experiment, full: bool) -> bool:
+    """Whether this process already validated ``exp`` (then no validation task is queued: some
+    validations build the problem at the grid's largest point, e.g. 30 s for kl.regr.n.k4_3)."""
+    return registry._VALIDATED.get((id(exp), full)) is exp
+
+
+def _mark_validated(exp: Experiment, full: bool) -> None:
+    """Record a worker's successful validation in this process's cache, so that a later
+    ``runner.sweep`` of ``exp`` here does not validate it again.  Only for the registered
+    object: the worker validated ``get(exp.id)``, not a copy the caller may have changed."""
+    if registry._REGISTRY.get(exp.id) is exp:
+        registry._VALIDATED[(id(exp), full)] = exp
+
+
 def _remote_validate(exp_id: str, module: str, full: bool) -> str:
     """"" if the experiment's declaration matches its bounds, else why not (one line)."""
     if module:
@@ -271,6 +286,9 @@ class _Run:
                  on_analysis=None):
         self.full, self.root, self.say = full, runner.results_dir(results), say
         self.validate, self.on_analysis = validate, on_analysis
+        # A worker's validation stands for this process only if it ran this process's code
+        # (a local pool, or in-process); a Dask worker's code is checked only with its points.
+        self.same_code_validates = True
         self.results, self.analyse = results, analyse
         self.states: dict[str, _Exp] = {}
         self.queue: list[_Task] = []
@@ -284,7 +302,7 @@ class _Run:
                 c = costs.get((st.exp.id, v), _DEFAULT_COST)
                 # Longest first; ties by experiment and grid order so that runs are repeatable.
                 st.points.append(_Task((1, -c, st.exp.id, v), "point", st.exp.id, v, c))
-            if self.validate:
+            if self.validate and not _validated_here(st.exp, full):
                 # Validation (bounds evaluated at the grid's ends; some build big problems) runs
                 # on the workers too, before everything else, the costliest experiments first,
                 # and gates only its own experiment's points.
@@ -418,6 +436,8 @@ class _Run:
             if self.progress is not None and st.points:
                 self.progress.advance(len(st.points), sum(t.cost for t in st.points))
             return
+        if self.same_code_validates:
+            _mark_validated(st.exp, self.full)
         self._validated(st)
         if st.left == 0:
             self._complete(st)
@@ -588,6 +608,7 @@ def _pool(run: _Run, workers: int) -> None:
 def _dask(run: _Run, address: str, grace: float | None = None) -> None:
     client = runner.connect(address)
     grace = 3 * runner.DASK_TIMEOUT if grace is None else grace
+    run.same_code_validates = False
     try:
         threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
 

@@ -147,6 +147,29 @@ def test_killed_worker_is_retried_in_a_new_pool(tmp_path, monkeypatch):
         {k: (str(o.error), str(o.stats)) for k, o in out.items()}
 
 
+def test_a_worker_validation_is_not_redone_in_this_process(tmp_path, monkeypatch):
+    """The conftest pre-sweep validates on the pool; the test modules' later runner.sweep calls
+    must not validate again (kl.regr.n.k4_3 alone takes 30 CPU-s to validate)."""
+    from empirical import scheduling
+
+    monkeypatch.delitem(registry._VALIDATED, (id(_toy.TOY), False), raising=False)
+    sweep_all([_toy.TOY], results=tmp_path / "a", workers=2)
+    assert scheduling._validated_here(_toy.TOY, False)
+
+    def must_not_run(*a, **k):
+        raise AssertionError("validated twice")
+
+    monkeypatch.setattr(scheduling, "_remote_validate", must_not_run)
+    out = sweep_all([_toy.TOY], results=tmp_path / "b", workers=1)
+    assert not out[_toy.TOY.id].invalid and len(out[_toy.TOY.id].rows) == 6 * _toy.TOY.seeds
+    assert sweep(_toy.TOY, results=tmp_path / "b").stats.cached == 6
+    # A copy that is not the registered object is validated again (the worker saw get(id)).
+    import dataclasses
+
+    copy = dataclasses.replace(_toy.TOY)
+    assert not scheduling._validated_here(copy, False)
+
+
 def test_default_workers_is_the_usable_cores():
     import os
 
