@@ -72,7 +72,7 @@ def test_alg3_rows_record_the_theorem_settings(rows):
     """T_1, K_1, n_1, λ_1, τ and the gradient count equal alg3_schedule's (the theorem's
     formulas with the rates-mode constants recorded in the point)."""
     for eid in ("userlevel.alg3.m", "userlevel.alg3.n", "userlevel.alg3.eps",
-                "userlevel.baseline.m"):
+                "userlevel.alg3.d", "userlevel.baseline.m"):
         for r in rows[eid][:: max(1, len(rows[eid]) // 4)]:
             removal = r["p_algorithm"] == "alg3"
             m_sched = int(r["p_m"]) if removal else 1
@@ -116,13 +116,15 @@ def test_lemma35_exact_identity_and_no_removal(rows):
             assert r["variance"] == pytest.approx(r["exact_variance"], rel=0.2)
 
 
-def test_alg3_excess_is_all_privacy_on_one_coupled_point():
-    """The m-sweep's metric is the total excess; on a coupled run (same data, minibatches, coins;
-    no Gaussian noise) the non-private excess is < 1% of it, so the slope is the privacy term's."""
-    exp = registry.get("userlevel.alg3.m")
-    point = dict(exp.point(exp.quick_grid[2]), coupled=1)
+@pytest.mark.parametrize("exp_id, index", [("userlevel.alg3.m", 2), ("userlevel.alg3.d", 0)])
+def test_alg3_excess_is_all_privacy_on_one_coupled_point(exp_id, index):
+    """The m- and d-sweeps' metric is the total excess; on a coupled run (same data, minibatches,
+    coins; no Gaussian noise) the non-private excess is < 1% of it, so the slope is the privacy
+    term's (for d at the smallest d, where the statistical part is largest relative to it)."""
+    exp = registry.get(exp_id)
+    point = dict(exp.point(exp.quick_grid[index]), coupled=1)
     from empirical.runner import seed_generators
-    out = ulx._run_alg3_quadratic(point, seed_generators("userlevel.alg3.m.coupled", point, 2))
+    out = ulx._run_alg3_quadratic(point, seed_generators(f"{exp_id}.coupled", point, 2))
     assert np.all(out["nonprivate_excess"] < 0.01 * out["excess"])
     assert np.mean(out["privacy_excess"]) == pytest.approx(np.mean(out["excess"]), rel=0.5)
 
