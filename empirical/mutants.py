@@ -73,13 +73,26 @@ def register_mutant(m: Mutant) -> Mutant:
     return m
 
 
+def audit_modules() -> list[str]:
+    """The project's audit modules (``empirical/audit_*.py``, ``empirical/*_audit.py``): where
+    the paper's mutants are registered, beside the audits that should catch them."""
+    import pkgutil
+
+    import empirical
+
+    return sorted(f"empirical.{m.name}" for m in pkgutil.iter_modules(empirical.__path__)
+                  if m.name.startswith("audit_") or m.name.endswith("_audit"))
+
+
 def _load() -> None:
     from empirical import experiment as registry
 
     registry._load_all()
-    # Audit modules register mutants too; some (audit_kan, audit_linreg) are loaded by the audit
-    # registry rather than by their paper's module.
     importlib.import_module("empirical.audit")._load()
+    # Every audit module, not only those its paper's module or the audit registry happen to
+    # import (sosp_audit and audit_userlevel were reached only through their paper modules).
+    for name in audit_modules():
+        importlib.import_module(name)
 
 
 def mutants(selection: Sequence[str] | None = None) -> list[Mutant]:

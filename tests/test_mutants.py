@@ -54,6 +54,31 @@ def test_every_mutant_names_catchers_that_exist():
     assert len(mutants.mutants()) >= 8
 
 
+def test_load_imports_every_module_that_registers_mutants(monkeypatch):
+    """Every module of empirical/ that registers mutants is an audit module (by name) and
+    ``_load`` imports each, whatever its paper's module imports."""
+    import importlib
+    import sys
+
+    pkg = Path(mutants.__file__).parent
+    registering = {f"empirical.{p.stem}" for p in pkg.glob("*.py")
+                   if p.stem != "mutants" and "register_mutant(Mutant(" in p.read_text()}
+    assert registering and registering <= set(mutants.audit_modules()), \
+        sorted(registering - set(mutants.audit_modules()))
+    imported = []
+    real = importlib.import_module
+
+    def spy(name, *a, **k):
+        imported.append(name)
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(importlib, "import_module", spy)
+    mutants._load()
+    assert registering <= set(imported) and all(m in sys.modules for m in registering)
+    papers = {m.paper for m in mutants.mutants()}
+    assert {"kl", "kan", "linreg", "sosp", "userlevel"} <= papers, papers
+
+
 @pytest.mark.skipif(os.environ.get("DPRATES_MUTATION") != "1",
                     reason="mutation self-test is slow; run with DPRATES_MUTATION=1")
 def test_every_mutant_is_caught(tmp_path):
