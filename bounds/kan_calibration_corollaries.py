@@ -281,6 +281,26 @@ TUNED_ETA_NOISE = register(Bound(
     notes="The origin of the √d/(nε) rates (exponent −1 in ε, +1/2 in d and m).",
 ))
 
+def _fixed_eta_noise_term() -> sp.Expr:
+    # the quadratic noise term of A_van at B = n and a fixed η (not tuned): ηmdκ²/n², with the
+    # same Gaussian-mechanism κ as kan:tuned_eta_noise; exponent +1 in m and in d
+    k2 = 2 * T * _log(sp.Rational(5, 4) / delta) / epsilon**2
+    return eta * m * d * k2 / n**2
+
+
+FIXED_ETA_NOISE = register(Bound(
+    id="kan:fixed_eta_noise",
+    expr=_fixed_eta_noise_term(),
+    quantity="the quadratic noise term ηmdκ²/n² of full-batch DP-GD's averaged empirical risk "
+             "(λ = 0, B = n) at a fixed step size η (A_van's noise term without tuning η)",
+    source=f"{_SRC}, Theorem D.14 (A_van) at B = n; notes E12",
+    assumptions=("λ = 0, B = n, κ² = 2T ln(1.25/δ)/ε² (Gaussian mechanism over T steps), η fixed",),
+    privacy="each run (ε, δ)-DP (add-remove, Gaussian mechanism)",
+    kind="upper",
+    notes="Competitor of kan:tuned_eta_noise in the d and m sweeps of notes E12: growth like md "
+          "(exponent +1 in d and m) is what an untuned step would pay; tuning η halves it.",
+))
+
 COR55 = register(Bound(
     id="kan:cor5.5",
     expr=1 / (gamma * _sqrt(n)) + _sqrt(d) / (gamma**3 * n * epsilon),

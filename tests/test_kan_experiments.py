@@ -184,7 +184,7 @@ def test_cor53_rows_are_inside_f12_with_the_corollarys_choices(rows):
     δ = min{1/(n√m), γ/n}, κ from F.12 with rT ≥ 3 ln(2/δ) (F.12 certifies), spends at most its
     guarantee, and runs at a width below the corollary's m ≍ γ⁻⁶ (recorded, KAN-E30)."""
     from empirical import kan_rates as kr
-    for i in ("kan.cor53.n", "kan.cor53.ratio.n"):
+    for i in ("kan.cor53.n", "kan.cor53.ratio.n", "kan.cor53.eps"):
         for r in rows[i]:
             n, g = int(r["p_n"]), r["gamma0"]
             sch = kr.cor53_schedule(n, g, r["p_epsilon"], int(r["p_d"]), int(r["p_m"]),
@@ -232,6 +232,15 @@ def test_tuned_eta_grows_with_epsilon_and_each_run_is_certified(rows):
     assert all(a <= b for a, b in zip(med, med[1:])) and med[-1] > med[0]
     assert all(r["tuned_eta_at_grid_edge"] == 1.0 for r in by[max(by)])
     assert all(r["tuned_eta_at_grid_edge"] == 0.0 for r in by[min(by)])
+
+
+def test_tuned_eta_d_and_m_runs_are_certified_and_eta_stays_inside_the_grid(rows):
+    """Notes E12's d and m sweeps (ε = 1/8): every run spends exactly its target ε, and the best η
+    is never at either end of its grid (so the tuned risk is a real minimum over η, not a grid artefact)."""
+    for i in ("kan.tuned_eta.d", "kan.tuned_eta.m"):
+        for r in rows[i]:
+            assert r["epsilon_spent"] == pytest.approx(r["epsilon_target"], rel=1e-6)
+            assert r["tuned_eta_at_grid_edge"] == 0.0 and r["tuned_eta_at_grid_bottom"] == 0.0, r
 
 
 @pytest.mark.slow
