@@ -100,6 +100,8 @@ Corollaries, specialisations, prior rates (polylogs dropped as printed):
                              n): the private/non-private ratio's bound.
 * ``kan:tuned_eta_noise``    A_van's η-terms at B = n minimised over η, κ ∝ √T/ε: 2√(md)κ/(γn√T)
                              ∝ √(md)/(γnε) (notes E12).
+* ``kan:fixed_eta_noise``    A_van's quadratic noise term ηmdκ²/n² at B = n and a fixed η (the
+                             E12 d and m sweeps' competitor: exponent +1 in m and d).
 * ``kan:cor5.5``             Corollary 5.5 (λ = 0, B ≍ γ√n, m ≍ γ⁻⁴): 1/(γ√n) + √d/(γ³nε), opt and
                              pop.
 * ``kan:cor5.6_opt``         Corollary 5.6 (κ = 0) optimisation risk 1/n.
