@@ -40,11 +40,11 @@ accountant bug shows up in the claim):
   other counts placed near the break threshold so the stop time carries the shift;
 * ``linreg.fixed_clip`` — the baseline's final output, gradient canary;
 * ``linreg.dp_ssgd`` — DP-SSGD's final output at Theorem 3.1's amplified ε, inside the range
-  where dp_ssgd_privacy reports it (ε₀ ≤ log(n/(16 log(4/δ)))), at the δ it holds at;
+  where dp_ssgd_privacy reports it (ε₀ ≤ log(n/(16 log(8/δ)))), at the δ it holds at;
 * controls (``expect="broken"``): DP-STAT replaced by the true max residual, noise halved,
   the fixed-clip baseline's noise calibrated to the add/remove sensitivity ζ/b, and DP-SSGD with
   its noise removed (the only DP-SSGD break its final-output audit can see: an unshuffled
-  DP-SSGD at the amplified ε, exact one-step ε 0.93 > 0.75, is not caught without an observe
+  DP-SSGD at the amplified ε, exact one-step ε 0.87 > 0.84, is not caught without an observe
   hook).
 """
 from __future__ import annotations
@@ -124,24 +124,18 @@ class _ScaledNormals(np.random.Generator):
 
 
 def noise_scaled(factor: float) -> Callable:
-    """``make(orig)`` for ``as_generators`` in the linreg module: each run's generator spawns its
-    (data, noise) children as usual, but the noise child's normals are scaled by ``factor``.
-    Both algorithms split every run's generator into exactly these two children, so this scales
-    the Gaussian gradient noise and DP-STAT's count noise (what is drawn), not α (what the
-    accountant sees).  The data stream is untouched."""
+    """``make(orig)`` for ``_streams`` in the linreg module: each run's (data, noise) children
+    as usual, but the noise child's normals are scaled by ``factor``.  Both algorithms take
+    every stream from ``_streams``, so this scales the Gaussian gradient noise and DP-STAT's
+    count noise (what is drawn), not α (what the accountant sees).  The data stream is
+    untouched."""
     scaled = type("_Scaled", (_ScaledNormals,), {"_f": float(factor)})
 
-    class _Top(np.random.Generator):
-        def spawn(self, n_children: int):
-            kids = self.bit_generator.spawn(n_children)
-            return [np.random.Generator(kids[0])] + [scaled(k) for k in kids[1:]]
-
     def make(orig):
-        def as_generators(rng):
-            gens = orig(rng)
-            # DP-STAT re-wraps the (already scaled) noise children: leave those alone
-            return [g if isinstance(g, _ScaledNormals) else _Top(g.bit_generator) for g in gens]
-        return as_generators
+        def _streams(gens):
+            data, noise = orig(gens)
+            return data, [scaled(g.bit_generator) for g in noise]
+        return _streams
     return make
 
 
@@ -295,8 +289,8 @@ def dp_stat_claim() -> float:
 # =============================================================================================
 # DP-SSGD (Algorithm 1) inside the amplification range
 # =============================================================================================
-#: n = 1000, α = 4: ε₀ ≈ 1.40 at δ₀ = δ/(2n) ≤ log(n/(16 log(4/δ))) ≈ 1.58 (in range); amplified
-#: ε ≈ 0.75 against 0.93 for one unshuffled step.
+#: n = 1000, α = 4: ε₀ ≈ 1.40 at δ₀ = δ/(2n) ≤ log(n/(16 log(8/δ))) ≈ 1.53 (in range); amplified
+#: ε ≈ 0.84 at δ ≈ 2.4·10⁻⁵ (LR-E7) against 0.87 for one unshuffled step at that δ.
 _SSGD_N, _SSGD_ALPHA, _SSGD_ZETA, _SSGD_ETA = 1000, 4.0, 1.0, 0.5
 _SSGD_GROUP = 2000   # rows per dp_ssgd call: its data and noise arrays are rows × n × d
 
@@ -313,33 +307,45 @@ def ssgd_claim() -> float:
 
 def _ssgd_delta() -> float:
     """The δ at which the amplified ε holds, as the module reports it (``delta_amplified``:
-    δ/2 + e^ε·n·δ₀ = δ(1 + e^ε)/2, not δ itself; tests/test_linreg_algorithms.py recomputes it)."""
+    δ/2 + (e^ε + 1)(1 + e^{−ε₀}/2)·n·δ₀, not δ itself: LR-E7; tests/test_linreg_algorithms.py
+    recomputes it)."""
     return float(_ssgd_privacy()["delta_amplified"])
 
 
 SSGD_DELTA = _ssgd_delta()
 
 
-def _ssgd_release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
-    """Canary (e1, ∓1e12) among n − 1 zero records, shuffled per run; score −w̄₁."""
-    X, y = np.zeros((_SSGD_N, 1)), np.zeros(_SSGD_N)
+def _ssgd_canary_runs(side: int, rng: np.random.Generator, trials: int, *, n: int, alpha: float,
+                      shuffle: bool, score: Callable) -> np.ndarray:
+    """DP-SSGD on the canary data set, ``trials`` runs in groups of ``_SSGD_GROUP`` rows:
+    record 0 is (e1, ∓Y) (clipped gradient ±ζ·e1), the n − 1 others (0, 0) (gradient 0), read
+    in each run's own random order when ``shuffle``.  ``score(rows, run)`` turns one group into
+    its scores, ``run(**kw)`` being ``dp_ssgd`` on that group (kw: its ``observe``)."""
+    X, y = np.zeros((n, 1)), np.zeros(n)
     X[0, 0], y[0] = 1.0, (_Y if side else -_Y)
     rows = spawn_rows(rng, trials)
     out = []
     for i in range(0, trials, _SSGD_GROUP):
-        res = lr.dp_ssgd(FixedStream.of(X, y, shuffle=True), _SSGD_N, zeta=_SSGD_ZETA,
-                         alpha=_SSGD_ALPHA, eta=_SSGD_ETA, rng=rows[i:i + _SSGD_GROUP],
-                         delta=DELTA)
-        out.append(-res.w[:, 0])
+        group = rows[i:i + _SSGD_GROUP]
+        run = functools.partial(lr.dp_ssgd, FixedStream.of(X, y, shuffle=shuffle), n,
+                                zeta=_SSGD_ZETA, alpha=alpha, eta=_SSGD_ETA, rng=group,
+                                delta=DELTA)
+        out.append(score(len(group), run))
     return np.concatenate(out)
+
+
+def _ssgd_release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+    """Canary (e1, ∓1e12) among n − 1 zero records, shuffled per run; score −w̄₁."""
+    return _ssgd_canary_runs(side, rng, trials, n=_SSGD_N, alpha=_SSGD_ALPHA, shuffle=True,
+                             score=lambda rows, run: -run().w[:, 0])
 
 
 # ---------------------------------------------------------------------------------------------
 # DP-SSGD, stepwise view through the observe hook
 # ---------------------------------------------------------------------------------------------
-#: n = 4000, α = 2.25: ε₀ ≈ 2.68 (in range, ≤ 2.96); amplified ε ≈ 0.95 at δ(1 + e^ε)/2, against
-#: 1.69 for one step seen on its own: an unshuffled DP-SSGD held to the amplified ε breaks its
-#: claim by ≈ 1.8×, which a per-step audit can see and a final-output audit cannot.
+#: n = 4000, α = 2.25: ε₀ ≈ 2.68 (in range, ≤ 2.91); amplified ε ≈ 0.97 at δ ≈ 2.4·10⁻⁵ (LR-E7),
+#: against 1.65 for one step seen on its own at that δ: an unshuffled DP-SSGD held to the amplified
+#: ε breaks its claim by ≈ 1.7×, which a per-step audit can see and a final-output audit cannot.
 _SSGD_STEP_N, _SSGD_STEP_ALPHA = 4000, 2.25
 
 
@@ -386,22 +392,17 @@ class _StepScores:
 
 
 def _ssgd_step_release(shuffle: bool, mode: str) -> Callable:
-    """Scores of the per-step releases: canary (e1, ∓Y) at record 0 among n − 1 zero records
-    (clipped gradient ±ζ·e1, every other step's gradient 0), read through ``observe``."""
+    """Scores of the per-step releases of the canary data set (:func:`_ssgd_canary_runs`), read
+    through ``observe``."""
+    def score(rows: int, run: Callable) -> np.ndarray:
+        obs = _StepScores(rows, mode, 1.0 / (2.0 * _SSGD_STEP_ALPHA))
+        with contextlib.suppress(_FirstReleaseRead):
+            run(observe=obs)
+        return obs.score()
+
     def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
-        X, y = np.zeros((_SSGD_STEP_N, 1)), np.zeros(_SSGD_STEP_N)
-        X[0, 0], y[0] = 1.0, (_Y if side else -_Y)
-        rows = spawn_rows(rng, trials)
-        out = []
-        for i in range(0, trials, _SSGD_GROUP):
-            group = rows[i:i + _SSGD_GROUP]
-            obs = _StepScores(len(group), mode, 1.0 / (2.0 * _SSGD_STEP_ALPHA))
-            with contextlib.suppress(_FirstReleaseRead):
-                lr.dp_ssgd(FixedStream.of(X, y, shuffle=shuffle), _SSGD_STEP_N, zeta=_SSGD_ZETA,
-                           alpha=_SSGD_STEP_ALPHA, eta=_SSGD_ETA, rng=group, delta=DELTA,
-                           observe=obs)
-            out.append(obs.score())
-        return np.concatenate(out)
+        return _ssgd_canary_runs(side, rng, trials, n=_SSGD_STEP_N, alpha=_SSGD_STEP_ALPHA,
+                                 shuffle=shuffle, score=score)
     return release
 
 
@@ -471,13 +472,13 @@ register_audit(AuditTarget(
     name="linreg.dp_ambssgd.noise_halved", paper="linreg",
     algorithm="DP-AMBSSGD drawing half the noise its accountant sees",
     relation="replace-one", delta=DELTA, claimed_epsilon=ambssgd_claim,
-    release=_with("as_generators", noise_scaled(0.5), _amb_release("grad", False)),
+    release=_with("_streams", noise_scaled(0.5), _amb_release("grad", False)),
     view="final", trials=70_000, expect="broken", note=_GRAD_NOTE))
 register_audit(AuditTarget(
     name="linreg.dp_ssgd.noise_removed", paper="linreg",
     algorithm="DP-SSGD drawing 1e-6 of its noise (shows the final-view DP-SSGD audit can fail)",
     relation="replace-one", delta=SSGD_DELTA, claimed_epsilon=ssgd_claim,
-    release=_with("as_generators", noise_scaled(1e-6), _ssgd_release), view="final",
+    release=_with("_streams", noise_scaled(1e-6), _ssgd_release), view="final",
     trials=2_000, expect="broken",
     note="the canary's clipped step moves w̄ by −ηζ·(its weight in the tail average) > 0 "
          "wherever the shuffle puts it, so the sign of w̄₁ separates D from D′"))
@@ -489,13 +490,13 @@ register_audit(AuditTarget(
     release=_ssgd_step_release(False, "first"), view="stepwise", trials=60_000,
     expect="broken",
     note="the canary is record 0 and, unshuffled, always step 0: its release is a Gaussian "
-         "mechanism with multiplier α (ε 1.69 at this δ) against the amplified claim 0.95"))
+         "mechanism with multiplier α (ε 1.65 at this δ) against the amplified claim 0.97"))
 register_audit(AuditTarget(
     name="linreg.fixed_clip.add_remove_sensitivity", paper="linreg",
     algorithm="fixed-clip baseline with noise α·ζ/b (add/remove sensitivity) for its replace-one "
               "claim",
     relation="replace-one", delta=DELTA, claimed_epsilon=fixed_claim,
-    release=_with("as_generators", noise_scaled(0.5), _amb_release("grad", False, "fixed")),
+    release=_with("_streams", noise_scaled(0.5), _amb_release("grad", False, "fixed")),
     view="final", trials=70_000, expect="broken",
     note="std α·ζ/b = half of α·2ζ/b; canary (e1, ∓Y) shifts the mean by 2ζ/b"))
 
@@ -519,7 +520,7 @@ _TESTS = "tests/test_audit_linreg.py"
 register_mutant(Mutant(
     "linreg.noise_halved", "linreg",
     "DP-AMBSSGD/DP-STAT/DP-SSGD draw half the noise the accountant sees",
-    (Patch(_MOD, "as_generators", noise_scaled(0.5), everywhere=False),),
+    (Patch(_MOD, "_streams", noise_scaled(0.5), everywhere=False),),
     experiments=("linreg.sigma0.fixed",), audits=("linreg.dp_ambssgd", "linreg.fixed_clip"),
     tests=(f"{_TESTS}::test_injected_noise_matches_alpha",),
     audit_trials=70_000))   # exact ε 4.0 vs claimed 2: as many runs as the noise_halved control
@@ -551,7 +552,9 @@ register_mutant(Mutant(
     tests=(f"{_TESTS}::test_schedule_reads_at_most_n_records",)))
 register_mutant(Mutant(
     "linreg.clip_scale_skipped", "linreg",
-    "clip_scale returns 1: neither DP-SSGD nor DP-AMBSSGD clips (the module-level clip factor)",
-    (Patch(_MOD, "clip_scale",
-           lambda orig: (lambda gnorm, zeta: np.ones_like(np.asarray(gnorm, dtype=float)))),),
+    "clip_limits returns inf: neither DP-SSGD nor DP-AMBSSGD clips (the module-level clip limit "
+    "ζ/‖x‖ of the residual)",
+    (Patch(_MOD, "clip_limits",
+           lambda orig: (lambda xnorm, zeta: np.full(np.broadcast_shapes(
+               np.shape(xnorm), np.shape(zeta)), np.inf))),),
     audits=("linreg.dp_ssgd", "linreg.fixed_clip")))

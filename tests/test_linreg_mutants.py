@@ -50,8 +50,8 @@ def test_linreg_mutants_are_registered_with_existing_catchers():
 
 
 def test_linreg_patches_apply_and_restore():
-    orig = (lr.dp_stat, lr.as_generators, lr._zcdp_to_epsilon, lr.ambssgd_schedule,
-            lr._clipped_mean_gradient)
+    orig = (lr.dp_stat, lr._streams, lr._zcdp_to_epsilon, lr.ambssgd_schedule,
+            lr._clipped_mean_gradient, lr.clip_limits)
     eps = lr._zcdp_to_epsilon(0.125, 1e-5)
     with mutants.applied(mutants.get_mutant("linreg.accountant_off_by_4")):
         assert lr._zcdp_to_epsilon(0.125, 1e-5) == pytest.approx(0.25 * eps)
@@ -59,12 +59,28 @@ def test_linreg_patches_apply_and_restore():
         des = lr.LinearRegressionDesign.make(2)
         assert lr.ambssgd_schedule(1000, des, T=3).T == 6
     with mutants.applied(mutants.get_mutant("linreg.noise_halved")):
-        g = lr.as_generators([np.random.default_rng(1)])[0].spawn(2)
-    ref = np.random.default_rng(1).spawn(2)
-    assert g[1].standard_normal(3) == pytest.approx(0.5 * ref[1].standard_normal(3))
-    assert g[0].standard_normal(3) == pytest.approx(ref[0].standard_normal(3))   # data untouched
-    assert (lr.dp_stat, lr.as_generators, lr._zcdp_to_epsilon, lr.ambssgd_schedule,
-            lr._clipped_mean_gradient) == orig
+        data, noise = lr._streams([np.random.default_rng(1)])
+    ref_data, ref_noise = lr._streams([np.random.default_rng(1)])
+    assert noise[0].standard_normal(3) == pytest.approx(0.5 * ref_noise[0].standard_normal(3))
+    assert data[0].standard_normal(3) == pytest.approx(ref_data[0].standard_normal(3))  # untouched
+    with mutants.applied(mutants.get_mutant("linreg.clip_scale_skipped")):
+        assert np.all(lr.clip_limits(np.ones((2, 3)), 1e-9) == np.inf)
+    assert (lr.dp_stat, lr._streams, lr._zcdp_to_epsilon, lr.ambssgd_schedule,
+            lr._clipped_mean_gradient, lr.clip_limits) == orig
+
+
+def test_clip_mutant_reaches_both_algorithms():
+    """``linreg.clip_scale_skipped`` patches the one clip limit both algorithms use: with it, a
+    run whose gradients are all clipped (ζ tiny) clips none."""
+    des = lr.LinearRegressionDesign.make(2)
+    gens = [np.random.default_rng(3)]
+    runs = {"ambssgd": lambda: lr.dp_ambssgd(des, 2000, epsilon=1.0, delta=1e-6, rng=gens,
+                                             clip="fixed", zeta=1e-6, T=2),
+            "ssgd": lambda: lr.dp_ssgd(des, 200, zeta=1e-6, alpha=1.0, eta=0.1, rng=gens)}
+    for name, run in runs.items():
+        assert run().info["clip_fraction"][0] > 0.9, name
+        with mutants.applied(mutants.get_mutant("linreg.clip_scale_skipped")):
+            assert run().info["clip_fraction"][0] == 0.0, name
 
 
 _CHILD = """
