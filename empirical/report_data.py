@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 
+from bounds.core import papers
 from empirical import experiment as registry
-from empirical.analysis_cache import cached_analyse
+from empirical.analysis_cache import analysis_key, cached_analyse
 from empirical.checks import Analysis, analyse
 from empirical.experiment import Experiment
+from empirical.report_cache import cached_bytes, figure_key
 from empirical.runner import load_rows, point_key, results_dir
 
 __all__ = ["ExperimentState", "AuditView", "algorithm_keys", "collect", "environment"]
@@ -72,7 +74,10 @@ class ExperimentState:
         else:
             fallback = (self.unrun_label if not self.rows
                         else ("PARTIAL" if self.missing else "ERROR"))
-            out = [(c.bound, fallback) for c in exp.checks]
+            # a comparison experiment declares contrasts, not checks
+            declared = [c.bound for c in exp.checks] or [c.name for c in
+                                                         getattr(exp, "contrasts", ())]
+            out = [(b, fallback) for b in declared]
         if a is not None and a.privacy_error:
             out = [(b, "PRIVACY FAIL") for b, _ in out]
         return out
@@ -93,7 +98,8 @@ def collect(paper: str | None = None, *, full: bool = False,
             exps = [e for e in exps if e.paper == paper]
     else:
         exps = []
-        for p in ([paper] if paper else list(registry.PAPER_MODULES)):
+        # every known paper: the five, then registered ones (the real-data pseudo-paper)
+        for p in ([paper] if paper else list(papers())):
             try:
                 exps += registry.experiments(p)
             except Exception as exc:  # one paper's broken module must not hide the others
@@ -146,19 +152,33 @@ def _stored_info(exp: Experiment, full: bool, root: Path, missing: Sequence[floa
     return ((min(times), max(times)) if times else None), tuple(sorted(prints))
 
 
-def _draw_figures(states: list[ExperimentState]) -> dict[str, bytes | str]:
+def _draw_figures(states: list[ExperimentState], *, results: str | os.PathLike | None = None,
+                  full: bool = False) -> dict[str, bytes | str]:
     """Draw each analysed experiment's figure (and the papers' summary figures) from the same
     analyses the tables show, so picture and numbers cannot disagree.  Returns the papers'
-    summary figures: PNG bytes, or the error (str) that stopped one being drawn."""
+    summary figures: PNG bytes, or the error (str) that stopped one being drawn.
+
+    With ``results`` (the directory the rows came from), each figure is read from its cache
+    when the analysis it would be drawn from and the drawing code are unchanged
+    (:mod:`empirical.report_cache`), and stored there when drawn."""
     from empirical.figures import plot_analysis
 
+    keys = _analysis_keys(states, full) if results is not None else {}
+    root = results_dir(results) if results is not None else None
+    grid = "full" if full else "quick"
     summaries: dict[str, bytes | str] = {}
     with tempfile.TemporaryDirectory(prefix="dprates-report-") as tmp:
         for st in states:
             if st.analysis is None or st.analysis.fit is None:
                 continue
+
+            def draw(a=st.analysis) -> bytes:
+                return Path(plot_analysis(a, tmp)).read_bytes()
             try:
-                st.figure = Path(plot_analysis(st.analysis, tmp)).read_bytes()
+                exp = st.experiment
+                st.figure = (cached_bytes(root / exp.paper / exp.id / f"figure-{grid}.cache",
+                                          figure_key([keys[exp.id]], [_FIGURE_CODE]), draw)
+                             if exp.id in keys else draw())
             except Exception as exc:  # a plotting bug shows as a note, the report still renders
                 st.figure_error = f"{type(exc).__name__}: {exc}"
         by_id = {st.experiment.id: st.analysis for st in states
@@ -166,12 +186,39 @@ def _draw_figures(states: list[ExperimentState]) -> dict[str, bytes | str]:
         for paper in sorted({st.experiment.paper for st in states}):
             for s in registry.summaries(paper):
                 if all(e in by_id for e in s.experiments):
+                    def draw_summary(s=s) -> bytes:
+                        return Path(s.plot([by_id[e] for e in s.experiments], tmp)).read_bytes()
                     try:
-                        summaries[s.id] = Path(s.plot([by_id[e] for e in s.experiments],
-                                                      tmp)).read_bytes()
+                        if all(e in keys for e in s.experiments):
+                            key = figure_key([keys[e] for e in s.experiments],
+                                             [_FIGURE_CODE, _module_path(s.plot)])
+                            summaries[s.id] = cached_bytes(
+                                root / paper / f"summary-{s.id}-{grid}.cache", key, draw_summary)
+                        else:
+                            summaries[s.id] = draw_summary()
                     except Exception as exc:
                         summaries[s.id] = f"{type(exc).__name__}: {exc}"
     return summaries
+
+
+_FIGURE_CODE = _REPO / "empirical" / "figures.py"
+
+
+def _module_path(fn: Callable) -> Path:
+    mod = inspect.getmodule(fn)
+    return Path(getattr(mod, "__file__", "") or _FIGURE_CODE)
+
+
+def _analysis_keys(states: list[ExperimentState], full: bool) -> dict[str, str]:
+    """Experiment id -> the key its analysis is cached under (rows digest + analysis code)."""
+    keys = {}
+    for st in states:
+        if st.analysis is not None and st.rows:
+            try:
+                keys[st.experiment.id] = analysis_key(st.experiment, st.rows, full)
+            except Exception:  # no key, no cache: the figure is drawn
+                pass
+    return keys
 
 
 # ---------------------------------------------------------------------------------------------
