@@ -142,12 +142,13 @@ def _selection_noise(gen: np.random.Generator, shape: tuple) -> np.ndarray:
     return gen.standard_normal(shape)
 
 
-def _o2_estimate(data: "ClientData", gen: np.random.Generator, x: np.ndarray,
-                 x_prev: np.ndarray, g_prev: np.ndarray, b2: int) -> np.ndarray:
-    """O₂'s noiseless estimate per client, (m, d): the SPIDER recursion
+def _o2_estimate(data: "ClientData", gens: Sequence[np.random.Generator], X: np.ndarray,
+                 X_prev: np.ndarray, G_prev: np.ndarray, b2: int, rows: np.ndarray
+                 ) -> np.ndarray:
+    """O₂'s noiseless estimates per row and client, (k, m, d) for k rows: the SPIDER recursion
     ĝ_{j,t−1} + ∇f̂_{B_j}(x_{t−1}) − ∇f̂_{B_j}(x_{t−2}) (the correction whose sensitivity scales
     with the step)."""
-    return g_prev + data.batch_difference(gen, x, x_prev, b2)
+    return G_prev + data.batch_differences(gens, X, X_prev, b2, rows)
 
 
 # =============================================================================================
@@ -230,6 +231,26 @@ def design_noise(alpha: float, kappa: float, *, n: int, d: int, m: int, z: float
     return math.sqrt(var / m)
 
 
+def _design_gap(alphas: np.ndarray, kappa: float, c_chi: float, kw: dict) -> np.ndarray:
+    """α − 4c_χψ(α; κ) on a grid of α: :func:`design_noise`'s formula on arrays (the scan that
+    brackets the fixed point; the root itself is solved with the scalar function).  Where the
+    gap is within rounding of 0 the scalar value is used, so the signs, hence the bracket, are
+    exactly those a scalar scan finds."""
+    n, d, m, z = kw["n"], kw["d"], kw["m"], kw["z"]
+    G_s, M_s, M, U = kw["G_sens"], kw["M_sens"], kw["M"], kw["U"]
+    eta = np.sqrt(kw["hessian_lipschitz"] * alphas) / M**2
+    chi = alphas / 4.0
+    b1 = np.minimum(float(n), n * kappa / (2.0 * U * eta))
+    b2 = np.maximum(1.0, n * eta * chi**2 / (2.0 * U))
+    var = (G_s**2 / b1 + M_s**2 * kappa / b2
+           + d * z**2 * (4.0 * G_s**2 / b1**2 + 4.0 * M_s**2 * kappa / b2**2))
+    term = 4.0 * c_chi * np.sqrt(var / m)
+    gap = alphas - term
+    for i in np.flatnonzero(np.abs(gap) <= 1e-9 * (alphas + term)):
+        gap[i] = alphas[i] - 4.0 * c_chi * design_noise(float(alphas[i]), kappa, **kw)
+    return gap
+
+
 @dataclass(frozen=True)
 class Design:
     """Remark 2's practical design: the smallest α with α = 4c_χ·ψ(α; κ) over κ."""
@@ -264,7 +285,7 @@ def spider_design(n: int, d: int, *, epsilon: float, delta: float, G_sens: float
     alphas = np.geomspace(1e-8, 1e3, 221)
 
     def smallest_root(kappa: float) -> float:
-        f = np.array([a - 4.0 * c_chi * design_noise(a, kappa, **kw) for a in alphas])
+        f = _design_gap(alphas, kappa, c_chi, kw)
         sign = np.flatnonzero((f[:-1] < 0) & (f[1:] >= 0))
         if sign.size == 0:
             return math.inf
@@ -446,6 +467,26 @@ class ClientData(ABC):
     def batch_difference(self, gen: np.random.Generator, x: np.ndarray, x_prev: np.ndarray,
                          b: int) -> np.ndarray: ...
 
+    # Several rows at once, (k, m, d), row i from gens[i] only; ``rows`` are the oracle's seed
+    # rows (for data whose landscape differs by row; the defaults ignore them).  The defaults
+    # call the one-row methods in turn; a subclass may override them with a kernel that draws
+    # the same numbers and computes them together (CosineSaddle does: the per-row numpy calls
+    # dominated the run).
+    def batch_gradients(self, gens: Sequence[np.random.Generator], X: np.ndarray, b: int,
+                        rows: np.ndarray | None = None) -> np.ndarray:
+        """Rows' ``batch_gradient`` stacked: (len(gens), m, d)."""
+        if not len(gens):
+            return np.zeros((0, self.m, self.d))
+        return np.stack([self.batch_gradient(g, x, b) for g, x in zip(gens, X)])
+
+    def batch_differences(self, gens: Sequence[np.random.Generator], X: np.ndarray,
+                          X_prev: np.ndarray, b: int, rows: np.ndarray | None = None
+                          ) -> np.ndarray:
+        """Rows' ``batch_difference`` stacked: (len(gens), m, d)."""
+        if not len(gens):
+            return np.zeros((0, self.m, self.d))
+        return np.stack([self.batch_difference(g, x, y, b) for g, x, y in zip(gens, X, X_prev)])
+
 
 class AdaDPSpider(Oracle):
     """Algorithm 2 (m = 1) / Algorithm 3 (m > 1): Ada-DP-SPIDER as a stateful oracle.
@@ -503,47 +544,18 @@ class AdaDPSpider(Oracle):
         self.observe = observe
 
     def query(self, rows, X, restart):
+        # All rows of one query type are served together: records and noise are still drawn
+        # row by row from each row's own generators (in the order a one-row loop would draw
+        # them), the arithmetic is done on the stacked rows.
         p = self.plan
-        R_q = rows.size
         refresh = restart | (self.drift[rows] >= p.kappa)
         need = np.where(refresh, p.b1, p.b2)
         ok = self.samples[rows] + need <= p.n
-        out = np.zeros((R_q, p.d))
-        for i in np.flatnonzero(ok):
-            r = rows[i]
-            x = X[i]
-            gd, gn = self._data_gens[r], self._noise_gens[r]
-            if refresh[i]:
-                kind = "o1"
-                sigma = client_noise_std(p.sigma1, p.m)
-                clean = self.data.batch_gradient(gd, x, p.b1)
-                noise = sigma * _spider_noise(gn, (p.m, p.d))
-                gj = clean + noise
-                self.drift[r] = 0.0
-                self.n_o1[r] += 1
-                self.samples[r] += p.b1
-            else:
-                kind = "o2"
-                step = float(np.linalg.norm(x - self.x_prev[r]))
-                sigma = client_noise_std(p.z * o2_sensitivity(p.M_sens, step, p.b2), p.m)
-                clean = _o2_estimate(self.data, gd, x, self.x_prev[r], self.g_clients[r], p.b2)
-                noise = (sigma * _spider_noise(gn, (p.m, p.d)) if sigma > 0
-                         else np.zeros((p.m, p.d)))
-                gj = clean + noise
-                self.o2_sigma_max[r] = max(self.o2_sigma_max[r], sigma)
-                self.n_o2[r] += 1
-                self.samples[r] += p.b2
-            self.noise_sq[kind][r] += float(np.sum(noise * noise))
-            self.noise_var[kind][r] += sigma * sigma * p.m * p.d
-            self.noise_var4[kind][r] += sigma**4 * p.m * p.d
-            if self.observe is not None:
-                # what each client releases for this query: O₁ its noisy batch gradient, O₂ its
-                # noisy increment ĝ_{j,t} − ĝ_{j,t−1}; x = x_{t−1}, x_prev = x_{t−2} (public)
-                answer = gj if kind == "o1" else gj - self.g_clients[r]
-                self.observe(kind, int(r), answer, sigma, x.copy(), self.x_prev[r].copy())
-            self.g_clients[r] = gj
-            self.x_prev[r] = x
-            out[i] = gj.mean(axis=0)
+        out = np.zeros((rows.size, p.d))
+        for kind, sel in (("o1", np.flatnonzero(ok & refresh)),
+                          ("o2", np.flatnonzero(ok & ~refresh))):
+            if sel.size:
+                out[sel] = self._serve(kind, rows[sel], X[sel])
         served = rows[ok]
         if served.size:
             self.drift[served] += p.eta**2 * np.einsum("ij,ij->i", out[ok], out[ok])
@@ -553,6 +565,51 @@ class AdaDPSpider(Oracle):
                 self.err_sq_sum[served] += err**2
                 self.err_max[served] = np.maximum(self.err_max[served], err)
         return out, ok
+
+    def _serve(self, kind: str, rows: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """One O₁ or O₂ answer for each of ``rows`` (all of one kind) at X: records, noise and
+        the bookkeeping; returns the server's averages (len(rows), d)."""
+        p = self.plan
+        k = rows.size
+        gd = [self._data_gens[r] for r in rows]
+        if kind == "o1":
+            sigma = np.full(k, client_noise_std(p.sigma1, p.m))
+            clean = self.data.batch_gradients(gd, X, p.b1, rows)
+            batch = p.b1
+        else:
+            diff = X - self.x_prev[rows]
+            # ‖x_{t−1} − x_{t−2}‖ as one-row code computes it (np.linalg.norm of a vector is
+            # √(x·x) by BLAS dot; a row-wise reduction could differ in the last bit)
+            step = np.array([math.sqrt(v.dot(v)) for v in diff])
+            sigma = client_noise_std(p.z * o2_sensitivity(p.M_sens, step, p.b2), p.m)
+            sigma = np.broadcast_to(np.asarray(sigma, dtype=float), (k,))
+            clean = _o2_estimate(self.data, gd, X, self.x_prev[rows], self.g_clients[rows], p.b2,
+                                 rows)
+            batch = p.b2
+        noise = np.zeros((k, p.m, p.d))
+        for i in np.flatnonzero(sigma > 0):     # σ₂ = 0 (no step) draws nothing
+            noise[i] = sigma[i] * _spider_noise(self._noise_gens[rows[i]], (p.m, p.d))
+        gj = clean + noise
+        if kind == "o1":
+            self.drift[rows] = 0.0
+            self.n_o1[rows] += 1
+        else:
+            self.o2_sigma_max[rows] = np.maximum(self.o2_sigma_max[rows], sigma)
+            self.n_o2[rows] += 1
+        self.samples[rows] += batch
+        self.noise_sq[kind][rows] += np.sum((noise * noise).reshape(k, -1), axis=1)
+        self.noise_var[kind][rows] += sigma * sigma * p.m * p.d
+        self.noise_var4[kind][rows] += sigma**4 * p.m * p.d
+        if self.observe is not None:
+            # what each client releases for this query: O₁ its noisy batch gradient, O₂ its
+            # noisy increment ĝ_{j,t} − ĝ_{j,t−1}; x = x_{t−1}, x_prev = x_{t−2} (public)
+            answer = gj if kind == "o1" else gj - self.g_clients[rows]
+            for i, r in enumerate(rows):
+                self.observe(kind, int(r), answer[i], float(sigma[i]), X[i].copy(),
+                             self.x_prev[r].copy())
+        self.g_clients[rows] = gj
+        self.x_prev[rows] = X
+        return gj.mean(axis=1)
 
     def privacy(self, row: int) -> dict:
         """ε guarantee and ε spent of row ``row`` (dp-accounting, RDP, at the plan's δ).
@@ -731,6 +788,36 @@ class SelectionResult:
     privacy: dict
 
 
+def _selection_releases(gens: Sequence[np.random.Generator], rows: np.ndarray, X: np.ndarray,
+                        n: int, m: int, client_grad_hess: Callable, sigma_g: float,
+                        sigma_h: float, observe: Callable | None
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Algorithm 4's noisy client releases for a chunk of rows, averaged over clients:
+    (k, T, d) gradients and (k, T, d, d) Hessians.  Row i spawns (records, noise) generators from
+    gens[i] and draws its records, then θ, then the Hessian noise's upper triangle."""
+    T, d = X.shape
+    k = len(gens)
+    iu = np.triu_indices(d)
+    gj = np.empty((k, m, T, d))
+    hj = np.empty((k, m, T, d, d))
+    theta = np.empty((k, m, T, d))
+    upper = np.empty((k, m, T, iu[0].size))
+    for i, gen in enumerate(gens):
+        kd, kn = gen.spawn(2)
+        gj[i], hj[i] = client_grad_hess(kd, X, n)                # (m, T, d), (m, T, d, d)
+        theta[i] = sigma_g * _selection_noise(kn, (m, T, d))
+        upper[i] = sigma_h * _selection_noise(kn, (m, T, iu[0].size))
+    H = np.zeros((k, m, T, d, d))
+    H[..., iu[0], iu[1]] = upper
+    H = H + np.swapaxes(H, -1, -2) - H * np.eye(d)               # symmetric, diagonal once
+    g_rel, h_rel = gj + theta, hj + H
+    if observe is not None:
+        for i, r in enumerate(rows):
+            observe("gradient", int(r), g_rel[i], sigma_g, X, None)
+            observe("hessian", int(r), h_rel[i], sigma_h, X, None)
+    return g_rel.mean(axis=1), h_rel.mean(axis=1)
+
+
 def private_model_selection(candidates: np.ndarray, *, client_grad_hess: Callable,
                             true_grad_hess: Callable, m: int, n: int, epsilon: float,
                             delta: float, alpha: float, G_sens: float, M_sens: float,
@@ -776,29 +863,22 @@ def private_model_selection(candidates: np.ndarray, *, client_grad_hess: Callabl
     thr_g = alpha + tau_g
     thr_h = math.sqrt(rho_h * alpha) + tau_h
     g_true, h_true = true_grad_hess(X)
-    iu = np.triu_indices(d)
-    selected = np.full(len(gens), -1, dtype=np.int64)
-    hess_err = np.zeros((len(gens), T))
-    grad_err = np.zeros((len(gens), T))
-    for i, gen in enumerate(gens):
-        kd, kn = gen.spawn(2)
-        gj, hj = client_grad_hess(kd, X, n)                      # (m, T, d), (m, T, d, d)
-        theta = sigma_g * _selection_noise(kn, (m, T, d))
-        upper = sigma_h * _selection_noise(kn, (m, T, iu[0].size))
-        H = np.zeros((m, T, d, d))
-        H[..., iu[0], iu[1]] = upper
-        H = H + np.swapaxes(H, -1, -2) - H * np.eye(d)           # symmetric, diagonal once
-        if observe is not None:
-            observe("gradient", i, gj + theta, sigma_g, X, None)
-            observe("hessian", i, hj + H, sigma_h, X, None)
-        g_bar = (gj + theta).mean(axis=0)
-        h_bar = (hj + H).mean(axis=0)
-        grad_err[i] = np.linalg.norm(g_bar - g_true, axis=1)
-        hess_err[i] = np.abs(np.linalg.eigvalsh(h_bar - h_true)).max(axis=1)
-        lam = np.linalg.eigvalsh(h_bar)[:, 0]
-        passed = (np.linalg.norm(g_bar, axis=1) <= thr_g) & (lam >= -thr_h)
-        hits = np.flatnonzero(passed)
-        selected[i] = hits[0] if hits.size else -1
+    R = len(gens)
+    selected = np.full(R, -1, dtype=np.int64)
+    hess_err = np.zeros((R, T))
+    grad_err = np.zeros((R, T))
+    # rows in chunks of ≤ 2^21 Hessian entries (16 MB an array): every row still draws from
+    # its own generators, the symmetrisation, averages and eigenvalues run on the chunk
+    chunk = max(1, (1 << 21) // (m * T * d * d))
+    for lo in range(0, R, chunk):
+        rows = np.arange(lo, min(R, lo + chunk))
+        g_bar, h_bar = _selection_releases([gens[i] for i in rows], rows, X, n, m,
+                                           client_grad_hess, sigma_g, sigma_h, observe)
+        grad_err[rows] = np.linalg.norm(g_bar - g_true, axis=-1)
+        hess_err[rows] = np.abs(np.linalg.eigvalsh(h_bar - h_true)).max(axis=-1)
+        lam = np.linalg.eigvalsh(h_bar)[..., 0]
+        passed = (np.linalg.norm(g_bar, axis=-1) <= thr_g) & (lam >= -thr_h)   # (k, T)
+        selected[rows] = np.where(passed.any(axis=1), passed.argmax(axis=1), -1)
     eps_g = accounting.epsilon(accounting.gaussian_event(z, 2 * T), delta)
     privacy = {"epsilon_guarantee": eps_g, "epsilon_spent": eps_g, "epsilon_target": epsilon,
                "releases_per_client": 2 * T}

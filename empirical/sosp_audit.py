@@ -416,7 +416,8 @@ register_mutant(Mutant(
     "sosp.spider.no_correction", "sosp",
     "O₂ answers a fresh b2-batch gradient (SPIDER correction dropped), same σ₂",
     (Patch(_ALG, "_o2_estimate",
-           lambda orig: (lambda data, gen, x, x_prev, g_prev, b2: data.batch_gradient(gen, x, b2))),),
+           lambda orig: (lambda data, gens, X, X_prev, G_prev, b2, rows:
+                         data.batch_gradients(gens, X, b2, rows))),),
     experiments=_RATE, audits=("sosp.spider.stepwise",)))
 register_mutant(Mutant(
     "sosp.psgd.wrong_step_count", "sosp", "Gauss-PSGD's escape rounds run Γ/3 steps",

@@ -448,6 +448,29 @@ _reg(Experiment(
     private=False))
 
 
+class _SaddlePerRow(CosineSaddle):
+    """CosineSaddle(γ_r) for oracle row r: the records (and so every sensitivity) are the
+    family's, the landscape's curvature is the row's own (``gammas[r]``), so a γ grid runs as the
+    rows of one batch."""
+
+    def __init__(self, d: int, gammas: np.ndarray, **kw):
+        super().__init__(d, gamma=float(np.max(gammas)), **kw)
+        self.gammas = np.asarray(gammas, dtype=float)
+
+    def row_gradient(self, X: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        if rows is None:
+            raise ValueError("rows must be the oracle's row indices (each row has its own γ)")
+        g = self.gradient(X)
+        g[:, :self.k] = -self.gammas[rows][:, None] * np.sin(X[:, :self.k])
+        return g
+
+    def batch_gradient(self, gen, x, b):
+        raise NotImplementedError("each row has its own γ: use batch_gradients(..., rows)")
+
+    def batch_difference(self, gen, x, x_prev, b):
+        raise NotImplementedError("each row has its own γ: use batch_differences(..., rows)")
+
+
 def run_escape_spider(point: dict, rngs: list) -> dict:
     """γ* per seed under the DP oracle: Gauss-PSGD + Ada-DP-SPIDER started at the exact saddle of
     CosineSaddle(γ) for every γ of a fixed absolute grid (each γ re-using the seed's generators,
@@ -467,17 +490,16 @@ def run_escape_spider(point: dict, rngs: list) -> dict:
                        M_sens=ref.M_sens, Q=int(point["Q"]), kappa=des.kappa)
     grid = _gamma_grid(point)
     R = len(rngs)
-    esc = np.zeros((R, grid.size), dtype=bool)
-    used_gamma = plan.Gamma
-    for j, g in enumerate(grid):
-        prob = CosineSaddle(d, gamma=float(g), s1=point["s1"], s2=point["s2"])
-        gens = [copy.deepcopy(x) for x in rngs]
-        orc = AdaDPSpider(prob, plan, gens)
-        res = gauss_psgd(orc, np.zeros(d), chi=plan.chi, eta=plan.eta, radius=plan.radius,
-                         Gamma=plan.Gamma, Q=plan.Q, max_steps=(plan.Q + 1) * (plan.Gamma + 1) + 2,
-                         rows=R, stop_on_first_procedure=True)
-        esc[:, j] = res.first_procedure_escaped
-        used_gamma = res.info["Gamma"]
+    # every (γ, seed) pair is one row of ONE run (γ-major), each with its own copy of the seed's
+    # generator: rows do not interact, so this is the per-γ runs at once (identical rows)
+    prob = _SaddlePerRow(d, np.repeat(grid, R), s1=point["s1"], s2=point["s2"])
+    gens = [copy.deepcopy(x) for _ in grid for x in rngs]
+    orc = AdaDPSpider(prob, plan, gens)
+    res = gauss_psgd(orc, np.zeros(d), chi=plan.chi, eta=plan.eta, radius=plan.radius,
+                     Gamma=plan.Gamma, Q=plan.Q, max_steps=(plan.Q + 1) * (plan.Gamma + 1) + 2,
+                     rows=R * grid.size, stop_on_first_procedure=True)
+    esc = res.first_procedure_escaped.reshape(grid.size, R).T
+    used_gamma = res.info["Gamma"]
     ok_from = np.flip(np.cumprod(np.flip(esc, axis=1), axis=1), axis=1).astype(bool)
     idx = np.where(ok_from.any(axis=1), ok_from.argmax(axis=1), grid.size)
     gstar = np.where(idx < grid.size, grid[np.minimum(idx, grid.size - 1)], np.nan)

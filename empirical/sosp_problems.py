@@ -157,6 +157,45 @@ class CosineSaddle(ClientData):
         data = self.s2 * np.einsum("mb,mbd->md", c, u) / b
         return (self.gradient(x) - self.gradient(x_prev))[None, :] + data
 
+    # -- several rows at once: the same records as the one-row methods, drawn from each row's
+    #    generator in the same order (a, then u, then w), the arithmetic on the stacked rows
+    def _draw_records(self, gens, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """(k, 2, m, b, d) raw normals (a, u) and (k, m, b) signs w, row i from gens[i]: one
+        standard_normal call fills a then u in order, and choice(±1) is integers(0, 2)."""
+        k = len(gens)
+        AU = np.empty((k, 2, self.m, b, self.d))
+        W = np.empty((k, self.m, b))
+        signs = np.array([-1.0, 1.0])
+        for i, g in enumerate(gens):
+            g.standard_normal(out=AU[i])
+            W[i] = signs[g.integers(0, 2, size=(self.m, b))]
+        return AU, W
+
+    def row_gradient(self, X: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        """∇F at X[i] for oracle row rows[i]: the one landscape here (a subclass may give each
+        row its own)."""
+        return self.gradient(X)
+
+    def batch_gradients(self, gens, X: np.ndarray, b: int,
+                        rows: np.ndarray | None = None) -> np.ndarray:
+        """(k, m, d): :meth:`batch_gradient` of row i at X[i] with gens[i], for every row."""
+        AU, W = self._draw_records(gens, b)
+        AU /= np.linalg.norm(AU, axis=-1, keepdims=True)
+        a, u = AU[:, 0], AU[:, 1]
+        c = W * np.cos(u @ X[:, None, :, None])[..., 0]                 # (k, m, b)
+        data = self.s1 * a.mean(axis=2) + self.s2 * np.einsum("kmb,kmbd->kmd", c, u) / b
+        return self.row_gradient(X, rows)[:, None, :] + self.mu + data
+
+    def batch_differences(self, gens, X: np.ndarray, X_prev: np.ndarray, b: int,
+                          rows: np.ndarray | None = None) -> np.ndarray:
+        """(k, m, d): :meth:`batch_difference` of row i at (X[i], X_prev[i]) with gens[i]."""
+        AU, W = self._draw_records(gens, b)                           # a: drawn, cancels
+        u = AU[:, 1]
+        u /= np.linalg.norm(u, axis=-1, keepdims=True)
+        c = W * (np.cos(u @ X[:, None, :, None]) - np.cos(u @ X_prev[:, None, :, None]))[..., 0]
+        data = self.s2 * np.einsum("kmb,kmbd->kmd", c, u) / b
+        return (self.row_gradient(X, rows) - self.row_gradient(X_prev, rows))[:, None, :] + data
+
     def held_out_grad_hess(self, gen: np.random.Generator, X: np.ndarray, n: int
                            ) -> tuple[np.ndarray, np.ndarray]:
         """Algorithm 4's client statistics on n fresh held-out records per client at T points X:
