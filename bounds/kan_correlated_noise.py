@@ -561,32 +561,30 @@ FULLBATCH_GD_OPT = register(Bound(
 #: The product ηT (the "time" of the gradient flow that full-batch GD discretises).
 etaT = sym("etaT")
 
-FULLBATCH_GD_ETAT = register(Bound(
-    id="kan:fullbatch_gd_etaT",
-    expr=1 / (gamma**2 * etaT),
-    quantity="averaged empirical risk of full-batch GD (B = n, κ = 0) as a function of the "
-             "product ηT alone (the ηT collapse)",
-    source=f"{_SRC}, App. E, 'Recovery of full-batch GD' (kan:fullbatch_gd_opt with η kept); notes E2",
-    assumptions=FULLBATCH_GD_OPT.assumptions + (
-        "η below the divergence threshold ≈ 1/β (the bound's η ≤ 1/(12C_{σ,b}p³))",),
-    privacy=_NONPRIVATE,
-    kind="upper",
-    notes="kan:fullbatch_gd_opt written in the product etaT = ηT: runs with different (η, T) at "
-          "equal ηT have the same bound, so the bound is flat in η along ηT = const (exponent 0).",
-))
+def _fullbatch_gd_variant(bid: str, expr: sp.Expr, quantity: str, source: str, notes: str,
+                          extra: tuple[str, ...] = ()) -> Bound:
+    """A reading of App. E's full-batch GD rate (kan:fullbatch_gd_opt's hypotheses, non-private)."""
+    return register(Bound(id=bid, expr=expr, quantity=quantity, source=source,
+                          assumptions=FULLBATCH_GD_OPT.assumptions + extra, privacy=_NONPRIVATE,
+                          kind="upper", notes=notes))
 
-FULLBATCH_GD_PRINTED = register(Bound(
-    id="kan:fullbatch_gd_T_only",
-    expr=1 / (gamma**2 * T),
-    quantity="averaged empirical risk of full-batch GD as App. E prints it (η ≍ 1 absorbed: a "
-             "function of T alone)",
-    source=f"{_SRC}, App. E, 'Recovery of full-batch GD' (as printed, η ≍ 1)",
-    assumptions=FULLBATCH_GD_OPT.assumptions,
-    privacy=_NONPRIVATE,
-    kind="upper",
-    notes="The competitor of the ηT collapse: read literally, the risk depends on T only, so "
-          "along ηT = const it would grow like η.",
-))
+
+FULLBATCH_GD_ETAT = _fullbatch_gd_variant(
+    "kan:fullbatch_gd_etaT", 1 / (gamma**2 * etaT),
+    "averaged empirical risk of full-batch GD (B = n, κ = 0) as a function of the product ηT "
+    "alone (the ηT collapse)",
+    f"{_SRC}, App. E, 'Recovery of full-batch GD' (kan:fullbatch_gd_opt with η kept); notes E2",
+    "kan:fullbatch_gd_opt written in the product etaT = ηT: runs with different (η, T) at equal "
+    "ηT have the same bound, so the bound is flat in η along ηT = const (exponent 0).",
+    ("η below the divergence threshold ≈ 1/β (the bound's η ≤ 1/(12C_{σ,b}p³))",))
+
+FULLBATCH_GD_PRINTED = _fullbatch_gd_variant(
+    "kan:fullbatch_gd_T_only", 1 / (gamma**2 * T),
+    "averaged empirical risk of full-batch GD as App. E prints it (η ≍ 1 absorbed: a function "
+    "of T alone)",
+    f"{_SRC}, App. E, 'Recovery of full-batch GD' (as printed, η ≍ 1)",
+    "The competitor of the ηT collapse: read literally, the risk depends on T only, so along "
+    "ηT = const it would grow like η.")
 
 A_NON_MINIBATCH = register(Bound(
     id="kan:A_non_minibatch",

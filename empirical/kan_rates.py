@@ -552,50 +552,40 @@ def _tuned_dm_checks(var: str, tol: float, why: str) -> tuple[Check, ...]:
     )
 
 
-TUNED_ETA_D = register(Experiment(
-    id="kan.tuned_eta.d",
-    paper="kan",
-    title="Full-batch DP-GD (λ = 0, n = 1000, T = 50, ε = 1/8, m = 16), η tuned per seed over "
-          "1/8 … 4: best risk vs input dimension d (notes E12)",
-    variable="d",
-    quick_grid=(2, 4, 8),
-    full_grid=(2, 4, 8, 16, 32),
-    fixed={**_TUNED_DM, "m": 16},
-    seeds=4,
-    run=_run_tuned_eta_dm,
-    metric="tuned_risk",
-    bound_values=_tuned_values,
-    private=False,
-    problem="NTK teacher with margin γ₀ (G1), a new initialisation and teacher per d",
-    algorithm="dp_sgd_correlated, λ = 0, B = n, κ from calibrate('tight') (exact Gaussian), "
-              "η ∈ {1/8, …, 4} on the same data and noise",
-    description="The corollaries' √d comes from tuning η against ηmdκ²/B²: the tuned noise term "
-                "is ≈ 2√(md)κ/(γn√T).  " + _TUNED_DM_NOTE + ".",
-    checks=_tuned_dm_checks("d", 0.15,
-                            "0.15: 4 seeds of a per-seed minimum over a shared η grid on a 4× "
-                            "range of d (CI half-width ≈ 0.05–0.1: each d is its own instance)"),
-))
+def _tuned_dm_experiment(var: str, what: str, quick: tuple, full: tuple, fixed: dict,
+                         growth: str) -> Experiment:
+    """The E12 sweep of the tuned-η risk against ``var`` (d or m) at ε = 1/8."""
+    other = {"d": "m = 16", "m": "d = 5"}[var]
+    return register(Experiment(
+        id=f"kan.tuned_eta.{var}",
+        paper="kan",
+        title=f"Full-batch DP-GD (λ = 0, n = 1000, T = 50, ε = 1/8, {other}), η tuned per seed "
+              f"over 1/8 … 4: best risk vs {what} {var} (notes E12)",
+        variable=var,
+        quick_grid=quick,
+        full_grid=full,
+        fixed={**_TUNED_DM, **fixed},
+        seeds=4,
+        run=_run_tuned_eta_dm,
+        metric="tuned_risk",
+        bound_values=_tuned_values,
+        private=False,
+        problem=f"NTK teacher with margin γ₀ (G1), a new initialisation and teacher per {var}",
+        algorithm="dp_sgd_correlated, λ = 0, B = n, κ from calibrate('tight') (exact Gaussian), "
+                  "η ∈ {1/8, …, 4} on the same data and noise",
+        description=growth + "  " + _TUNED_DM_NOTE + ".",
+        checks=_tuned_dm_checks(var, 0.15,
+                                f"0.15: 4 seeds of a per-seed minimum over a shared η grid on a "
+                                f"4× range of {var} (CI half-width ≈ 0.05–0.1: each {var} is its "
+                                f"own instance)"),
+    ))
 
-TUNED_ETA_M = register(Experiment(
-    id="kan.tuned_eta.m",
-    paper="kan",
-    title="Full-batch DP-GD (λ = 0, n = 1000, T = 50, ε = 1/8, d = 5), η tuned per seed over "
-          "1/8 … 4: best risk vs width m (notes E12)",
-    variable="m",
-    quick_grid=(8, 16, 32),
-    full_grid=(8, 16, 32, 64, 128),
-    fixed={**_TUNED_DM, "d": 5},
-    seeds=4,
-    run=_run_tuned_eta_dm,
-    metric="tuned_risk",
-    bound_values=_tuned_values,
-    private=False,
-    problem="NTK teacher with margin γ₀ (G1), a new initialisation and teacher per m",
-    algorithm="dp_sgd_correlated, λ = 0, B = n, κ from calibrate('tight') (exact Gaussian), "
-              "η ∈ {1/8, …, 4} on the same data and noise",
-    description="The tuned noise term ≈ 2√(md)κ/(γn√T) grows like √m at fixed γ.  " + _TUNED_DM_NOTE
-                + ".",
-    checks=_tuned_dm_checks("m", 0.15,
-                            "0.15: 4 seeds of a per-seed minimum over a shared η grid on a 4× "
-                            "range of m (CI half-width ≈ 0.05–0.1: each m is its own instance)"),
-))
+
+TUNED_ETA_D = _tuned_dm_experiment(
+    "d", "input dimension", (2, 4, 8), (2, 4, 8, 16, 32), {"m": 16},
+    "The corollaries' √d comes from tuning η against ηmdκ²/B²: the tuned noise term is "
+    "≈ 2√(md)κ/(γn√T).")
+
+TUNED_ETA_M = _tuned_dm_experiment(
+    "m", "width", (8, 16, 32), (8, 16, 32, 64, 128), {"d": 5},
+    "The tuned noise term ≈ 2√(md)κ/(γn√T) grows like √m at fixed γ.")
