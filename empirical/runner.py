@@ -39,7 +39,7 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import BrokenExecutor, CancelledError, ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
@@ -541,105 +541,33 @@ def sweep(exp: Experiment, *, full: bool = False, workers: int = 1, scheduler: s
     ``workers`` > 1 uses a local process pool; ``scheduler`` (a Dask scheduler address, e.g.
     ``tcp://host:8786``) runs the points on that cluster instead.  Each point is stored as soon
     as it completes.  ``on_point_done`` is called after each store (tests use it to interrupt).
-    Before any point runs, the experiment is validated against its bounds and the results
-    directory is proved writable.  Raises :class:`SweepError` subclasses with one-line messages.
+    Before any point runs, the experiment is validated against its bounds (in this process,
+    once per process) and the results directory is proved writable.  Raises
+    :class:`SweepError` subclasses with one-line messages.
+
+    The queue of :func:`empirical.scheduling.sweep_all` for one experiment: same executors,
+    storage and failure handling, rows bit for bit.
     """
+    from empirical.scheduling import sweep_all
+
     workers = _check_workers(workers)
     validate_experiment(exp, full=full)
-    root = results_dir(results)
-    check_writable(root / exp.paper / exp.id)
-    say = progress or (lambda msg: None)
-    module = exp.run.__module__
-    fp = code_fingerprint(module)
-    grid = exp.grid(full)
-    scan = _scan(exp, grid, root, fp, say, recompute_hint="recomputing")
-    stats = SweepStats(cached=len(scan.rows))
-    if scan.rows and scan.todo:
-        say(f"[{exp.id}] {len(scan.rows)}/{len(grid)} points already stored, resuming")
-
-    def store(v: float, rows: list[dict], worker_fp: dict | None = None) -> None:
-        if worker_fp is not None and worker_fp["digest"] != fp["digest"]:
-            raise SweepError(f"{exp.id}: a worker ran different code than this machine "
-                             f"({_fingerprint_change(fp, worker_fp)}); install the same "
-                             "project and package versions on every worker")
-        point = exp.point(v)
-        path = _point_path(root, exp, point)
-        try:
-            _atomic_write_json(path, _record(exp, point, rows, fp))
-        except OSError as exc:
-            raise ResultWriteError(f"cannot write {path}: {exc.strerror or exc}",
-                                   {v: rows}) from None
-        scan.rows[v] = rows
-        if v in scan.redo:
-            stats.recomputed += 1
-        else:
-            stats.fresh += 1
-        say(f"[{exp.id}] {len(scan.rows)}/{len(grid)} {exp.variable}={v:g} "
-            f"({rows[0]['seconds_per_point']:.1f}s)")
-        if on_point_done is not None:
-            on_point_done(v)
-
-    if not scan.todo:
-        pass
-    elif scheduler:
-        _sweep_dask(exp, scan.todo, module, scheduler, store)
-    elif workers > 1 and len(scan.todo) > 1:
-        _sweep_pool(exp, scan.todo, module, workers, store, say)
-    else:
-        for v in scan.todo:
-            try:
-                rows = run_point(exp.id, exp.point(v), module)
-            except Exception as exc:
-                raise _point_error(exp, v, exc) from exc
-            store(v, rows)
-    lost = [v for v in grid if v not in scan.rows]
-    if lost:   # cancelled underneath us (a Dask scheduler that went away) without an error
+    done = (lambda e, v: on_point_done(v)) if on_point_done is not None else None
+    out = sweep_all([exp], full=full, workers=workers, scheduler=scheduler, results=results,
+                    say=progress, validate=False, on_point=done)[exp.id]
+    if out.error is not None:
+        raise out.error
+    if out.rows is None:    # cancelled underneath us (a Dask scheduler that went away)
+        _, lost = load_rows(exp, full=full, results=results, progress=progress)
         raise SweepError(f"{exp.id}: {len(lost)} point(s) were not computed (first "
                          f"{exp.variable}={lost[0]:g}; the executor cancelled them); stored "
                          "points kept, rerun to resume")
-    out = SweepRows(r for v in grid for r in scan.rows[v])
-    out.stats = stats
-    return out
+    return out.rows
 
 
 def _point_error(exp: Experiment, v: float, exc: BaseException) -> PointError:
     msg = str(exc).splitlines()[0] if str(exc) else ""
     return PointError(f"{exp.id} at {exp.variable}={v:g}: {type(exc).__name__}: {msg}")
-
-
-def _drain(futures: dict, next_done: Iterable, store: Callable, exp: Experiment,
-           result: Callable, cancel: Callable[[], None]) -> None:
-    """Store each completed future; on the first failure cancel what has not started, keep
-    storing what still completes (nothing computed is thrown away), then raise that failure."""
-    failure: BaseException | None = None
-    unsaved: dict[float, list] = {}
-    for fut in next_done:
-        v = futures[fut]
-        try:
-            rows, worker_fp = result(fut)
-        except CancelledError:
-            continue
-        except (SweepError, BrokenExecutor) as exc:      # a dead pool worker: retried by caller
-            failure = failure or exc
-            cancel()
-            continue
-        except Exception as exc:
-            failure = failure or _point_error(exp, v, exc)
-            cancel()
-            continue
-        try:
-            store(v, rows, worker_fp)
-        except ResultWriteError as exc:
-            unsaved.update(exc.unsaved)
-            failure = failure or exc
-            cancel()
-        except SweepError as exc:
-            failure = failure or exc
-            cancel()
-    if isinstance(failure, ResultWriteError):
-        failure.unsaved.update(unsaved)
-    if failure is not None:
-        raise failure
 
 
 # -- local process pool -------------------------------------------------------------------------
@@ -678,43 +606,6 @@ def _pool_init(parent: int) -> None:
 
 #: How often a sweep starts a new pool after a worker process died (killed, out of memory).
 POOL_RESTARTS = 2
-
-
-def _sweep_pool(exp: Experiment, todo: list[float], module: str, workers: int,
-                store: Callable, say: Callable[[str], None] = lambda m: None) -> None:
-    stored: set[float] = set()
-
-    def keep(v, rows, worker_fp=None):
-        store(v, rows, worker_fp)
-        stored.add(v)
-
-    for attempt in range(POOL_RESTARTS + 1):
-        left = [v for v in todo if v not in stored]
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(left)), initializer=_pool_init,
-                                   initargs=(os.getpid(),))
-        try:
-            futs = {pool.submit(_remote_point, exp.id, exp.point(v), module): v for v in left}
-            _drain(futs, as_completed(futs), keep, exp, lambda f: f.result(),
-                   lambda: [f.cancel() for f in futs])
-        except BrokenExecutor as exc:
-            # A worker process died: only the points it (and the broken pool) had not finished
-            # are lost; every completed point is already stored.  Run them again in a new pool.
-            _terminate_pool(pool)
-            lost = [v for v in todo if v not in stored]
-            if attempt == POOL_RESTARTS:
-                raise PointError(f"{exp.id}: a pool worker died {attempt + 1} times "
-                                 f"({type(exc).__name__}); {len(lost)} point(s) not computed "
-                                 f"(first {exp.variable}={lost[0]:g}); stored points kept"
-                                 ) from None
-            say(f"[{exp.id}] a worker process died; retrying {len(lost)} point(s) in a new pool")
-            continue
-        except BaseException:
-            # Ctrl-C, a failed store, or a failed point: stop now.  Every stored point is
-            # complete (atomic writes), so ending running workers loses nothing written.
-            _terminate_pool(pool)
-            raise
-        pool.shutdown(wait=True)
-        return
 
 
 def _terminate_pool(pool: ProcessPoolExecutor) -> None:
@@ -773,21 +664,6 @@ def check_scheduler(address: str, timeout: float | None = None) -> int:
         client.close()
 
 
-def _sweep_dask(exp: Experiment, todo: list[float], module: str, address: str,
-                store: Callable, grace: float | None = None) -> None:
-    client = connect(address)
-    grace = 3 * DASK_TIMEOUT if grace is None else grace
-    try:
-        # pure=False: every submission runs; a worker that dies takes only its running points
-        # with it, and the scheduler reschedules them on the remaining workers.
-        futs = {client.submit(_remote_point, exp.id, exp.point(v), module, pure=False): v
-                for v in todo}
-        _drain(futs, _dask_completed(client, futs, grace, exp), store, exp,
-               lambda f: f.result(), lambda: client.cancel(list(futs)))
-    finally:
-        client.close()
-
-
 class WorkerWatch:
     """Notices a Dask cluster that has had no worker for ``grace`` seconds (looked at most once
     a second): :meth:`check` then raises :class:`SchedulerError` with ``what()`` as its text."""
@@ -807,23 +683,6 @@ class WorkerWatch:
             self.lonely_since = now
         elif now - self.lonely_since > self.grace:
             raise SchedulerError(what())
-
-
-def _dask_completed(client, futs: dict, grace: float, exp: Experiment, poll: float = 0.05):
-    """Yield futures as they finish; fail if the cluster has had no worker for ``grace`` s."""
-    pending = list(futs)
-    watch = WorkerWatch(client, grace)
-    while pending:
-        done = [f for f in pending if f.done()]
-        if done:
-            gone = {id(f) for f in done}
-            pending = [f for f in pending if id(f) not in gone]
-            yield from done
-            watch.lonely_since = None
-            continue
-        time.sleep(poll)
-        watch.check(lambda: f"{exp.id}: every Dask worker left; {len(pending)} point(s) "
-                    "not computed (stored points kept; rerun to resume)")
 
 
 def stderr_progress(msg: str) -> None:

@@ -283,9 +283,11 @@ class _Run:
     """The bookkeeping of one :func:`sweep_all` call, whatever the executor."""
 
     def __init__(self, exps, full, results, say, progress, analyse, costs, validate=True,
-                 on_analysis=None):
+                 on_analysis=None, on_point=None):
         self.full, self.root, self.say = full, runner.results_dir(results), say
-        self.validate, self.on_analysis = validate, on_analysis
+        self.validate, self.on_analysis, self.on_point = validate, on_analysis, on_point
+        # Without a progress bar, ``say`` gets a line per stored point (runner.sweep's log).
+        self.per_point = progress is None
         # A worker's validation stands for this process only if it ran this process's code
         # (a local pool, or in-process); a Dask worker's code is checked only with its points.
         self.same_code_validates = True
@@ -325,6 +327,8 @@ class _Run:
         st = _Exp(exp, module, fp, scan, grid, SweepStats(cached=len(scan.rows)),
                   len(scan.todo), Outcome(exp), full=self.full)
         self.states[exp.id] = st
+        if self.per_point and scan.rows and scan.todo:
+            self.say(f"[{exp.id}] {len(scan.rows)}/{len(grid)} points already stored, resuming")
 
     def message(self, msg: str) -> None:
         prog = getattr(self, "progress", None)
@@ -354,6 +358,11 @@ class _Run:
         st.left -= 1
         if self.progress is not None:
             self.progress.advance(1, task.cost)
+        elif rows:
+            self.say(f"[{exp.id}] {len(st.scan.rows)}/{len(st.grid)} {exp.variable}="
+                     f"{task.value:g} ({rows[0]['seconds_per_point']:.1f}s)")
+        if self.on_point is not None:
+            self.on_point(exp, task.value)
         if st.left == 0:
             self._complete(st)
 
@@ -659,7 +668,9 @@ def sweep_all(exps: Iterable[Experiment], *, full: bool = False, workers: int | 
               analyse: bool = False,
               costs: Mapping[tuple[str, float], float] | None = None,
               order: list | None = None, validate: bool = True,
-              on_analysis: Callable[[Outcome], None] | None = None) -> dict[str, Outcome]:
+              on_analysis: Callable[[Outcome], None] | None = None,
+              on_point: Callable[[Experiment, float], None] | None = None
+              ) -> dict[str, Outcome]:
     """Run the missing (stale, corrupt) points of all ``exps`` through one queue; see the
     module docstring.  Returns ``{experiment id: Outcome}`` in the order given.
 
@@ -670,14 +681,16 @@ def sweep_all(exps: Iterable[Experiment], *, full: bool = False, workers: int | 
     cached points).  ``costs`` overrides :func:`estimate_costs`; ``order``, if a list, receives
     the tasks' (experiment id, value) in the order they are queued (tests); ``validate=False``
     skips validating the declarations against their bounds (the caller already did);
-    ``on_analysis(outcome)`` is called in this process as each analysis becomes available.
+    ``on_analysis(outcome)`` is called in this process as each analysis becomes available;
+    ``on_point(experiment, value)`` after each point is stored (what it raises stops the run,
+    stored points kept).  Without ``progress``, ``say`` also gets one line per stored point.
     Raises :class:`~empirical.runner.SweepError` subclasses (one line) for what stops the whole
     run (an unwritable file, a refused worker, an unreachable scheduler); a point that raises is
     its experiment's ``Outcome.error``.
     """
     workers = default_workers() if workers is None else runner._check_workers(workers)
     run = _Run(list(exps), full, results, say or (lambda m: None), progress, analyse, costs,
-               validate, on_analysis)
+               validate, on_analysis, on_point)
     if order is not None:
         order.extend((t.exp_id, t.value)
                      for t in sorted(t for st in run.states.values() for t in st.points))

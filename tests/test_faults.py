@@ -192,10 +192,20 @@ def test_full_disk_keeps_what_was_stored_and_names_the_file(tmp_path, monkeypatc
 
 
 def test_a_failing_point_is_named_and_earlier_points_kept(tmp_path, capsys):
+    from empirical.scheduling import estimate_costs
+
+    # In-process, the queue runs the costliest point first and stops at the failure: every
+    # point run before it is stored, none is started after it.
+    costs = estimate_costs([_toy.TOY_FAILS], results=tmp_path)
+    queue = sorted(_toy.TOY.quick_grid, key=lambda v: (-costs[(_toy.TOY_FAILS.id, v)], v))
+    _toy.CALLS.clear()
     with pytest.raises(PointError, match=r"toy\.fails at n=4: ValueError: boom"):
         sweep(_toy.TOY_FAILS, results=tmp_path)
+    ran = list(_toy.CALLS)                           # run_fails_at_4 raises before recording 4
+    assert ran == queue[:queue.index(4.0)] and queue.index(4.0) < len(queue) - 1
     rows, missing = load_rows(_toy.TOY_FAILS, results=tmp_path)
-    assert len(rows) == 2 * _toy.TOY.seeds
+    assert sorted({r["p_n"] for r in rows}) == sorted(ran) and len(rows) == len(ran) * 6
+    assert sorted(missing) == sorted(set(_toy.TOY.quick_grid) - set(ran))
     assert main(["run", "toy.fails", "--results", str(tmp_path), "--no-figures"]) == 1
     assert "ERROR: toy.fails at n=4: ValueError: boom" in capsys.readouterr().out
 

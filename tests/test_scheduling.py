@@ -34,27 +34,33 @@ def one_blas_thread():
         limit_threads(before)
 
 
+def _run_points(exp):
+    """The reference: ``run_point`` of every grid point in this process, no queue, no storage
+    (what the per-experiment runner did before ``sweep`` became a wrapper of ``sweep_all``)."""
+    return [r for v in exp.quick_grid
+            for r in runner.run_point(exp.id, exp.point(v), exp.run.__module__)]
+
+
 @pytest.fixture(scope="module")
-def real_rows(tmp_path_factory):
-    """REAL's rows by the per-experiment path (runner.sweep), computed once, one BLAS thread."""
-    root = tmp_path_factory.mktemp("old")
+def real_rows():
+    """REAL's rows by direct run_point calls, computed once, one BLAS thread."""
     before = limit_threads(1)
     try:
-        return root, sweep(registry.get(REAL), results=root)
+        return _run_points(registry.get(REAL))
     finally:
         if before:
             limit_threads(before)
 
 
-def test_rows_identical_to_per_experiment_path_on_every_executor(tmp_path, one_blas_thread,
-                                                                 real_rows):
+def test_rows_identical_to_direct_run_point_on_every_executor(tmp_path, one_blas_thread,
+                                                               real_rows):
     exps = [_toy.TOY, registry.get(REAL)]
-    old_root, rows = real_rows
-    sweep(_toy.TOY, results=old_root)
-    old = {_toy.TOY.id: _strip(sweep(_toy.TOY, results=old_root)), REAL: _strip(rows)}
-    # In-process, the queue calls the same run_point as the old path: the toy suffices there.
+    old = {_toy.TOY.id: _strip(_run_points(_toy.TOY)), REAL: _strip(real_rows)}
+    # In-process the queue calls the same run_point: the toy suffices there (and runner.sweep,
+    # a wrapper of the queue, gives the same rows).
     inproc = sweep_all([_toy.TOY], results=tmp_path / "in", workers=1)
     assert _strip(inproc[_toy.TOY.id].rows) == old[_toy.TOY.id], "in-process"
+    assert _strip(sweep(_toy.TOY, results=tmp_path / "sweep", workers=2)) == old[_toy.TOY.id]
     pooled = sweep_all(exps, results=tmp_path / "pool", workers=2)
     for e in exps:
         assert _strip(pooled[e.id].rows) == old[e.id], f"{e.id}: pool"
@@ -68,11 +74,11 @@ def test_rows_identical_to_per_experiment_path_on_every_executor(tmp_path, one_b
         # ... and the analysis made on a worker is the one made here.
         here = analysis_cache.analyse_quietly(e, list(dask[e.id].rows))
         assert analysis_cache.encode(dask[e.id].analysis) == analysis_cache.encode(here)
-    # Stored files are the same records (checksummed, fingerprinted) as the old path's.
+    # Stored files are the same records (checksummed, fingerprinted) whatever the executor.
     for e in exps:
         for v in e.quick_grid:
             name = f"{point_key(e, e.point(v))}.json"
-            a = json.loads((old_root / e.paper / e.id / name).read_text())
+            a = json.loads((tmp_path / "dask" / e.paper / e.id / name).read_text())
             b = json.loads((tmp_path / "pool" / e.paper / e.id / name).read_text())
             assert a["fingerprint"] == b["fingerprint"] and a["point"] == b["point"]
 
@@ -213,7 +219,7 @@ def test_analysis_invalidated_when_its_code_changes(tmp_path, monkeypatch):
 
 def test_cache_round_trip_is_exact_and_runs_no_code(real_rows):
     exp = registry.get(REAL)
-    rows = real_rows[1]
+    rows = real_rows
     a = analysis_cache.analyse_quietly(exp, list(rows))
     data = json.loads(json.dumps(analysis_cache.encode(a)))
     b = analysis_cache.decode(data)
