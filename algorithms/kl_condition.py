@@ -108,10 +108,14 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
     evals0 = problem.grad_evals
     w = np.broadcast_to(w0, (R, dim)).copy()
     wsum = w.copy()                      # Σ t·w_t, t = 1 term
-    max_dist = np.zeros(R)
+    # max_t ‖w_t − w0‖², square-rooted once at the end: sqrt is monotone and correctly
+    # rounded, so that is the max of the norms, bit for bit, at one ufunc less per step.
+    max_sq = np.zeros(R)
     reg = 2.0 * L1t
     all_rows = np.arange(R)
     diff = w - w0                        # w_t − w0: the regulariser's gradient and the distance
+    inside = _inside_threshold(radius, dim)
+    gradient, uncounted = _counted_gradient(problem, R)   # this loop runs ~10⁵ steps per call
     # Noise is drawn in blocks whose size depends only on d, so a row's numbers are the same
     # whatever R is and whichever executor runs it.
     block = max(1, (1 << 18) // dim)
@@ -120,7 +124,7 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
         m = min(block, steps - t + 1)
         noise = _noise_block(gens, m, dim) * sigma
         for j in range(m):
-            data_grad = problem.gradient(w)
+            data_grad = gradient(w)
             if observe is not None:
                 observe("gradient", all_rows, data_grad + noise[j], sigma)
             # w − (∇F(w) + 2L̃1(w − w0) + ξ)/(L̃1 t), one buffer; each operation is the one the
@@ -131,13 +135,14 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
             step += noise[j]
             step /= L1t * t
             np.subtract(w, step, out=step)
-            w = project_ball(step, w0, radius)
-            diff = w - w0
+            w, diff = _project_offset(step, w0, radius, inside)
             t += 1
             wsum += t * w
             if track_distance:
-                max_dist = np.maximum(max_dist, row_norms(diff))
+                np.maximum(max_sq, np.add.reduce(diff * diff, axis=-1), out=max_sq)
     w_bar = wsum * (2.0 / (T * (T + 1)))
+    max_dist = np.sqrt(max_sq)
+    problem.grad_evals += uncounted * steps
 
     if steps:
         z = sigma / delta_sens
@@ -166,6 +171,47 @@ def _check_w0(problem: Problem, w0) -> np.ndarray:
     if w0.shape[0] != problem.d:
         raise ValueError(f"w0 must have shape ({problem.d},), got {w0.shape}")
     return w0
+
+
+# Squared row norms in one gufunc call (numpy ≥ 2), einsum before: any summation order will do,
+# the threshold below has room for it.
+_sq_norms = getattr(np, "vecdot", None) or (lambda a, b: np.einsum("...i,...i->...", a, b))
+
+
+#: x.max() and x.any() without the ndarray methods' Python-level wrappers (same reductions).
+_max = np.maximum.reduce
+_any = np.logical_or.reduce
+
+
+def _counted_gradient(problem: Problem, rows: int) -> tuple[Callable, int]:
+    """(gradient oracle, evaluations per call still to be counted).  The oracle is the
+    problem's ``_gradient`` when its class keeps Problem.gradient (whose shape checks are ~10%
+    of a d = 1 step), the caller then adding n·rows per call to ``grad_evals``; otherwise (a
+    subclass or a wrapper with its own ``gradient``) the public, self-counting method."""
+    if isinstance(problem, Problem) and type(problem).gradient is Problem.gradient:
+        return problem._gradient, problem.n * rows
+    return problem.gradient, 0
+
+
+def _inside_threshold(radius: float, d: int) -> float:
+    """project_ball's fast-exit threshold r²(1 − 4d·u) (rows whose squared offset is at most it
+    are inside the ball whatever the summation order); −inf when it overflows, so that the
+    exact test of project_ball decides."""
+    thr = radius * radius * (1.0 - 4.0 * d * np.finfo(float).eps)
+    return thr if thr < math.inf else -math.inf
+
+
+def _project_offset(w: np.ndarray, center: np.ndarray, radius: float,
+                    inside: float) -> tuple[np.ndarray, np.ndarray]:
+    """(Π(w), Π(w) − center), Π the projection onto B(center, radius): project_ball's own fast
+    exit (every row's squared offset ≤ ``inside``: w unchanged) done here, so that the offset
+    the caller needs next is not computed twice; otherwise project_ball decides (and a
+    mutant that replaces it still takes effect)."""
+    diff = w - center
+    if _max(_sq_norms(diff, diff)) <= inside:
+        return w, diff
+    w = project_ball(w, center, radius)
+    return w, w - center
 
 
 def _noise_block(gens: Sequence[np.random.Generator], m: int, d: int) -> np.ndarray:
@@ -306,6 +352,31 @@ def kl_spider_plan(n: int, d: int, *, rho: float, kappa: float, gamma: float, L0
                       z_full=z_full_paper * scale, z_by_T=z_by_T)
 
 
+def _spider_steps_all_rows(gradient: Callable, gens: Sequence[np.random.Generator], W: np.ndarray,
+                           est: np.ndarray, G: np.ndarray, T: int, threshold: float,
+                           step_len: float, sigma: float,
+                           observe: Observer | None) -> tuple[int, np.ndarray, np.ndarray]:
+    """The steps of one Spider round while every row moves (the usual case): the per-step
+    body of :func:`kl_spider` on whole arrays, W updated in place, no masks, gathers or
+    per-step counters (the caller adds them).  Returns (t, est, G) at the first t at which some
+    row's estimate is below the threshold (the caller's masked loop takes over from there with
+    the same state) or t = T.  Each row's operations and draws are those of the masked loop.
+    ``gradient``: the oracle of :func:`_counted_gradient` (the caller counts its calls)."""
+    rows = np.arange(W.shape[0])
+    for t in range(T):
+        norms = row_norms(est)
+        if _any(norms < threshold):
+            return t, est, G
+        W -= (step_len / norms)[:, None] * est
+        if t + 1 < T:
+            G_new = gradient(W)
+            est = _spider_update(est, G_new, G, sigma * _draw(gens, rows, W.shape[1]))
+            if observe is not None:
+                observe("difference", rows, est.copy(), sigma)
+            G = G_new
+    return T, est, G
+
+
 def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: float, gamma: float,
               kappa: float, F0: float, beta: float = 0.1,
               rng: np.random.Generator | Sequence[np.random.Generator],
@@ -378,22 +449,39 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
     alive = np.ones(R, dtype=bool)
     capped = np.zeros(R, dtype=bool)
 
+    all_rows = np.arange(R)
+    gradient, uncounted = _counted_gradient(problem, R)
     for k in range(plan.K):
-        rows = np.flatnonzero(alive)
+        # Rows leave for good only at the step cap, so without one every round has every row:
+        # then a slice replaces the index array (same elements, no gathers or scatters).
+        every = max_steps is None
+        rows = all_rows if every else np.flatnonzero(alive)
         if rows.size == 0:
             break
+        sel = slice(None) if every else rows
         phi_root = plan.phi_hat[k] ** (1.0 / kappa)
         T = int(plan.T_k[k])
         threshold = 7.0 / (8.0 * gamma) * phi_root
         step_len = phi_root / (4.0 * gamma * L1)
-        G = problem.gradient(W[rows])
-        grad_calls[rows] += 1
-        full_releases[rows] += 1
+        G = problem.gradient(W[sel])
+        grad_calls[sel] += 1
+        full_releases[sel] += 1
         est = G + plan.sigma_hat * _draw(gens, rows, d)
         if observe is not None:
             observe("full", rows, est.copy(), plan.sigma_hat)
+        t_all = 0
+        if every:
+            t_all, est, G = _spider_steps_all_rows(gradient, gens, W, est, G, T, threshold,
+                                                   step_len, plan.sigma_k[k], observe)
+            problem.grad_evals += uncounted * min(t_all, T - 1)
+            diffs = min(t_all, T - 1)
+            steps += t_all
+            grad_calls += diffs
+            diff_counts[T] += diffs
+            if t_all == T:
+                continue
         active = np.ones(rows.size, dtype=bool)
-        for t in range(T):
+        for t in range(t_all, T):
             norms = row_norms(est)
             stop = active & (norms < threshold)
             if stop.any():
