@@ -654,7 +654,7 @@ def _gaussian_delta(epsilon: float, z: float) -> float:
 
 
 #: Relative width of the bracket in which dp-accounting must confirm the closed-form root.
-_CONFIRM_RTOL = 1e-9
+_CONFIRM_RTOL = 1e-10
 
 
 def gaussian_epsilon(noise_multiplier: float, delta: float, *, confirm: bool = True) -> float:
@@ -663,8 +663,8 @@ def gaussian_epsilon(noise_multiplier: float, delta: float, *, confirm: bool = T
     The root of the closed-form δ(ε) (:func:`_gaussian_delta`) is found first; with ``confirm``
     (the default, used for every reported ε) dp-accounting's exact Gaussian privacy loss
     (``GaussianPrivacyLoss.get_delta_for_epsilon``) must then bracket its own root within
-    relative 1e-9 of it — δ_dpa(ε(1 − 1e-9)) ≥ δ ≥ δ_dpa(ε(1 + 1e-9)) — and the upper end
-    ε(1 + 1e-9) is returned (dp-accounting certifies it); if the bracket fails, dp-accounting's
+    relative 1e-10 of it — δ_dpa(ε(1 − 1e-10)) ≥ δ ≥ δ_dpa(ε(1 + 1e-10)) — and the upper end
+    ε(1 + 1e-10) is returned (dp-accounting certifies it); if the bracket fails, dp-accounting's
     root is computed by Brent as before.  ``confirm=False`` returns the closed-form root alone
     (inside calibration searches only; their result is confirmed at the end)."""
     z = check_positive("noise_multiplier", noise_multiplier)
@@ -840,9 +840,9 @@ def tight_noise_multiplier(epsilon: float, *, lam: float, steps: int, n: int, B:
     lo, hi = _log_kappa_bracket(f, eps)
     k = math.exp(_opt.brentq(f, lo, hi, xtol=1e-10, rtol=1e-10))
     # Brent's root may sit a hair below the target's κ, and the confirmed ε is the closed-form
-    # one × (1 + 1e-9): step up until the confirmed ε(κ) ≤ target exactly
+    # one × (1 + 1e-10): step up until the confirmed ε(κ) ≤ target exactly
     while f(math.log(k), True) > 0:
-        k *= 1.0 + 1e-9
+        k *= 1.0 + 1e-10
     return k
 
 
