@@ -1,4 +1,6 @@
 """Shared primitives: clipping, projection, sensitivities, correlated noise."""
+import math
+
 import numpy as np
 import pytest
 
@@ -160,10 +162,17 @@ def test_linear_dpsgd_step_bad_inputs_name_the_parameter():
     lim = prim.least_squares_clip_limits(X, 1.0)
     for kw, name in ((dict(y=np.ones(3)), "y"), (dict(w=np.ones(2)), "w"),
                      (dict(noise=np.ones(4)), "noise"), (dict(limits=np.ones(3)), "limits"),
-                     (dict(lr=-1.0), "lr"), (dict(X=np.ones(3)), "X")):
+                     (dict(lr=-1.0), "lr"), (dict(lr=math.inf), "lr"), (dict(lr=0), "lr"),
+                     (dict(lr=float("nan")), "lr"), (dict(X=np.ones(3)), "X"),
+                     (dict(noise=[0.0, 0.0]), "noise")):
         args = {**dict(w=w, X=X, y=y, lr=0.1, limits=lim, noise=np.zeros(3)), **kw}
         with pytest.raises(ValueError, match=name):
             prim.linear_dpsgd_step(**args)
+    # the fast path for a float lr and arrays accepts what the validators accept (an int lr,
+    # list inputs) with the same result
+    ref = prim.linear_dpsgd_step(w, X, y, lr=1.0, limits=lim, noise=np.zeros(3))
+    alt = prim.linear_dpsgd_step(list(w), X, list(y), lr=1, limits=list(lim), noise=[0.0] * 3)
+    np.testing.assert_array_equal(ref, alt)
 
 
 def _project_ball_reference(w, center, r):
