@@ -182,6 +182,14 @@ class LinearRegressionDesign:
 
     def sample(self, gens: Sequence[np.random.Generator], m: int) -> tuple[np.ndarray, np.ndarray]:
         """m fresh samples per generator: X of shape (R, m, d), y of shape (R, m)."""
+        X, z = self.sample_noise(gens, m)
+        return X, X @ self.w_star + self.sigma * z
+
+    def sample_noise(self, gens: Sequence[np.random.Generator],
+                     m: int) -> tuple[np.ndarray, np.ndarray]:
+        """The same draws as :meth:`sample`, with the label noise z ~ N(0, 1) in place of
+        y = ⟨x, w*⟩ + σz: a caller that needs only residuals ⟨x, w⟩ − y = ⟨x, w − w*⟩ − σz saves
+        a pass over X."""
         R = len(gens)
         X = np.empty((R, m, self.d))
         z = np.empty((R, m))
@@ -190,7 +198,7 @@ class LinearRegressionDesign:
             g.standard_normal(out=z[r])
         if not np.all(self.eigenvalues == 1.0):
             X *= np.sqrt(self.eigenvalues)
-        return X, X @ self.w_star + self.sigma * z
+        return X, z
 
     def _coords(self, g: np.random.Generator, out: np.ndarray) -> None:
         if self.design == "gaussian":
@@ -381,18 +389,33 @@ def ambssgd_schedule(n: int, design: LinearRegressionDesign, *, c1: float = 1.0,
     return AmbssgdSchedule(T, b, s, eta, math.log(n) ** design.tail_a)
 
 
-def _clipped_sums(X: np.ndarray, y: np.ndarray, V: np.ndarray, zeta: np.ndarray):
-    """Σ_i clip_ζ(x_i(⟨x_i, v⟩ − y_i)) for each column v of V, and how many examples the first
-    column clips.  X (…, k, d), y (…, k), V (…, d, 2), ζ (…): sums (…, 2, d), counts (…).
-    The clipped residual is sign(r)·min(|r|, ζ/‖x‖) (as ``algorithms.primitives``' clipped
+def _clipped_sums(X: np.ndarray, res: np.ndarray, zeta: np.ndarray):
+    """Σ_i clip_ζ(x_i r_i) for each column of the residuals ``res`` (…, k, 2), and how many
+    examples the first column clips; X (…, k, d), ζ (…): sums (…, 2, d), counts (…).  The
+    clipped residual is sign(r)·min(|r|, ζ/‖x‖) (as ``algorithms.primitives``' clipped
     least-squares sum), so no (k, d) per-example gradient is formed."""
-    res = np.matmul(X, V)
-    res -= y[..., None]
     lim = clip_limits(np.sqrt(np.einsum("...kd,...kd->...k", X, X)), zeta[..., None])
-    c = np.minimum(np.abs(res), lim[..., None])
+    c = np.abs(res)
+    count = np.count_nonzero(c[..., 0] > lim, axis=-1)
+    np.minimum(c, lim[..., None], out=c)
     np.copysign(c, res, out=c)
-    return (np.matmul(np.swapaxes(c, -1, -2), X),
-            np.count_nonzero(np.abs(res[..., 0]) > lim, axis=-1))
+    return np.matmul(np.swapaxes(c, -1, -2), X), count
+
+
+def _residuals(design, gens, V, k):
+    """k fresh samples per row and their residuals ⟨x, v⟩ − y for each column v of V (R, d, 2):
+    X (R, k, d), res (R, k, 2).  A ``LinearRegressionDesign`` computes them as ⟨x, v − w*⟩ − σz
+    (one product, no separate pass for y); a design that overrides ``sample`` (fixed or real
+    data) is read through it."""
+    if type(design).sample is LinearRegressionDesign.sample:
+        X, z = design.sample_noise(gens, k)
+        res = np.matmul(X, V - design.w_star[:, None])
+        res -= design.sigma * z[..., None]
+    else:
+        X, y = design.sample(gens, k)
+        res = np.matmul(X, V)
+        res -= y[..., None]
+    return X, res
 
 
 def _clipped_mean_gradient(design, gens, W, Wref, m, zeta):
@@ -404,8 +427,8 @@ def _clipped_mean_gradient(design, gens, W, Wref, m, zeta):
     clipped = np.zeros(R)
     V = np.stack([W, Wref], axis=2)        # (R, d, 2): one product gives both residuals
     for start in range(0, m, CHUNK):
-        X, y = design.sample(gens, min(CHUNK, m - start))
-        sums, count = _clipped_sums(X, y, V, zeta)
+        X, res = _residuals(design, gens, V, min(CHUNK, m - start))
+        sums, count = _clipped_sums(X, res, zeta)
         G += sums
         clipped += count
     return G[:, 0] / m, G[:, 1] / m, clipped
