@@ -169,6 +169,8 @@ def test_unwritable_results_fail_before_any_point(tmp_path, capsys):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_full_disk_keeps_what_was_stored_and_names_the_file(tmp_path, monkeypatch, workers):
+    # runner.sweep is scheduling.sweep_all for one experiment: this covers the queue's in-process
+    # and pool paths (test_scheduling had a copy of this test on sweep_all itself).
     real, calls = os.fsync, [0]
 
     def fsync(fd):
