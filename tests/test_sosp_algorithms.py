@@ -43,28 +43,55 @@ def test_cosine_saddle_closed_forms_match_finite_differences():
     assert prob.alpha_emp(xm) == pytest.approx(0.0, abs=1e-12)
 
 
+def _max_pairwise_distance(P: np.ndarray) -> float:
+    """max_{i,j} ‖P_i − P_j‖ through the Gram matrix (a (k, k) array, not (k, k, d)); the
+    rounding error of ‖a‖² + ‖b‖² − 2a·b is ~1e-16 here, far below the 1e-12 slack used."""
+    sq = np.einsum("ij,ij->i", P, P)
+    d2 = sq[:, None] + sq[None, :] - 2.0 * (P @ P.T)
+    return float(np.sqrt(max(d2.max(), 0.0)))
+
+
 def test_records_are_unbiased_and_sensitivities_hold():
     """E f_j = F + ⟨μ_j, x⟩; per-record gradient spread ≤ 2G_s and difference spread ≤
     2M_s‖x − y‖ (brute force over many records and points): the replace-one sensitivities the
-    privacy calibration uses."""
+    privacy calibration uses.  Single records come from the batched kernels (one generator per
+    record), which must give exactly the one-row methods' records."""
     prob = CosineSaddle(5, s1=0.15, s2=0.05)
     rng = np.random.default_rng(1)
     x, y = rng.normal(size=5), rng.normal(size=5)
     g = prob.batch_gradient(rng, x, 200000)[0]
     np.testing.assert_allclose(g, prob.gradient(x), atol=4 * 0.2 / math.sqrt(200000) * 3)
     # single records: b = 1 means are per-record gradients
-    per = np.stack([prob.batch_gradient(rng, x, 1)[0] for _ in range(2000)])
-    spread = np.linalg.norm(per[:, None] - per[None], axis=-1).max()
-    assert spread <= 2 * prob.G_sens + 1e-12
-    rec = []
-    for s in range(2000):
-        r1 = np.random.default_rng([7, s])
-        r2 = np.random.default_rng([7, s])
-        rec.append(prob.batch_difference(r1, x, y, 1)[0])
-        assert np.allclose(prob.batch_difference(r2, x, y, 1)[0], rec[-1])
-    rec = np.stack(rec)
-    dspread = np.linalg.norm(rec[:, None] - rec[None], axis=-1).max()
-    assert dspread <= 2 * prob.M_sens * np.linalg.norm(x - y) + 1e-12
+    k = 2000
+    X, Y = np.tile(x, (k, 1)), np.tile(y, (k, 1))
+    per = prob.batch_gradients([np.random.default_rng([6, s]) for s in range(k)], X, 1)[:, 0]
+    assert _max_pairwise_distance(per) <= 2 * prob.G_sens + 1e-12
+    rec = prob.batch_differences([np.random.default_rng([7, s]) for s in range(k)], X, Y, 1)[:, 0]
+    assert _max_pairwise_distance(rec) <= 2 * prob.M_sens * np.linalg.norm(x - y) + 1e-12
+    one = np.stack([prob.batch_difference(np.random.default_rng([7, s]), x, y, 1)[0]
+                    for s in range(50)])
+    np.testing.assert_array_equal(one, rec[:50])
+
+
+def test_batched_kernels_draw_and_compute_what_the_one_row_methods_do():
+    """CosineSaddle.batch_gradients/batch_differences (the kernels Ada-DP-SPIDER calls, all rows
+    at once) against the one-row methods row by row: bit-identical records, means and generator
+    states afterwards, for single and several clients, heterogeneous shifts, b = 1 and large b,
+    d below and above numpy's 8-term pairwise-summation block."""
+    rng = np.random.default_rng(11)
+    for d, m, b, h in [(4, 1, 1, 0.0), (16, 1, 900, 0.0), (128, 1, 62, 0.0), (16, 16, 6, 2.0),
+                       (10, 2, 7, 1.0)]:
+        prob = CosineSaddle(d, m=m, h=h)
+        X = 0.3 * rng.normal(size=(4, d))
+        Y = X + 0.01 * rng.normal(size=(4, d))
+        for method, args in (("gradient", (X,)), ("difference", (X, Y))):
+            ref = [np.random.default_rng([d, m, s]) for s in range(4)]
+            new = [np.random.default_rng([d, m, s]) for s in range(4)]
+            one = np.stack([getattr(prob, f"batch_{method}")(g, *(a[i] for a in args), b)
+                            for i, g in enumerate(ref)])
+            many = getattr(prob, f"batch_{method}s")(new, *args, b)
+            np.testing.assert_array_equal(many, one)
+            assert [g.random() for g in ref] == [g.random() for g in new]
 
 
 def test_client_shifts_cancel_exactly():
@@ -164,6 +191,42 @@ def test_design_is_remark2_fixed_point():
         assert other.alpha >= des.alpha * (1 - 1e-9)
 
 
+def test_design_scan_brackets_the_root_a_scalar_scan_brackets():
+    """The design scans α − 4c_χψ(α; κ) on a grid with array arithmetic; it must pick exactly
+    the bracket the scalar design_noise picks, so the design (and every parameter of a run) is
+    unchanged: the same α, κ to the last bit, on a coarse κ grid (the default grid is the same
+    code, 141 points)."""
+    from scipy.optimize import brentq
+
+    prob = CosineSaddle(16)
+    kw = dict(G_sens=prob.G_sens, M_sens=prob.M_sens, M=prob.M, U=prob.U,
+              hessian_lipschitz=prob.hessian_lipschitz)
+    grid = np.geomspace(1e-6, 1e-1, 6)
+    alphas = np.geomspace(1e-8, 1e3, 221)
+    for n, eps in ((10**4, 0.5), (10**6, 1e4)):
+        des = alg.spider_design(n, 16, epsilon=eps, delta=1e-5, c_chi=1.5, kappa_grid=grid, **kw)
+        full = dict(n=n, d=16, m=1, z=alg.gaussian_multiplier(eps, 1e-5), **kw)
+
+        def f(a, kappa):
+            return a - 6.0 * alg.design_noise(a, kappa, **full)
+
+        roots = []
+        for kappa in grid:
+            v = np.array([f(a, kappa) for a in alphas])
+            i = np.flatnonzero((v[:-1] < 0) & (v[1:] >= 0))
+            roots.append(brentq(f, alphas[i[0]], alphas[i[0] + 1], args=(kappa,), xtol=1e-15,
+                                rtol=1e-12) if i.size else math.inf)
+        j = int(np.argmin(roots))
+        # the refinement between grid neighbours can only lower α from the best grid root
+        assert des.alpha <= roots[j]
+        assert grid[max(j - 1, 0)] <= des.kappa <= grid[min(j + 1, grid.size - 1)]
+        for kappa, root in zip(grid, roots):
+            if math.isfinite(root):   # one-point grid: no refinement, the root itself
+                one = alg.spider_design(n, 16, epsilon=eps, delta=1e-5, c_chi=1.5,
+                                        kappa_grid=[kappa], **kw)
+                assert one.alpha == root
+
+
 # ------------------------------------------------------------------------ Gauss-PSGD escape
 def _escape_run(d=6, gamma=0.5, sigma=0.0, r=0.0, blind=False, rows=8, Q=5, alpha=0.05, seed=0):
     prob = CosineSaddle(d, gamma=gamma, s1=0.0, s2=1e-12)
@@ -231,6 +294,36 @@ def test_row_results_do_not_depend_on_the_batch():
     one = run(_gens(3)[1:2])
     np.testing.assert_array_equal(many[0][1], one[0][0])
     np.testing.assert_array_equal(many[1][1], one[1][0])
+
+
+class _OneRowSaddle(CosineSaddle):
+    """CosineSaddle served through ClientData's default batched methods (one-row calls in
+    turn): the reference for the fast kernels inside Ada-DP-SPIDER."""
+
+    batch_gradients = alg.ClientData.batch_gradients
+    batch_differences = alg.ClientData.batch_differences
+
+
+def test_spider_run_is_the_same_through_the_one_row_methods():
+    """Gauss-PSGD + distributed Ada-DP-SPIDER (m = 3, heterogeneous) gives bit-identical
+    outputs, noise, errors and counts whether the oracle's rows are served by the batched
+    kernels or by the one-row methods one row at a time."""
+    out = []
+    for cls in (CosineSaddle, _OneRowSaddle):
+        prob = cls(6, m=3, h=1.0)
+        kw = dict(epsilon=0.5, delta=1e-5, M=prob.M, U=prob.U, G_sens=prob.G_sens,
+                  hessian_lipschitz=prob.hessian_lipschitz, M_sens=prob.M_sens, m=3)
+        des = alg.spider_design(20000, 6, **kw)
+        plan = alg.spider_plan(20000, 6, alpha=des.alpha, G=prob.G_sens, Q=3, kappa=des.kappa,
+                               **kw)
+        orc = alg.AdaDPSpider(prob, plan, _gens(4, 9), true_gradient=prob.gradient)
+        res = alg.gauss_psgd(orc, np.zeros(6), chi=plan.chi, eta=plan.eta, radius=plan.radius,
+                             Gamma=plan.Gamma, Q=plan.Q, max_steps=plan.max_steps, rows=4)
+        out.append((res.x, res.steps, orc.err_sq_sum, orc.noise_sq["o1"], orc.noise_sq["o2"],
+                    orc.n_o1, orc.n_o2, orc.o2_sigma_max))
+    assert out[0][1].min() > 10 and out[0][6].min() > 0      # O₂ steps were taken
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_spider_bookkeeping_lemma8_and_budget():
