@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from algorithms import user_level_sco as ul
-from empirical.user_level_problems import (LadUsers, LeastSquaresUsers, QuadraticUsers,
-                                           StreamingQuadratic)
+from empirical.user_level_problems import (LadUsers, LeastSquaresUsers, LogisticUsers,
+                                           QuadraticUsers, StreamingQuadratic)
 
 
 def test_least_squares_excess_is_exact():
@@ -76,3 +76,47 @@ def test_streaming_quadratic_gradient_is_unbiased():
     X = np.zeros((200_000, 3))
     g = data.item_gradients(X, np.zeros(200_000, int), np.zeros(200_000, int)).mean(axis=0)
     assert np.allclose(g, -data.mu0, atol=0.01)
+
+
+@pytest.mark.parametrize("d", [3, 4, 9])
+def test_logistic_risk_by_quadrature_against_monte_carlo(d):
+    """F(x) by the disk rule against 400 000 Monte Carlo features (labels integrated exactly):
+    agreement to 4 MC standard errors; refining the rule moves F by < 1e-12; F − F* ≥ 0 at
+    random points and its gradient vanishes at w* (well specified), so F* = F(w*)."""
+    rng = np.random.default_rng(20 + d)
+    data = LogisticUsers(3, 2, d, rng)
+    fine = LogisticUsers(3, 2, d, rng, nodes=80, angles=128)
+    a = rng.standard_normal((400_000, d))
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    p = 1.0 / (1.0 + np.exp(-(a @ data.w_star)))
+    for x in (np.zeros(d), rng.normal(size=d) * 0.7):
+        u = a @ x
+        vals = p * np.logaddexp(0, -u) + (1 - p) * np.logaddexp(0, u)
+        assert data._risk(x[None])[0] == pytest.approx(vals.mean(), abs=4 * vals.std() / 632 + 1e-12)
+        assert abs(fine.excess(x)[0] - data.excess(x)[0]) < 1e-12
+    X = rng.normal(size=(50, d))
+    assert np.all(data.excess(X) >= -1e-14)
+    h = 1e-5
+    grad = [(data.excess(data.w_star + h * e)[0] - data.excess(data.w_star - h * e)[0]) / (2 * h)
+            for e in np.eye(d)]
+    assert np.max(np.abs(grad)) < 1e-8
+
+
+def test_logistic_gradients_match_the_loss_and_reject_bad_input():
+    rng = np.random.default_rng(3)
+    data = LogisticUsers(4, 5, 3, rng)
+    x = np.array([0.2, -0.4, 0.1])
+    users = np.array([0, 2, 3])
+    g = data.user_mean_gradients(x, users)
+    items = data.item_gradients(np.repeat(x[None], 15, 0), np.repeat(users, 5), np.tile(np.arange(5), 3))
+    assert np.allclose(g, items.reshape(3, 5, 3).mean(axis=1))
+    # finite differences of the empirical loss of user 2
+    a, y = data.a[2], data.y[2]
+    f = lambda z: np.mean(np.logaddexp(0, -y * (a @ z)))  # noqa: E731
+    fd = [(f(x + 1e-6 * e) - f(x - 1e-6 * e)) / 2e-6 for e in np.eye(3)]
+    assert np.allclose(g[1], fd, atol=1e-8)
+    assert np.all(np.linalg.norm(items, axis=1) <= data.L + 1e-12)
+    with pytest.raises(ValueError, match="d must be"):
+        LogisticUsers(4, 2, 2, rng)
+    with pytest.raises(ValueError, match="w_norm must be"):
+        LogisticUsers(4, 2, 3, rng, w_norm=3.0)
