@@ -17,6 +17,7 @@ from empirical.checks import Analysis, CheckResult
 from empirical.experiment import Experiment
 from empirical.report_cache import ExponentCache
 from empirical.report_data import ExperimentState
+from empirical.report_mathml import exponents_html
 from empirical.report_real import contrast_table_html, is_comparison
 from empirical.report_format import (_CSS_CLASS, _anchor_bound, _anchor_check, _anchor_exp,
                                      _badge, _band, _e, _facts, _num, _relation, _var_order,
@@ -106,7 +107,7 @@ def _exponents_html(b: bounds.Bound) -> str:
         global _STORE
         if _STORE is None:
             _STORE = ExponentCache(None)
-        _EXPONENT_CACHE[key] = _STORE.get(b, lambda: _compute_exponents_html(b))
+        _EXPONENT_CACHE[key] = _STORE.get(b, lambda: exponents_html(b))
     return _EXPONENT_CACHE[key]
 
 
@@ -125,16 +126,6 @@ def exponent_store(path: Path | None) -> Iterator[ExponentCache]:
     finally:
         _STORE.save()
         _STORE = old
-
-
-def _compute_exponents_html(b: bounds.Bound) -> str:
-    parts = []
-    for v in b.scale_variables:
-        try:
-            parts.append(f"<li><b>{_e(v)}</b>: {mathml(b.exponent(v))}</li>")
-        except Exception as exc:  # shown, not hidden
-            parts.append(f"<li><b>{_e(v)}</b>: could not be computed ({_e(exc)})</li>")
-    return "<ul>" + "".join(parts) + "</ul>" if parts else ""
 
 
 def _bound_article(b: bounds.Bound, checks_by_var: dict[str, list], refs) -> str:

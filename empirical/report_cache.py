@@ -7,7 +7,7 @@ exponents took ~49% of the time, drawing and PNG-encoding the figures ~31%, refi
 
 * **Exponents** are keyed by the bound's id and expression (``srepr``, which includes the symbols'
   assumptions), its scale variables and shape parameters, the source of ``bounds/core.py``
-  (the exponent code) and of ``empirical/report_format.py`` (the MathML printer), and sympy's
+  (the exponent code) and of ``empirical/report_mathml.py`` (the MathML printer), and sympy's
   version.  They are read from ``results/report-exponents.cache`` (written by each build) and
   from ``empirical/report_exponents.json``, shipped with the code and refreshed by
   ``python -m empirical.report_cache`` (an entry whose key no longer matches is simply not
@@ -64,7 +64,7 @@ def _exponent_code() -> str:
         import bounds
 
         _CODE["exp"] = _source_digest(Path(bounds.__file__).parent / "core.py",
-                                      _HERE / "report_format.py") + _version("sympy")
+                                      _HERE / "report_mathml.py") + _version("sympy")
     return _CODE["exp"]
 
 
@@ -146,13 +146,13 @@ def refresh_shipped(papers: list[str] | None = None) -> int:
     """Recompute the shipped exponents of every bound (of ``papers``) under the current code,
     keeping only entries of bounds that exist; returns how many entries the file holds."""
     import bounds
-    from empirical.report_articles import _compute_exponents_html
+    from empirical.report_mathml import exponents_html
 
     entries = {}
     for p in papers or bounds.core.papers():
         for i in bounds.ids(p):
             b = bounds.get(i)
-            entries[exponent_key(b)] = _compute_exponents_html(b)
+            entries[exponent_key(b)] = exponents_html(b)
     _write(_SHIPPED, entries)
     return len(entries)
 

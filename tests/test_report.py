@@ -349,3 +349,94 @@ def test_points_stored_by_other_code_show_as_stale_not_as_not_run(built):
     assert ExperimentState(exp, [], list(exp.grid())).unrun_label == "NOT RUN"
     page = report.render_html([st], {"grid": "quick"}, None, {})
     assert ">STALE<" in page and note in page
+
+
+# ---------------------------------------------------------------------------------------------
+# Experiments judged by contrasts (the real-data pseudo-paper): their own table
+# ---------------------------------------------------------------------------------------------
+
+def _contrast_state():
+    """A private comparison experiment of paper ``real`` with stored-like rows: method ``a``
+    beats reference ``b`` by 0.05 (PASS), does not beat it by 0.1 (FAIL), and a report."""
+    import numpy as np
+
+    from empirical.checks import ComparisonExperiment, Contrast
+    from empirical.report_data import ExperimentState
+
+    exp = ComparisonExperiment(
+        id="real.toy_contrast", paper="real", title="toy contrast", variable="epsilon",
+        quick_grid=(1.0, 4.0), full_grid=(1.0, 4.0), fixed={}, seeds=8, run=lambda p, g: {},
+        metric="acc_a", bound_values=lambda p: {}, checks=(),
+        contrasts=(Contrast("a beats b", "greater", "acc_a", "acc_b", "toy: paired seeds"),
+                   Contrast("a beats b by 0.1", "greater", "acc_a", "acc_b", "toy", margin=0.1),
+                   Contrast("b vs a", "report", "acc_b", "acc_a", "no claim")))
+    rng = np.random.default_rng(0)
+    rows = []
+    for eps in (1.0, 4.0):
+        for s in range(8):
+            b = rng.normal(0.6, 0.05)
+            rows.append({"seed": s, "p_epsilon": eps, "acc_b": b,
+                         "acc_a": b + 0.05 + rng.normal(0, 0.005),
+                         "epsilon_target": eps, "epsilon_guarantee": eps,
+                         "epsilon_spent": eps, "epsilon_spent_a": 0.9 * eps,
+                         "delta_target": 1e-5, "delta_guarantee": 1e-5})
+    return ExperimentState(exp, rows, [], analysis=analyse(exp, rows))
+
+
+def test_contrasts_have_their_own_table_with_the_privacy_spent(tmp_path):
+    st = _contrast_state()
+    verdicts = [r.verdict for r in st.analysis.results]
+    assert verdicts == ["PASS", "FAIL", "INFO"]          # the table shows a check that can fail
+    page = report.render_html([st], {"grid": "quick"}, None, {}, html_dir=tmp_path)
+    parsed = _parsed(page)
+    assert len(parsed.ids) == len(set(parsed.ids))
+    assert not {h[1:] for h in parsed.hrefs if h.startswith("#")} - set(parsed.ids)
+    sec = page[page.index('id="contrasts-real"'):page.index('id="experiments-real"')]
+    rows = re.findall(r"<tr><td>.*?</tr>", sec)
+    assert len(rows) == 3
+    for row, r in zip(rows, st.analysis.results):
+        cells = re.findall(r"<td>(.*?)</td>", row)
+        assert r.bound in cells[1] and f">{r.verdict}<" in cells[8]
+        assert cells[6] == str(r.observed) and cells[7] == f"{r.tolerance:g}"
+    # each mean beside the ε its rows spent; the non-private reference gets none of its own
+    first = re.findall(r"<td>(.*?)</td>", rows[0])[4]
+    assert "epsilon=4 [rows: ε spent ≤ 4]" in first and "(ε spent ≤ 3.6)" in first
+    assert re.search(r"<code>acc_b</code> [0-9.]+(<br>|$)", first), first
+    # the page about the pseudo-paper is linked (relative to where the page is written)
+    href = re.search(r'href="([^"]*real\.md)"', sec).group(1)
+    assert (tmp_path / href).resolve() == (Path(report.__file__).parents[1] / "docs" / "papers"
+                                           / "real.md").resolve()
+    assert 'href="#contrasts-real"' in page and "matrix" in page
+    md = report.render_markdown([st], {"grid": "quick"}, md_path=tmp_path / "r.md",
+                                figures_root=tmp_path)
+    assert "### Contrasts" in md and "(docs/papers/real.md)" not in md
+    line = next(ln for ln in md.splitlines() if ln.startswith("| `real.toy_contrast` | a beats b |"))
+    assert "**PASS**" in line and str(st.analysis.results[0].observed) in line
+    assert "acc_a" in line and "ε spent ≤ 3.6" in line
+
+
+def test_figures_and_exponents_are_cached_beside_the_results(built, monkeypatch):
+    """A second build draws no figure and computes no exponent when nothing changed; a cache
+    written under another key is not used."""
+    from empirical import figures, report_articles, report_cache, report_data
+
+    exp = registry.get("kl.thm9.rho")
+    cache = built["results"] / "kl" / exp.id / "figure-quick.cache"
+    assert cache.exists()
+    states = report.collect("kl", results=built["results"], experiment_ids=["kl.thm9.rho"])
+
+    def no_drawing(*a, **k):
+        raise AssertionError("figure redrawn although cached")
+
+    monkeypatch.setattr(figures, "plot_analysis", no_drawing)
+    report._draw_figures(states, results=built["results"])
+    assert states[0].figure and not states[0].figure_error
+    monkeypatch.setattr(report_data, "figure_key", lambda *a: "another key")
+    report._draw_figures(states, results=built["results"])
+    assert "figure redrawn" in states[0].figure_error
+    # exponents: a stored entry under the bound's key is what the page shows
+    b = bounds.get("kl:thm9")
+    store = report_cache.ExponentCache(built["results"] / "report-exponents.cache")
+    fresh = report_cache.exponent_key(b)
+    assert store.get(b, lambda: "<ul>recomputed</ul>") == store.entries[fresh]
+    assert store.entries[fresh] == report_articles.exponents_html(b)   # not stale: recomputed equal
