@@ -145,8 +145,9 @@ def _ratio(benchmark, fns: dict, label: str, **kw) -> float:
 
 
 _D1000 = ("known shortfall (docs/performance.md): at d = 1000 the step is two float64 "
-          "matrix-vector products over the 2 MB batch (≈ 34 µs each of ≈ 80 µs here) and Opacus' "
-          "least disturbed step ≈ 1.4 ms: 15-17x measured, not 20x")
+          "matrix-vector products over the 2 MB batch (≈ 34 µs each idle, ≈ 90% of the step with "
+          "the 1000-normal noise draw; validation and elementwise work, ≈ 4 µs, were trimmed in "
+          "session 5) and Opacus' least disturbed step ≈ 1.4 ms: 15-17x measured, not 20x")
 
 
 @pytest.mark.parametrize("B, d, target", [
