@@ -44,6 +44,8 @@ class LinearLoss(Problem):
         super().__init__(*X.shape)
         self.X = X
         self.mean = X.mean(axis=0)
+        self.mean.flags.writeable = False     # shared by the cached gradient views below
+        self._views: dict = {}
 
     @classmethod
     def sample(cls, n: int, d: int, L0: float, data_seed: int = 0) -> "LinearLoss":
@@ -57,7 +59,11 @@ class LinearLoss(Problem):
         return W @ self.mean
 
     def _gradient(self, W):
-        return np.broadcast_to(self.mean, W.shape)
+        # x̄ for every row: one read-only broadcast view per shape (noisy GD asks 10⁵ times)
+        view = self._views.get(W.shape)
+        if view is None:
+            view = self._views[W.shape] = np.broadcast_to(self.mean, W.shape)
+        return view
 
     def _per_sample_gradients(self, W, idx):
         return np.broadcast_to(self.X[idx], (W.shape[0], idx.size, self.d))
