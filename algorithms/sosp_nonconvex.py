@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence as _SequenceABC
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Sequence
@@ -488,6 +489,48 @@ class ClientData(ABC):
         return np.stack([self.batch_difference(g, x, y, b) for g, x, y in zip(gens, X, X_prev)])
 
 
+class _SpawnedStreams:
+    """Row r's child generator ``gen_r.spawn(2)[which]`` (records: 0, noise: 1), built on first
+    use: the children's seeds are spawned up front (so each row's numbers are those of
+    ``spawn(2)``), a Generator is made only for rows that draw — data that draws nothing (the
+    audits' fixed records) costs no generator (making one is most of a 10⁴-row audit's time)."""
+
+    def __init__(self, gens: Sequence[np.random.Generator],
+                 sibling: "_SpawnedStreams | None" = None):
+        if sibling is None:
+            self._seeds = [g.bit_generator.seed_seq.spawn(2) for g in gens]
+            self._kinds = [type(g.bit_generator) for g in gens]
+            which = 0
+        else:
+            self._seeds, self._kinds, which = sibling._seeds, sibling._kinds, 1
+        self._which = which
+        self._gens: list[np.random.Generator | None] = [None] * len(gens)
+
+    def __getitem__(self, r: int) -> np.random.Generator:
+        g = self._gens[r]
+        if g is None:
+            g = self._gens[r] = np.random.Generator(self._kinds[r](self._seeds[r][self._which]))
+        return g
+
+    def view(self, rows: np.ndarray) -> "_StreamView":
+        return _StreamView(self, rows)
+
+
+class _StreamView(_SequenceABC):
+    """The generators of some rows, made when read (see :class:`_SpawnedStreams`)."""
+
+    def __init__(self, streams: _SpawnedStreams, rows: np.ndarray):
+        self._streams, self._rows = streams, rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._streams[int(r)] for r in self._rows[i]]
+        return self._streams[int(self._rows[i])]
+
+
 class AdaDPSpider(Oracle):
     """Algorithm 2 (m = 1) / Algorithm 3 (m > 1): Ada-DP-SPIDER as a stateful oracle.
 
@@ -521,9 +564,8 @@ class AdaDPSpider(Oracle):
             raise ValueError("the plan's sensitivities G_sens, M_sens must bound the data's")
         self.data, self.plan = data, plan
         gens = as_generators(rng)
-        kids = [g.spawn(2) for g in gens]
-        self._data_gens = [k[0] for k in kids]     # records
-        self._noise_gens = [k[1] for k in kids]    # DP noise
+        self._data_gens = _SpawnedStreams(gens)                  # records
+        self._noise_gens = _SpawnedStreams(gens, self._data_gens)    # DP noise
         R, d, m = len(gens), plan.d, plan.m
         self.true_gradient = true_gradient
         self.g_clients = np.zeros((R, m, d))
@@ -571,7 +613,7 @@ class AdaDPSpider(Oracle):
         the bookkeeping; returns the server's averages (len(rows), d)."""
         p = self.plan
         k = rows.size
-        gd = [self._data_gens[r] for r in rows]
+        gd = self._data_gens.view(rows)
         if kind == "o1":
             sigma = np.full(k, client_noise_std(p.sigma1, p.m))
             clean = self.data.batch_gradients(gd, X, p.b1, rows)

@@ -75,7 +75,8 @@ class AuditRecords(ClientData):
         self.d, self.m = 1, m
         self.G_sens, self.M_sens = G_S, M_S
         self.kind, self.sign, self.index, self.client = kind, float(sign), int(index), client
-        self._used: dict[int, int] = {}
+        self._used: dict[int, int] = {}            # one-row calls: records used, by generator
+        self._pos = np.zeros(0, dtype=np.int64)     # batched calls: records used, by oracle row
 
     def canary_gradient(self, x: float) -> float:
         return self.sign * (G_S if self.kind == "linear" else M_S * math.sin(x))
@@ -96,6 +97,33 @@ class AuditRecords(ClientData):
         if self._take(gen, b):
             out[self.client, 0] += (self.canary_gradient(float(x[0]))
                                     - self.canary_gradient(float(x_prev[0]))) / b
+        return out
+
+    # All of an oracle query's rows at once (the oracle passes its row indices): the same
+    # numbers as the one-row methods, with no generator made for records that draw nothing.
+    def _take_rows(self, rows: np.ndarray, b: int) -> np.ndarray:
+        if self._pos.size <= rows.max():
+            self._pos = np.concatenate([self._pos, np.zeros(rows.max() + 1 - self._pos.size,
+                                                            dtype=np.int64)])
+        k = self._pos[rows]
+        self._pos[rows] += b
+        return np.flatnonzero((k <= self.index) & (self.index < k + b))
+
+    def batch_gradients(self, gens, X, b, rows=None):
+        if rows is None:
+            return super().batch_gradients(gens, X, b)
+        out = np.full((len(rows), self.m, 1), -SLOPE)
+        for i in self._take_rows(rows, b):
+            out[i, self.client, 0] += self.canary_gradient(float(X[i, 0])) / b
+        return out
+
+    def batch_differences(self, gens, X, X_prev, b, rows=None):
+        if rows is None:
+            return super().batch_differences(gens, X, X_prev, b)
+        out = np.zeros((len(rows), self.m, 1))
+        for i in self._take_rows(rows, b):
+            out[i, self.client, 0] += (self.canary_gradient(float(X[i, 0]))
+                                       - self.canary_gradient(float(X_prev[i, 0]))) / b
         return out
 
 
