@@ -303,3 +303,44 @@ def test_moment_regression_rejects_bad_parameters(kw, name):
     args = {"n": 100, "d": 2, **kw}
     with pytest.raises(ValueError, match=name):
         MomentPowerRegression(args.pop("n"), args.pop("d"), args.pop("p"), **args)
+
+
+# ------------------------------------------- gradients kept to a few ufuncs (issue 14) -----------
+def _radial_gradient_as_written(prob, W):
+    """RadialPowerLoss's gradient as first written (einsum norm, error-state switch)."""
+    diff = W - prob.w_star
+    r = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = prob.c * prob.p * np.power(np.minimum(r, prob.B), prob.p - 1.0) / r
+    scale[r == 0] = 0.0
+    return diff * scale[:, None]
+
+
+def _ncvx_gradient_as_written(prob, W):
+    """NonconvexKL's gradient as first written (no shared |w|, no inside/q = 1 branches)."""
+    from empirical.kl_problems import _g, _g1
+    a = np.abs(W)
+    G = (_g(np.minimum(a, prob.b)) + _g1(prob.b) * (a - np.minimum(a, prob.b))).sum(axis=1)
+    phi1 = prob.q * np.power(np.minimum(G, prob.U), prob.q - 1)
+    gt1 = np.sign(W) * np.where(a <= prob.b, np.abs(_g1(np.minimum(a, prob.b))), _g1(prob.b))
+    return (prob.c * phi1)[:, None] * gt1
+
+
+@pytest.mark.parametrize("d", [1, 4])
+@pytest.mark.parametrize("kind, p", [("radial", 4.0 / 3.0), ("radial", 6.0), ("ncvx", 2.0),
+                                     ("ncvx", 4.0)])
+def test_fast_gradients_are_the_formula_bit_for_bit(kind, p, d):
+    """The per-step gradients of the sweeps (radial, nonconvex) give the same bits as the formula
+    written out, on rows inside the KL region, beyond B or b, at the minimiser (0/0 → 0) and
+    with a NaN: the speed-ups change no stored row."""
+    rng = np.random.default_rng(7)
+    W = np.concatenate([rng.normal(scale=0.3, size=(20, d)), rng.normal(scale=4.0, size=(5, d)),
+                        np.zeros((1, d))])
+    rows = [W, W[:20], W[-1:], np.vstack([W[:3], np.full((1, d), np.nan)])]
+    if kind == "radial":
+        prob, ref = RadialPowerLoss(100, d, p), _radial_gradient_as_written
+    else:
+        prob, ref = NonconvexKL(100, d, p), _ncvx_gradient_as_written
+    for X in rows:
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(prob.gradient(X), ref(prob, X))
