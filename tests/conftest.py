@@ -98,6 +98,16 @@ def pytest_sessionstart(session):
     session.config.stash[_SIGINT] = signal.getsignal(signal.SIGINT)
 
 
+def pytest_report_header(config):
+    # A shell starts a background command (`pytest &` in a script, nohup) with SIGINT ignored;
+    # Python then installs no KeyboardInterrupt handler and every child inherits SIG_IGN.  No
+    # test changes it (the guard below); say so when the session itself started that way.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        return ("SIGINT: ignored, inherited from whatever started pytest (a background job?); "
+                "subprocesses inherit it too")
+    return None
+
+
 @pytest.fixture(autouse=True)
 def _sigint_unchanged(request):
     """Fails (an error at teardown, naming the test) if the test left SIGINT changed."""
