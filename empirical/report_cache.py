@@ -71,7 +71,8 @@ def _exponent_code() -> str:
 def exponent_key(bound) -> str:
     """The cache key of a bound's exponents (see the module doc)."""
     # the id too: an exponent that cannot be computed is shown with a message naming the bound
-    return _sha(json.dumps({"id": bound.id, "expr": sp.srepr(bound.expr), "vars": list(bound.scale_variables),
+    return _sha(json.dumps({"id": bound.id, "expr": sp.srepr(bound.expr),
+                            "vars": list(bound.scale_variables),
                             "shape": list(bound.shape_parameters), "code": _exponent_code()},
                            sort_keys=True).encode())
 

@@ -204,6 +204,20 @@ def _draw_figures(states: list[ExperimentState], *, results: str | os.PathLike |
 _FIGURE_CODE = _REPO / "empirical" / "figures.py"
 
 
+def remember_figure(exp: Experiment, rows: list[dict], png: bytes, *, full: bool = False,
+                    results: str | os.PathLike | None = None) -> None:
+    """Store ``png`` (drawn by :func:`empirical.figures.plot_analysis` from the analysis of
+    exactly ``rows``) as the report's cached figure of ``exp``, so that a report built after
+    ``verify`` draws nothing ``verify`` already drew.  Any failure only costs a redraw."""
+    try:
+        key = figure_key([analysis_key(exp, rows, full)], [_FIGURE_CODE])
+        grid = "full" if full else "quick"
+        path = results_dir(results) / exp.paper / exp.id / f"figure-{grid}.cache"
+        cached_bytes(path, key, lambda: png)
+    except Exception:  # a cache is never worth failing a run
+        pass
+
+
 def _module_path(fn: Callable) -> Path:
     mod = inspect.getmodule(fn)
     return Path(getattr(mod, "__file__", "") or _FIGURE_CODE)

@@ -410,7 +410,8 @@ def test_contrasts_have_their_own_table_with_the_privacy_spent(tmp_path):
     md = report.render_markdown([st], {"grid": "quick"}, md_path=tmp_path / "r.md",
                                 figures_root=tmp_path)
     assert "### Contrasts" in md and "(docs/papers/real.md)" not in md
-    line = next(ln for ln in md.splitlines() if ln.startswith("| `real.toy_contrast` | a beats b |"))
+    line = next(ln for ln in md.splitlines()
+                if ln.startswith("| `real.toy_contrast` | a beats b |"))
     assert "**PASS**" in line and str(st.analysis.results[0].observed) in line
     assert "acc_a" in line and "ε spent ≤ 3.6" in line
 
@@ -431,9 +432,15 @@ def test_figures_and_exponents_are_cached_beside_the_results(built, monkeypatch)
     monkeypatch.setattr(figures, "plot_analysis", no_drawing)
     report._draw_figures(states, results=built["results"])
     assert states[0].figure and not states[0].figure_error
+    # a figure verify drew from the same rows is what the report embeds (remember_figure)
+    cache.unlink()
+    report_data.remember_figure(exp, states[0].rows, b"drawn by verify", results=built["results"])
+    report._draw_figures(states, results=built["results"])
+    assert states[0].figure == b"drawn by verify"
     monkeypatch.setattr(report_data, "figure_key", lambda *a: "another key")
     report._draw_figures(states, results=built["results"])
     assert "figure redrawn" in states[0].figure_error
+    cache.unlink()                 # the fixture's cache held a fake figure: leave none behind
     # exponents: a stored entry under the bound's key is what the page shows
     b = bounds.get("kl:thm9")
     store = report_cache.ExponentCache(built["results"] / "report-exponents.cache")
