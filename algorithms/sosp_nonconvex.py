@@ -632,16 +632,7 @@ class AdaDPSpider(Oracle):
         for i in np.flatnonzero(sigma > 0):     # σ₂ = 0 (no step) draws nothing
             noise[i] = sigma[i] * _spider_noise(self._noise_gens[rows[i]], (p.m, p.d))
         gj = clean + noise
-        if kind == "o1":
-            self.drift[rows] = 0.0
-            self.n_o1[rows] += 1
-        else:
-            self.o2_sigma_max[rows] = np.maximum(self.o2_sigma_max[rows], sigma)
-            self.n_o2[rows] += 1
-        self.samples[rows] += batch
-        self.noise_sq[kind][rows] += np.sum((noise * noise).reshape(k, -1), axis=1)
-        self.noise_var[kind][rows] += sigma * sigma * p.m * p.d
-        self.noise_var4[kind][rows] += sigma**4 * p.m * p.d
+        self._account(kind, rows, noise, sigma, batch)
         if self.observe is not None:
             # what each client releases for this query: O₁ its noisy batch gradient, O₂ its
             # noisy increment ĝ_{j,t} − ĝ_{j,t−1}; x = x_{t−1}, x_prev = x_{t−2} (public)
@@ -652,6 +643,22 @@ class AdaDPSpider(Oracle):
         self.g_clients[rows] = gj
         self.x_prev[rows] = X
         return gj.mean(axis=1)
+
+    def _account(self, kind: str, rows: np.ndarray, noise: np.ndarray, sigma: np.ndarray,
+                 batch: int) -> None:
+        """Counts, records used, the drift reset of O₁, σ₂'s maximum and the injected noise
+        (Σ‖noise‖² against Σσ²·m·d) of one query of ``kind`` at ``rows``."""
+        p = self.plan
+        if kind == "o1":
+            self.drift[rows] = 0.0
+            self.n_o1[rows] += 1
+        else:
+            self.o2_sigma_max[rows] = np.maximum(self.o2_sigma_max[rows], sigma)
+            self.n_o2[rows] += 1
+        self.samples[rows] += batch
+        self.noise_sq[kind][rows] += np.sum((noise * noise).reshape(rows.size, -1), axis=1)
+        self.noise_var[kind][rows] += sigma * sigma * p.m * p.d
+        self.noise_var4[kind][rows] += sigma**4 * p.m * p.d
 
     def privacy(self, row: int) -> dict:
         """ε guarantee and ε spent of row ``row`` (dp-accounting, RDP, at the plan's δ).
