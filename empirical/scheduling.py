@@ -358,7 +358,7 @@ class _Run:
         st.left -= 1
         if self.progress is not None:
             self.progress.advance(1, task.cost)
-        elif rows:
+        elif self.per_point and rows:
             self.say(f"[{exp.id}] {len(st.scan.rows)}/{len(st.grid)} {exp.variable}="
                      f"{task.value:g} ({rows[0]['seconds_per_point']:.1f}s)")
         if self.on_point is not None:
