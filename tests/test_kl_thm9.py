@@ -17,6 +17,9 @@ from empirical import kl_condition as klx
 from empirical.checks import analyse
 from empirical.runner import sweep
 
+#: Named at module level so that tests/conftest.py pre-sweeps them with every other experiment.
+THM9_IDS = [klx.THM9_N.id, klx.THM9_D.id, klx.THM9_RHO.id]
+
 
 # ------------------------------------------------------------------------------------ algorithm
 def _problem(n=50, d=3):
