@@ -29,10 +29,7 @@ Arrays carry a leading seed-row axis R: row r draws its batches and noise from `
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import math
-import sys
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Callable, Sequence
@@ -57,34 +54,6 @@ __all__ = ["bspline_basis", "spline_contract", "KAN", "logistic_loss", "logistic
            "epsilon_thm_d9", "f12_conditions", "contiguous_block_sensitivity",
            "gaussian_epsilon", "gaussian_noise_multiplier", "tight_epsilon",
            "tight_noise_multiplier", "calibrate", "G_delta"]
-
-
-# =============================================================================================
-# Memory: keep freed pages (glibc)
-# =============================================================================================
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3      # glibc <malloc.h>
-
-
-def _keep_freed_pages() -> bool:
-    """Ask glibc to serve arrays up to 32 MB from the heap and keep up to 256 MB of freed heap.
-
-    Each step of Algorithm 1 makes a few dozen temporaries of (rows × batch × m) doubles (≈ 0.5 MB
-    each).  Under glibc's default dynamic thresholds those are returned to the kernel when freed
-    and faulted in afresh at the next step: this cut the CPU of single sweep points by up to 45%
-    (stability, Cor 5.3 at n = 1200; nothing on the smallest arrays).
-    Numbers are unchanged (rows bit-identical); the process keeps its peak heap for reuse.
-    Process-wide and idempotent; a no-op (False) off glibc."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, 32 << 20)) and bool(mallopt(_M_TRIM_THRESHOLD, 256 << 20))
-
-
-_keep_freed_pages()
 
 
 # =============================================================================================

@@ -290,11 +290,12 @@ def _run_and_analyse(exps, args, stats: SweepStats,
     on the workers as each completes; returns the analyses, how many were fitted now and how
     many were read from the cache.  Each experiment's figure is drawn (under ``figures``) as
     soon as its analysis arrives, while the workers go on."""
-    from empirical.scheduling import limit_threads, sweep_all
+    from empirical.scheduling import keep_freed_pages, limit_threads, sweep_all
 
     # Every row is computed with one BLAS thread, whatever the executor: multi-threaded
     # OpenBLAS sums dot products in another order, which would change a row's last bits.
     limit_threads(1)
+    keep_freed_pages()      # in-process points (--workers 1) reuse freed heap as workers do
     outcomes = sweep_all(exps, full=args.full,
                          workers=args.workers, scheduler=args.scheduler, results=args.results,
                          say=stderr_progress, progress=_progress_bar, analyse=True,

@@ -599,9 +599,10 @@ def _pool_init(parent: int) -> None:
     threading.Thread(target=watchdog, daemon=True, name="dprates-parent-watchdog").start()
     # One BLAS thread per worker: no oversubscription, and the same sums as every other
     # executor (empirical.scheduling.limit_threads).
-    from empirical.scheduling import limit_threads
+    from empirical.scheduling import keep_freed_pages, limit_threads
 
     limit_threads(1)
+    keep_freed_pages()
 
 
 #: How often a sweep starts a new pool after a worker process died (killed, out of memory).
