@@ -121,9 +121,12 @@ def _noisy_gd_call(prob, T: int) -> Callable[[], float]:
     return call
 
 
-# n from 16000: the design (n × 50 floats) is then out of cache at every grid point; across the
-# cache boundary (n = 4000 → 32000) the slope came out 1.04–1.19, the memory hierarchy's share
-NOISY_GD_GRID = {"n": ((16000, 32000, 64000, 128000), lambda x: _noisy_gd_call(_regr(int(x), 50), 30)),
+# n from 64000: the design (n × 50 floats, ≥ 25.6 MB against a 32 MB L3) is then out of cache at
+# every grid point.  From 16000 (6.4 MB) the grid still straddled the boundary: idle, session 5,
+# slope 1.37 [1.35, 1.46]; PowerRegression.gradient alone costs 26, 26, 51, 73, 74 ns per record
+# at n = 8k … 128k (flat only from 64k on); across n = 4000 → 32000 it was 1.04–1.19 (loaded)
+NOISY_GD_GRID = {"n": ((64000, 96000, 144000, 216000),
+                       lambda x: _noisy_gd_call(_regr(int(x), 50), 30)),
                  "d": ((100, 200, 400, 800), lambda x: _noisy_gd_call(_regr(4000, int(x)), 30)),
                  "T": ((25, 50, 100, 200), lambda x: _noisy_gd_call(_regr(8000, 50), int(x)))}
 
@@ -202,6 +205,11 @@ def test_time_per_gradient_is_linear_in_n(algorithm):
     """Only n is varied: the noise floor grows as √d while ‖∇F‖ shrinks as 1/d on this design, so
     at larger d both algorithms stop at once; their gradient is PowerRegression's, whose d-growth
     the noisy_gd check above measures."""
+    # Known confound (session 5, not fixed): this grid straddles the L3 boundary (32 MB).
+    # PowerRegression.gradient alone costs 26, 26, 51, 73, 74 ns per record at n = 8k … 128k
+    # (linear within each memory regime, flat only from 64k), which steepens the fitted slope
+    # (1.27–1.54 measured) without any superlinear work in the algorithms.  A grid from 64k, as
+    # the noisy-GD n check now uses, ran > 15 min for these two algorithms and was not finished.
     xs = (8000, 16000, 32000, 64000)
     values, raw = [], []
     for x in xs:
