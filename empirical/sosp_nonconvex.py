@@ -464,11 +464,13 @@ class _SaddlePerRow(CosineSaddle):
         g[:, :self.k] = -self.gammas[rows][:, None] * np.sin(X[:, :self.k])
         return g
 
+    # The one-row methods of ClientData cannot know which row's γ to use: refused (not a stub;
+    # AdaDPSpider calls the batched methods with the row indices).
     def batch_gradient(self, gen, x, b):
-        raise NotImplementedError("each row has its own γ: use batch_gradients(..., rows)")
+        raise TypeError("_SaddlePerRow has a γ per oracle row: call batch_gradients(..., rows)")
 
     def batch_difference(self, gen, x, x_prev, b):
-        raise NotImplementedError("each row has its own γ: use batch_differences(..., rows)")
+        raise TypeError("_SaddlePerRow has a γ per oracle row: call batch_differences(..., rows)")
 
 
 def run_escape_spider(point: dict, rngs: list) -> dict:
