@@ -18,16 +18,16 @@ fixed order is a stronger test than a shuffled one.  For Algorithm 1 the claimed
 amplification by shuffling, so :class:`FixedStream` draws each run's permutation of D from that
 run's own data generator (the algorithm's random permutation).
 
-Views.  The algorithms expose no observe hook (no callback with the released noisy gradients
-or DP-STAT's noisy counts), so the "stepwise" view is not available: every target here audits
-the **final output** (``Result.w``) on a small instance, or the released γ of DP-STAT
-(mechanism view).  For Algorithm 2 the instance has T = 1 phase, so w̄ = w_1 = −η·(the one noisy
-gradient release): the final view *is* the stepwise view there and loses nothing.  For
-Algorithm 1 the tail average over n/2 iterates dilutes one step's shift by ≈ √(n/2), so the
-final-output audit of DP-SSGD has essentially no power (reported, not hidden).  The hook the
-owner should add: ``observe(kind, t, rows, released, sigma)`` called with ``kind="grad"`` and
-the noisy gradient (R, d) and its std (R,) at each step of ``dp_ambssgd``/``dp_ssgd``, and
-``kind="stat"`` with DP-STAT's noisy count c_priv (R,) and std at each round.
+Views.  Algorithms 2 and 3 are audited through the **final output** (``Result.w``) on a small
+instance, or the released γ of DP-STAT (mechanism view).  For Algorithm 2 the instance has T = 1
+phase, so w̄ = w_1 = −η·(the one noisy gradient release): the final view *is* the stepwise view
+there and loses nothing.  For Algorithm 1 the tail average over n/2 iterates dilutes one step's
+shift by ≈ √(n/2), so the final-output audit of DP-SSGD has essentially no power (reported, not
+hidden); DP-SSGD is therefore also audited **per step** through the algorithms' ``observe``
+hook (``observe(kind, t, rows, released, sigma)``, called with ``kind="grad"`` and the noisy
+gradient (R, d) and its std (R,) at each step of ``dp_ambssgd``/``dp_ssgd``, and ``kind="stat"``
+with DP-STAT's noisy count and std at each round): ``linreg.dp_ssgd.stepwise`` (honest) and
+``linreg.dp_ssgd.unshuffled`` (broken control, caught only by this view).
 
 Targets (claimed ε from dp-accounting, read off the module's own reported guarantee so that an
 accountant bug shows up in the claim):
@@ -44,8 +44,7 @@ accountant bug shows up in the claim):
 * controls (``expect="broken"``): DP-STAT replaced by the true max residual, noise halved,
   the fixed-clip baseline's noise calibrated to the add/remove sensitivity ζ/b, and DP-SSGD with
   its noise removed (the only DP-SSGD break its final-output audit can see: an unshuffled
-  DP-SSGD at the amplified ε, exact one-step ε 0.87 > 0.84, is not caught without an observe
-  hook).
+  DP-SSGD at the amplified ε is caught only by the per-step view ``linreg.dp_ssgd.unshuffled``).
 """
 from __future__ import annotations
 
