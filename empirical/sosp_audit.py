@@ -38,8 +38,11 @@ import numpy as np
 from scipy.optimize import brentq
 
 from algorithms import accounting
-from algorithms import sosp_nonconvex as alg
-from algorithms.sosp_nonconvex import AdaDPSpider, ClientData, gauss_psgd, spider_plan
+from algorithms.sosp_plan import spider_plan
+from algorithms.sosp_privacy import selection_multiplier
+from algorithms.sosp_psgd import gauss_psgd
+from algorithms.sosp_selection import private_model_selection
+from algorithms.sosp_spider import AdaDPSpider, ClientData
 from empirical.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
 from empirical.mutants import Mutant, Patch
 from empirical.mutants import register_mutant as _register_mutant
@@ -222,7 +225,7 @@ def _selection_release(side, rng, trials):
         else:
             score[row] += np.trace(answer[0], axis1=-2, axis2=-1).sum() * (M_S / n) / sigma**2
 
-    alg.private_model_selection(
+    private_model_selection(
         X, client_grad_hess=client_grad_hess,
         true_grad_hess=lambda Y: (np.zeros((T, d)), np.zeros((T, d, d))), m=m, n=n,
         epsilon=EPS, delta=DELTA, alpha=_SEL["alpha"], G_sens=G_S, M_sens=M_S,
@@ -231,12 +234,12 @@ def _selection_release(side, rng, trials):
 
 
 def _selection_claim() -> float:
-    z = alg.selection_multiplier(EPS, DELTA, 2 * _SEL["T"])
+    z = selection_multiplier(EPS, DELTA, 2 * _SEL["T"])
     return accounting.epsilon(accounting.gaussian_event(z, 2 * _SEL["T"]), DELTA)
 
 
 def _selection_exact() -> float:
-    return exact_gaussian_epsilon(alg.selection_multiplier(EPS, DELTA, 2 * _SEL["T"]),
+    return exact_gaussian_epsilon(selection_multiplier(EPS, DELTA, 2 * _SEL["T"]),
                                   2 * _SEL["T"], DELTA)
 
 
@@ -378,7 +381,7 @@ def measure_selection_noise(rows: int = 200, seed: int = 0) -> dict:
 
     gens = [np.random.Generator(np.random.PCG64(s))
             for s in np.random.SeedSequence([seed, 14]).spawn(rows)]
-    alg.private_model_selection(
+    private_model_selection(
         np.zeros((T, d)), client_grad_hess=lambda g, Y, nn: (np.zeros((m, T, d)),
                                                              np.zeros((m, T, d, d))),
         true_grad_hess=lambda Y: (np.zeros((T, d)), np.zeros((T, d, d))), m=m, n=n,
@@ -407,7 +410,13 @@ def register_mutant(m: Mutant) -> Mutant:
     return m
 
 
-_ALG = "algorithms.sosp_nonconvex"
+# Each patch names the module that defines the function; Patch.everywhere (the default) also
+# replaces the copies that ``from module import name`` bound in the callers (sosp_spider,
+# sosp_plan, sosp_selection, the re-exports of algorithms.sosp_nonconvex), so the bug reaches
+# the call the algorithm actually makes (tests/test_sosp_mutants.py checks that it does).
+_PRIV_MOD = "algorithms.sosp_privacy"
+_SPIDER_MOD = "algorithms.sosp_spider"
+_PLAN_MOD = "algorithms.sosp_plan"
 _NOISE_TEST = "tests/test_sosp_audit.py::test_injected_noise_matches_the_theorem"
 _RATE = ("sosp.ada.n",)
 
@@ -420,47 +429,47 @@ def _scaled(factor: float):
 
 register_mutant(Mutant(
     "sosp.spider.noise_halved", "sosp", "Ada-DP-SPIDER draws half the noise it reports",
-    (Patch(_ALG, "_spider_noise", _scaled(0.5)),),
+    (Patch(_PRIV_MOD, "_spider_noise", _scaled(0.5)),),
     experiments=_RATE, audits=("sosp.spider.stepwise",), tests=(_NOISE_TEST,)))
 register_mutant(Mutant(
     "sosp.spider.noise_doubled", "sosp", "Ada-DP-SPIDER draws twice the noise it reports",
-    (Patch(_ALG, "_spider_noise", _scaled(2.0)),),
+    (Patch(_PRIV_MOD, "_spider_noise", _scaled(2.0)),),
     experiments=_RATE, tests=(_NOISE_TEST,)))
 register_mutant(Mutant(
     "sosp.spider.noise_removed", "sosp", "Ada-DP-SPIDER adds no noise (accounting unchanged)",
-    (Patch(_ALG, "_spider_noise", _scaled(0.0)),),
+    (Patch(_PRIV_MOD, "_spider_noise", _scaled(0.0)),),
     experiments=_RATE, audits=("sosp.spider.stepwise",), tests=(_NOISE_TEST,)))
 register_mutant(Mutant(
     "sosp.spider.o2_step_squared", "sosp",
     "O₂ sensitivity 2M_s‖Δx‖²/b2 (the variance's squared step read as the std's)",
-    (Patch(_ALG, "o2_sensitivity", lambda orig: (lambda M, step, b: orig(M, step * step, b))),),
+    (Patch(_PRIV_MOD, "o2_sensitivity", lambda orig: (lambda M, step, b: orig(M, step * step, b))),),
     experiments=_RATE, audits=("sosp.spider.stepwise",), tests=(_NOISE_TEST,)))
 register_mutant(Mutant(
     "sosp.spider.o2_add_remove", "sosp",
     "O₂ sensitivity M_s‖Δx‖/b2 (add/remove) for the replace-one claim",
-    (Patch(_ALG, "o2_sensitivity", lambda orig: (lambda M, step, b: 0.5 * orig(M, step, b))),),
+    (Patch(_PRIV_MOD, "o2_sensitivity", lambda orig: (lambda M, step, b: 0.5 * orig(M, step, b))),),
     experiments=_RATE, audits=("sosp.spider.stepwise",), tests=(_NOISE_TEST,)))
 register_mutant(Mutant(
     "sosp.spider.no_correction", "sosp",
     "O₂ answers a fresh b2-batch gradient (SPIDER correction dropped), same σ₂",
-    (Patch(_ALG, "_o2_estimate",
+    (Patch(_SPIDER_MOD, "_o2_estimate",
            lambda orig: (lambda data, gens, X, X_prev, G_prev, b2, rows:
                          data.batch_gradients(gens, X, b2, rows))),),
     experiments=_RATE, audits=("sosp.spider.stepwise",)))
 register_mutant(Mutant(
     "sosp.psgd.wrong_step_count", "sosp", "Gauss-PSGD's escape rounds run Γ/3 steps",
-    (Patch(_ALG, "practical_gamma", lambda orig: (lambda *a, **k: max(1, orig(*a, **k) // 3))),),
+    (Patch(_PLAN_MOD, "practical_gamma", lambda orig: (lambda *a, **k: max(1, orig(*a, **k) // 3))),),
     experiments=_RATE))
 register_mutant(Mutant(
     "sosp.spider_dist.noise_split", "sosp",
     "Algorithm 3: each client adds σ/√m (calibrated for the server's average)",
-    (Patch(_ALG, "client_noise_std", lambda orig: (lambda s, m: s / math.sqrt(m))),),
+    (Patch(_PRIV_MOD, "client_noise_std", lambda orig: (lambda s, m: s / math.sqrt(m))),),
     experiments=("sosp.ada.m",), audits=("sosp.spider_dist.stepwise",),
     tests=("tests/test_sosp_audit.py::test_injected_noise_matches_the_theorem_distributed",)))
 register_mutant(Mutant(
     "sosp.selection.hessian_operator_sensitivity", "sosp",
     "Algorithm 4's Hessian noise with the operator-norm sensitivity 2M_s/n (no √d)",
-    (Patch(_ALG, "selection_sensitivities",
+    (Patch(_PRIV_MOD, "selection_sensitivities",
            lambda orig: (lambda G, M, d, n: (orig(G, M, d, n)[0], orig(G, M, d, n)[1]
                                              / math.sqrt(d)))),),
     experiments=("sosp.select.d",), audits=("sosp.selection.stepwise",),

@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from algorithms.sosp_nonconvex import ClientData
+from algorithms.sosp_spider import ClientData
 from algorithms.validation import check_int, check_nonnegative, check_positive
 
 __all__ = ["CosineSaddle", "client_shifts"]

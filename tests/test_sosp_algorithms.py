@@ -1,4 +1,5 @@
-"""SOSP paper, ``algorithms/sosp_nonconvex.py`` and ``empirical/sosp_problems.py``: the cosine
+"""SOSP paper, ``algorithms/sosp_*.py`` (through the re-exports of ``algorithms.sosp_nonconvex``)
+and ``empirical/sosp_problems.py``: the cosine
 saddle's closed forms, the privacy calibration (sensitivities brute-forced, noise multipliers
 from dp-accounting, absolute constants), Gauss-PSGD's escape certificate (false certificates
 without isotropic noise, escape with it, false-certificate rate ≤ ω), Ada-DP-SPIDER's

@@ -1,5 +1,6 @@
-"""SOSP paper end to end: every experiment of empirical/sosp_nonconvex.py is swept once on its
-quick grid (session results directory, 2 workers) and its verdicts are asserted as declared.  No
+"""SOSP paper end to end: every experiment (empirical/sosp_rates.py, sosp_escape.py,
+sosp_selection.py; registered by empirical/sosp_nonconvex.py) is swept once on its quick grid
+(session results directory, 2 workers) and its verdicts are asserted as declared.  No
 slope is typed here: predictions come from ``bounds/`` at each experiment's own parameters
 (empirical.checks); the tolerances' reasons live with the checks.  Beyond the slopes: every
 recorded parameter equals the theorem's (practical) setting, one calibrated constant is held
@@ -74,7 +75,7 @@ def test_every_rate_run_uses_the_theorems_settings(rows):
         assert {r["Q"] for r in rs} == {sx.Q_RATE}
         for r in rs:
             p = exp.point(r[f"p_{exp.variable}"])
-            prob = sx._problem(p)
+            prob = sx.problem(p)
             n, m = int(p.get("plan_n", p["n"])), int(p.get("m", 1))
             a, k = r["alpha"], r["kappa"]
             eta = math.sqrt(prob.hessian_lipschitz * a) / prob.M**2

@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 import algorithms.sosp_nonconvex as alg
+import algorithms.sosp_privacy as priv
 from empirical import audit, mutants
 from empirical import experiment as registry
+from empirical import sosp_audit as sa
 
 REQUIRED = {"noise scaled": "sosp.spider.noise_halved",
             "gradient-difference sensitivity": "sosp.spider.o2_step_squared",
@@ -41,15 +43,42 @@ def test_sosp_mutants_are_registered_with_existing_catchers():
 
 
 def test_sosp_patches_apply_and_restore():
+    # the defining module (what the patch names) and the re-export are both patched, and restored
     m = mutants.get_mutant("sosp.spider.o2_step_squared")
-    orig = alg.o2_sensitivity
+    orig = priv.o2_sensitivity
     with mutants.applied(m):
-        assert alg.o2_sensitivity(1.0, 0.1, 1) == pytest.approx(0.02)
-    assert alg.o2_sensitivity is orig and alg.o2_sensitivity(1.0, 0.1, 1) == pytest.approx(0.2)
+        assert priv.o2_sensitivity(1.0, 0.1, 1) == pytest.approx(0.02)
+        assert alg.o2_sensitivity is priv.o2_sensitivity
+    assert priv.o2_sensitivity is orig and alg.o2_sensitivity is orig
+    assert orig(1.0, 0.1, 1) == pytest.approx(0.2)
     m = mutants.get_mutant("sosp.spider.noise_removed")
     with mutants.applied(m):
-        assert not alg._spider_noise(np.random.default_rng(0), (3,)).any()
-    assert alg._spider_noise(np.random.default_rng(0), (3,)).any()
+        assert not priv._spider_noise(np.random.default_rng(0), (3,)).any()
+    assert priv._spider_noise(np.random.default_rng(0), (3,)).any()
+
+
+def test_sosp_patches_reach_the_calls_the_algorithms_make():
+    """The algorithms call the patched functions from other modules (algorithms/sosp_spider.py,
+    sosp_plan.py and sosp_selection.py import them by name from sosp_privacy.py): run them under
+    the mutant and see the bug.  The measure is the injected noise's std over the theorem's σ
+    (1 when honest; 20 rows resolve it to ±0.15, so [0.7, 1.3] has no false alarm); under the
+    mutant it must fall below 0.5 (removed noise 0, the O₂ step squared ≈ 0.09 (steps ≈ 0.1),
+    σ/√m at m = 16 gives 1/4, the operator-norm Hessian sensitivity 1/√d = 1/4).  Γ/3 shows in
+    the plan."""
+    def spider(kind, m=1):
+        return lambda: sa.measure_spider_noise(rows=20, seed=1, m=m)[kind]["ratio"]
+    cases = [("sosp.spider.noise_removed", spider("o1")),
+             ("sosp.spider.o2_step_squared", spider("o2")),
+             ("sosp.spider_dist.noise_split", spider("o1", m=16)),
+             ("sosp.selection.hessian_operator_sensitivity",
+              lambda: sa.measure_selection_noise(rows=2)["diag"]["ratio"])]
+    for name, measure in cases:
+        assert 0.7 <= measure() <= 1.3, name
+        with mutants.applied(mutants.get_mutant(name)):
+            assert measure() < 0.5, name
+    gamma = sa.audit_plan().Gamma
+    with mutants.applied(mutants.get_mutant("sosp.psgd.wrong_step_count")):
+        assert sa.audit_plan().Gamma == max(1, gamma // 3) < gamma
 
 
 @pytest.mark.skipif(os.environ.get("DPRATES_MUTATION") != "1",
