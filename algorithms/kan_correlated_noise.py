@@ -283,6 +283,23 @@ class KAN:
         a = (1.0 - s * s) * dhc
         return f, a / math.sqrt(self.m * self.d)
 
+    def smoothness(self, W: np.ndarray, H: np.ndarray) -> np.ndarray:
+        """¼‖∇_W f_W(x_i)‖² + ‖∇²_W f_W(x_i)‖₂ per row and example, shape (R, N): the quantity
+        whose supremum over x (and W) the paper's β = C_{σ,b}p³ bounds (Lemma B.7 and the note
+        after it), so the maximum over a sample is a lower estimate of β.  With
+        g_j(u) = ⟨c_j, h(tanh u)⟩ the Hessian is block diagonal, block j = g_j''(u_j) h hᵀ/(d√m),
+        so its norm is max_j |g_j''(u_j)|·‖h‖²/(d√m) (no matrix is formed)."""
+        u = self._pre(W, H)
+        s = np.tanh(u)
+        _, d1, d2 = spline_contract(s, self.c, self.p, (0, 1, 2), self._c_table)
+        ds = 1.0 - s * s
+        g1 = ds * d1
+        g2 = ds * ds * d2 - 2.0 * s * ds * d1
+        hn2 = np.einsum("...i,...i->...", H, H)
+        grad_sq = np.einsum("...m,...m->...", g1, g1) * hn2 / (self.m * self.d)
+        hess = np.abs(g2).max(axis=-1) * hn2 / (self.d * math.sqrt(self.m))
+        return 0.25 * grad_sq + hess
+
     def per_example_gradients(self, W: np.ndarray, H: np.ndarray) -> np.ndarray:
         """∇_W f_W(x_i) materialised, shape (R, N, m, dp).  For tests only (the algorithm never
         forms it)."""

@@ -58,6 +58,11 @@ Optimisation risk (averaged empirical risk), upper bounds:
 * ``kan:lam_linear_calibrated``            (1−λ)·(1−λ^T)/(1−λ) = 1 − λ^T.
 * ``kan:lam_quadratic_calibrated``         ((1−λ)² + λ²η)((1−λ^T)/(1−λ))².
 * ``kan:lam_quadratic_calibrated_explicit`` ((1−λ)² + 12βηλ²)((1−λ^T)/(1−λ))².
+* ``kan:lam_fixed_kappa_ratio``            (L(1−λ) + Q((1−λ)² + ηλ²))/(L + Q), L, Q = A_corr's linear
+                                           and quadratic noise coefficients: A_corr's noise part at λ
+                                           over λ = 0 (KAN-E37).
+* ``kan:lam_fixed_kappa_ratio_explicit``   the same with 12βηλ² (KAN-E38).
+* ``kan:lam_linear_gap``, ``kan:lam_fixed_kappa_ratio_gap``  the same factors in lam_gap = 1 − λ.
 * ``kan:lam_star``                         1/(1+η), the minimiser of kan:lam_quadratic.
 * ``kan:lam_star_explicit``                1/(1+12βη), the minimiser of kan:lam_quadratic_explicit.
 * ``kan:noise_drift``                      η²c²mdp(1 + (1−λ)²(T−2)), E‖accumulated noise‖² after
@@ -430,6 +435,43 @@ LAM_STAR_FULL = _lam_identity(
     "L = A_CORR_L, Q = A_CORR_Q.  Tends to kan:lam_star when L ≪ Q.  Not in the paper.",
     conditions=())
 
+
+
+def _noise_ratio(quadratic: sp.Expr) -> sp.Expr:
+    # A_corr's noise part at fixed κ over its λ = 0 value (both λ-factors are 1 at λ = 0), with
+    # the linear/quadratic split A_CORR_L : A_CORR_Q evaluated at the run's own parameters
+    return (A_CORR_L * LAM_LINEAR + A_CORR_Q * quadratic) / (A_CORR_L + A_CORR_Q)
+
+
+LAM_FIXED_RATIO = _lam_identity(
+    "kan:lam_fixed_kappa_ratio", _noise_ratio(LAM_QUADRATIC),
+    "A_corr's noise terms at λ over those at λ = 0, fixed κ: (L(1−λ) + Q((1−λ)² + ηλ²))/(L + Q), "
+    "L = A_CORR_L, Q = A_CORR_Q (printed constant 1 on ηλ²)", f"{_SRC}, Theorem 4.1; notes §3.1",
+    "The paired ratio E(λ)/E(0) of kan.lam.fixed_kappa is judged against this (KAN-E37): unlike "
+    "(1−λ) alone it keeps the ηλ² floor that does not vanish as λ → 1.  Tends to "
+    "kan:lam_quadratic when L ≪ Q and to kan:lam_linear when L ≫ Q.")
+
+LAM_FIXED_RATIO_EXPLICIT = _lam_identity(
+    "kan:lam_fixed_kappa_ratio_explicit", _noise_ratio(LAM_QUADRATIC_EXPLICIT),
+    "kan:lam_fixed_kappa_ratio with Lemma C.3's 12βηλ² in place of ηλ²",
+    f"{_SRC}, Theorem 4.1 with Lemma C.3 / C.11; notes §3.1",
+    "Equals kan:lam_fixed_kappa_ratio at 12β = 1; below it under η ≤ 1/(12β).  Evaluated by the "
+    "experiment at β̂, the paper's β measured on its instance (KAN-E38).")
+
+#: 1 − λ as a variable of its own, for sweeps towards λ → 1 (log-log slopes in 1 − λ).
+lam_gap = sym("lam_gap")
+
+LAM_LINEAR_GAP = _lam_identity(
+    "kan:lam_linear_gap", lam_gap,
+    "kan:lam_linear as a function of lam_gap = 1 − λ", f"{_SRC}, Theorem 4.1 and Remark 4.2",
+    "Exponent +1 in 1 − λ: the gain a floorless excess would keep as λ → 1.",
+    conditions=(sp.Lt(lam_gap, 1),))
+
+LAM_FIXED_RATIO_GAP = _lam_identity(
+    "kan:lam_fixed_kappa_ratio_gap", LAM_FIXED_RATIO.expr.subs(lam, 1 - lam_gap),
+    "kan:lam_fixed_kappa_ratio as a function of lam_gap = 1 − λ", f"{_SRC}, Theorem 4.1; notes §3.1",
+    "Tends to Q·η/(L + Q) > 0 as lam_gap → 0: the floor of the noise-induced excess at fixed κ.",
+    conditions=(sp.Lt(lam_gap, 1),))
 
 NOISE_DRIFT = register(Bound(
     id="kan:noise_drift",

@@ -247,6 +247,43 @@ def _lam_values(point: dict) -> dict:
     return {"lam": point["lam"], "eta": point["eta"], "T": point["T"]}
 
 
+def _lam_ratio_values(point: dict) -> dict:
+    """Symbol values of A_corr's noise ratio at this run's parameters (full batch: B = n; γ = γ₀,
+    the margin the instance guarantees)."""
+    inst = _instance(point)
+    lam = 1.0 - point["lam_gap"] if "lam_gap" in point else point["lam"]
+    return {"lam": lam, "lam_gap": 1.0 - lam, "eta": point["eta"], "T": point["T"],
+            "B": point["n"], "m": point["m"], "d": point["d"],
+            "noise_multiplier": point["noise_multiplier"], "gamma": inst.gamma0}
+
+
+@lru_cache(maxsize=8)
+def beta_hat(m: int, d: int, p: int, q: float, seed: int = 0) -> float:
+    """The paper's β (sup_x ¼‖∇f‖² + ‖∇²f‖, Lemma B.7) measured at W₀ over the instance's
+    held-out sample: a lower estimate of β, so 12β̂η > 1 already breaks η ≤ 1/(12β)."""
+    inst = make_instance(m, d, p, q, seed)
+    H, _ = _test_set(m, d, p, q, seed)
+    return float(inst.model.smoothness(inst.model.W0[None], H).max())
+
+
+def _lam_ratio_explicit_values(point: dict) -> dict:
+    key = (int(point["m"]), int(point["d"]), int(point["p"]), float(point["margin_quantile"]),
+           int(point.get("instance_seed", 0)))
+    return {**_lam_ratio_values(point), "beta": beta_hat(*key)}
+
+
+#: Level band of E(λ)/E(0) ÷ A_corr's noise ratio at fixed κ (kan:lam_fixed_kappa_ratio).
+_RATIO_LEVEL = (0.05, 1.3)
+_RATIO_LEVEL_REASON = (
+    "E(λ)/E(0) ÷ (L(1−λ) + Q((1−λ)²+ηλ²))/(L+Q) at the run's L : Q (A_corr's own split, "
+    "≈ 1 : 63 here).  One-sided in substance (A_corr is an upper bound): any non-negative mix of "
+    "the two noise terms gives E(λ)/E(0) ≤ max(1−λ, (1−λ)²+ηλ²), which is ≤ 1.21 × the ratio on "
+    "[0, 1) (the maximum, at λ = 1 − 1/√2, is reached only by an all-linear excess); 1.3 adds one "
+    "8-seed standard error of the log ratio (≈ 0.07).  The lower end is not the theorem's: 0.05 "
+    "only excludes an excess that vanishes as λ → 1 (a floorless (1−λ)² gives 0.003 at λ = 0.95, "
+    "(1−λ) at λ = 0.995 gives 0.005); the printed ηλ² overstates the floor ≈ 10× (level ≈ 0.1 "
+    "for λ ≥ 0.9, KAN-E22)")
+
 LAM_FIXED = register(Experiment(
     id="kan.lam.fixed_kappa",
     paper="kan",
@@ -260,24 +297,69 @@ LAM_FIXED = register(Experiment(
     seeds=8,
     run=_run_lam_fixed,
     metric="noise_excess_ratio",
-    bound_values=_lam_values,
+    bound_values=_lam_ratio_values,
     private=False,
     problem="NTK teacher with margin γ₀ (G1), full batch B = n",
     algorithm="algorithms.kan_correlated_noise.dp_sgd_correlated (Algorithm 1), κ fixed, unprojected",
     checks=(
+        Check("kan:lam_fixed_kappa_ratio", "one-sided", 0.3,
+              "ratio test on E(λ)/E(0) against A_corr's whole noise part at fixed κ, linear and "
+              "quadratic terms at the run's split (KAN-E37): an upper bound, so the excess may fall "
+              "faster but not slower; 0.3 allows 8 paired seeds (bootstrap CI half-width ≈ 0.25: "
+              "the denominator E(0) varies with the data set)",
+              level=_RATIO_LEVEL, level_reason=_RATIO_LEVEL_REASON),
         Check("kan:lam_linear", "one-sided", 0.3,
-              "ratio test on E(λ)/E(0) against the linear factor 1−λ: the upper bound's noise "
-              "terms fall at least as fast as (1−λ) when the quadratic term is kept small (12βη ≤ 1); "
-              "0.3 allows 8 paired seeds (bootstrap CI half-width ≈ 0.25: the denominator E(0) varies "
-              "with the data set) and the λ²-type floor near λ → 1",
-              level=(0.05, 1.2),
-              level_reason="E(λ)/E(0) ÷ (1−λ): ≤ 1 if the excess is any mix of the linear and "
-                           "quadratic terms (1.2: seed noise of the paired ratio); ≥ 0.05 keeps a "
-                           "pure (1−λ)² decay ((1−λ) ≥ 0.1 on the grid) inside"),
+              "slope only: the linear factor 1−λ bounds how slowly the excess may fall while the "
+              "quadratic term is small (12βη ≤ 1); 0.3 as above.  Its level (E(λ)/E(0) ÷ (1−λ) ≤ 1.2) "
+              "was this experiment's level check until KAN-E37: it holds to λ = 0.9 and fails at "
+              "λ = 0.95 (1.72), where the ηλ² floor dominates; the level is now judged against the "
+              "full factor above, and (1−λ) alone is rejected near λ → 1 by kan.lam.fixed_kappa.floor"),
         Check("kan:lam_quadratic", "reject", 0.3,
               "A_corr's quadratic factor (1−λ)² + ηλ² with the printed constant 1 at η = 1 has its "
               "minimum at λ* = 1/(1+η) = 0.5 and rises beyond; the data must rule that rise out "
               "(the explicit constant is 12βη ≤ 1, errata KAN-E22)"),
+        Check("kan:lam_fixed_kappa_ratio_explicit", "reject", 0.3,
+              "the explicit-constant reading (Lemma C.3's 12βηλ²) at β̂, the paper's β measured on "
+              "this instance (sup ¼‖∇f‖² + ‖∇²f‖ at W₀, 2000 held-out inputs): 12β̂η ≈ 17.6, so "
+              "the factor rises ≈ 12× towards λ → 1; the data must rule it out (KAN-E38: the run "
+              "is outside η ≤ 1/(12β) and the observed floor is ≈ 200× below 12β̂η)",
+              values=_lam_ratio_explicit_values),
+    ),
+))
+
+
+def _run_lam_floor(point: dict, rngs: list) -> dict:
+    """kan.lam.fixed_kappa's run at λ = 1 − lam_gap."""
+    out = _run_lam_fixed({**point, "lam": 1.0 - float(point["lam_gap"])}, rngs)
+    out["lam_gap"] = 1.0 - out["lam"]
+    return out
+
+
+LAM_FIXED_FLOOR = register(Experiment(
+    id="kan.lam.fixed_kappa.floor",
+    paper="kan",
+    title="Alg. 1 full batch, λ → 1 at a fixed noise multiplier: the floor of E(λ)/E(0) "
+          "(A_corr's ηλ² term) against the floorless (1−λ)",
+    variable="lam_gap",
+    quick_grid=(0.05, 0.02, 0.01),
+    full_grid=(0.1, 0.05, 0.02, 0.01, 0.005),
+    fixed=dict(LAM_FIXED.fixed),
+    seeds=8,
+    run=_run_lam_floor,
+    metric="noise_excess_ratio",
+    bound_values=_lam_ratio_values,
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1), full batch B = n (kan.lam.fixed_kappa's instance)",
+    algorithm="dp_sgd_correlated (Algorithm 1), κ fixed, unprojected, λ = 1 − lam_gap",
+    checks=(
+        Check("kan:lam_fixed_kappa_ratio_gap", "one-sided", 0.3,
+              "slope in 1 − λ: the full factor flattens to its floor Qη/(L+Q) (local slope ≈ −0.06 "
+              "here), so the excess may not grow as 1 − λ shrinks faster than that; 0.3 allows 8 "
+              "paired seeds over 0.7–1.3 decades of 1 − λ (CI half-width ≈ 0.15–0.25)",
+              level=_RATIO_LEVEL, level_reason=_RATIO_LEVEL_REASON),
+        Check("kan:lam_linear_gap", "reject", 0.3,
+              "competitor: (1−λ) alone (slope +1 in 1 − λ, local and asymptotic), the reading of "
+              "kan.lam.fixed_kappa's old level band; a floored excess must rule it out"),
     ),
 ))
 

@@ -328,7 +328,16 @@ COR53_EPS = register(Experiment(
               "one-sided: an upper bound (polylog dropped) whose ε-dependence is the private term "
               "√d/(γ⁴nε) beside 1/(γ√n); the risk may fall faster in ε but not slower.  0.15: 4 "
               "seeds (CI half-width ≈ 0.05 on a 2.5–2.9× range of ε) and the iterate average's "
-              "start at log 2"),
+              "start at log 2",
+              level=(1e-3, 3.0),
+              level_reason="one-sided (an upper bound with its constants and polylog(n/δ) "
+                           "hidden): the lower end only excludes a vanishing risk.  The upper end "
+                           "is a calibration (the KL convention, docs/trust.md): observed/bound at "
+                           "constant 1 is 1.38–2.02 on the quick grid and 1.28–2.02 on the full "
+                           "grid (rising with ε: the risk flattens while the bound's ε-term "
+                           "vanishes), × 1.5 → 3.0; so the corollary at constant 1 is exceeded "
+                           "≈ 2× on this instance (allowed by ≲), and a risk 1.5× above the "
+                           "measured at ε = 1 fails"),
         Check("kan:wang_dpgd", "reject", 0.15,
               "prior work (Wang et al. 2026, √d/(γ⁴nε)): slope −1 in ε, ruled out by the same data"),
     ),
@@ -539,12 +548,28 @@ _TUNED_DM_NOTE = ("E12 expected observed slopes below +1/2 (a looseness finding,
                   "slope through its values")
 
 
+#: Upper ends of the d and m sweeps' level bands: 1.5 × the largest observed/bound of their
+#: grids (both at the grid's first point, quick = full there: the same seeds), see the reason.
+_TUNED_DM_LEVEL_HI = {"d": 0.86, "m": 0.64}
+
+
 def _tuned_dm_checks(var: str, tol: float, why: str) -> tuple[Check, ...]:
+    hi = _TUNED_DM_LEVEL_HI[var]
     return (
         Check("kan:tuned_eta_noise", "one-sided", tol,
               f"one-sided: an upper bound (A_van's η-terms minimised over η) growing like "
               f"√({var}) at the instance's γ₀; the tuned risk may grow more slowly in {var} but "
-              f"not faster.  {why}"),
+              f"not faster.  {why}",
+              level=(1e-3, hi),
+              level_reason=f"one-sided (an upper bound; logs of A_van and constants dropped): the "
+                           f"lower end only excludes a vanishing risk.  The upper end is a "
+                           f"calibration (the KL convention, docs/trust.md): observed/bound is "
+                           f"largest at the smallest {var} (d: 0.57 → 0.11 quick, → 0.074 at "
+                           f"d = 32; m: 0.43 → 0.17 quick, → 0.05 at m = 128: the risk stays "
+                           f"flat while the bound grows, KAN-E36), × 1.5 → {hi}.  The bound is "
+                           f"only the noise term, so ≤ 1 is not implied (the noise-free terms "
+                           f"are in the risk); a tuned risk growing like the bound from the first "
+                           f"point, or 1.5× above the measured there, fails"),
         Check("kan:fixed_eta_noise", "reject", tol,
               f"competitor: the quadratic noise term ηmdκ²/n² at a fixed η (slope +1 in {var}: "
               f"what an untuned step pays); the tuned risk must grow clearly more slowly",

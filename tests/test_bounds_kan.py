@@ -41,7 +41,7 @@ KAN_BOUNDS = {v.id: v for mod in (kb, kcc) for v in vars(mod).values() if isinst
 GENERIC = dict(n=1e4, d=16.0, m=256.0, T=500.0, eta=0.5, B=2500.0, lam=0.5, noise_multiplier=2.0,
                gamma=0.25, epsilon=0.5, delta=1e-6, beta=0.1, sample_frac=0.25, p=6.0,
                C_clip=1.0, G=1.0, R_bar=40.0, L_star=1e-3, dist_star=20.0, R=60.0, b_grad=1.0,
-               avg_loss=0.05, etaT=250.0)
+               avg_loss=0.05, etaT=250.0, lam_gap=0.5)
 FIXED = dict(lam=sp.Rational(1, 2), sample_frac=sp.Rational(1, 4))
 
 
@@ -976,3 +976,19 @@ def test_tuned_eta_noise_term_is_the_balanced_eta_terms():
     star = sp.solve(sp.diff(terms, e_), e_)
     best = sp.simplify(terms.subs(e_, [s for s in star if s.is_positive][0]))
     assert sp.simplify(best - 2 * sp.sqrt(m_ * d_) * k / (g * n_ * sp.sqrt(T_))) == 0
+
+
+def test_fixed_kappa_noise_ratio_is_A_corrs_noise_part_over_its_lam0_value():
+    """KAN-E37: kan:lam_fixed_kappa_ratio is (A_corr − noise-free part)(λ)/(same)(0), exactly;
+    its gap form is the same function of 1 − λ; the explicit form equals it at 12β = 1; as
+    λ → 1 it keeps the floor Qη/(L + Q) that (1−λ) alone lacks."""
+    r, rx, rg = (bounds.get(i) for i in ("kan:lam_fixed_kappa_ratio",
+                                          "kan:lam_fixed_kappa_ratio_explicit",
+                                          "kan:lam_fixed_kappa_ratio_gap"))
+    noise = kb.A_CORR - kb.A_CORR_NOISE_FREE
+    assert sp.simplify(r.expr - noise / noise.subs(lam, 0)) == 0
+    assert sp.simplify(r.expr.subs(lam, 1 - sym("lam_gap")) - rg.expr) == 0
+    assert sp.simplify(rx.expr.subs(beta, sp.Rational(1, 12)) - r.expr) == 0
+    floor = kb.A_CORR_Q * eta / (kb.A_CORR_L + kb.A_CORR_Q)
+    assert sp.simplify(sp.limit(r.expr, lam, 1) - floor) == 0
+    assert bounds.get("kan:lam_linear_gap").exponent("lam_gap") == 1

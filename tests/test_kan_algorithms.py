@@ -292,3 +292,27 @@ def test_tight_fresh_accountant_bounds_the_f8_dominating_pair(lam):
     mx = a.max(axis=1, keepdims=True)
     l2 = (mx + np.log(np.exp(a - mx).sum(axis=1, keepdims=True)))[:, 0]
     assert np.maximum(0.0, 1 - np.exp(eps - l2)).mean() > delta
+
+
+def test_smoothness_matches_finite_differences():
+    """KAN.smoothness = ¼‖∇f‖² + ‖∇²f‖₂ per example (the quantity the paper's β bounds), against
+    the gradient from the rank-one factors and the Hessian's top |eigenvalue| by differences."""
+    rng = np.random.default_rng(3)
+    model = K.KAN.init(3, 2, 5, rng)
+    X = rng.uniform(-1, 1, (4, 2)) / np.sqrt(2)
+    H = model.features(X)
+    W = model.W0[None] + 0.3 * rng.standard_normal((1,) + model.W0.shape)
+    got = model.smoothness(W, H)[0]
+    g = model.per_example_gradients(W, H)[0].reshape(len(X), -1)
+    eps, D = 1e-5, model.dim
+    for i in range(len(X)):
+        hess = np.empty((D, D))
+        for k in range(D):
+            e = np.zeros(D)
+            e[k] = eps
+            Wp, Wm = (W + s * e.reshape(W.shape) for s in (1, -1))
+            gp = model.per_example_gradients(Wp, H[i:i + 1])[0, 0].ravel()
+            gm = model.per_example_gradients(Wm, H[i:i + 1])[0, 0].ravel()
+            hess[:, k] = (gp - gm) / (2 * eps)
+        want = 0.25 * g[i] @ g[i] + np.abs(np.linalg.eigvalsh((hess + hess.T) / 2)).max()
+        assert got[i] == pytest.approx(want, rel=1e-5)
