@@ -8,7 +8,9 @@ The code lives in one module per algorithm (each names its theorem):
   any :class:`Oracle`, with the model-drift escape certificate ‖x_t − x̃‖ ≥ R, and §5.1's
   :class:`GaussianOracle` (∇F(x) + ζ + ξ).
 * :mod:`algorithms.sosp_spider` — Algorithm 2 (Ada-DP-SPIDER, Theorem 2) and with ``m > 1``
-  clients Algorithm 3 (Theorem 3): :class:`AdaDPSpider` over :class:`ClientData`.
+  clients Algorithm 3 (Theorem 3): :class:`AdaDPSpider` over :class:`ClientData`, and
+  :func:`spider_psgd`, Gauss-PSGD over it with every parameter from a plan (the theorems'
+  algorithm in one call).
 * :mod:`algorithms.sosp_plan` — Theorem 2/3's parameters (:func:`spider_plan`), Remark 2's design
   of α (:func:`spider_design`, :func:`design_noise`), Lemma 1's Γ (:func:`practical_gamma`),
   Lemma 2's Q (:func:`escape_rounds`): the *practical parametrization*.
@@ -30,11 +32,12 @@ from algorithms.sosp_privacy import (_selection_noise, _spider_noise, client_noi
                                      selection_multiplier, selection_sensitivities)
 from algorithms.sosp_psgd import GaussianOracle, Oracle, PSGDResult, gauss_psgd
 from algorithms.sosp_selection import SelectionResult, private_model_selection
-from algorithms.sosp_spider import AdaDPSpider, ClientData, _o2_estimate  # noqa: F401
+from algorithms.sosp_spider import AdaDPSpider, ClientData, _o2_estimate, spider_psgd  # noqa: F401
 
 __all__ = ["gaussian_multiplier", "SpiderPlan", "spider_plan", "Design", "spider_design",
            "design_noise", "practical_gamma", "escape_rounds",
            "Oracle", "GaussianOracle", "ClientData", "AdaDPSpider", "PSGDResult", "gauss_psgd",
+           "spider_psgd",
            "SelectionResult", "private_model_selection", "selection_multiplier",
            "o1_sensitivity", "o2_sensitivity", "selection_sensitivities", "client_noise_std"]
 

@@ -28,9 +28,9 @@ from algorithms import accounting
 from algorithms.primitives import as_generators
 from algorithms.sosp_plan import SpiderPlan
 from algorithms.sosp_privacy import _spider_noise, client_noise_std, o2_sensitivity
-from algorithms.sosp_psgd import Oracle
+from algorithms.sosp_psgd import Oracle, PSGDResult, gauss_psgd
 
-__all__ = ["ClientData", "AdaDPSpider"]
+__all__ = ["ClientData", "AdaDPSpider", "spider_psgd"]
 
 
 class ClientData(ABC):
@@ -164,6 +164,7 @@ class AdaDPSpider(Oracle):
         self._data_gens = _SpawnedStreams(gens)                  # records
         self._noise_gens = _SpawnedStreams(gens, self._data_gens)    # DP noise
         R, d, m = len(gens), plan.d, plan.m
+        self.rows = R
         self.true_gradient = true_gradient
         self.g_clients = np.zeros((R, m, d))
         self.x_prev = np.zeros((R, d))
@@ -263,8 +264,31 @@ class AdaDPSpider(Oracle):
         Records are used at most once, so every record is in exactly one Gaussian release of
         multiplier z (or none): parallel composition makes both the guarantee and what was spent
         ε(GaussianDpEvent(z), δ) (0 spent if the row released nothing)."""
+        return {k: (v[row] if isinstance(v, np.ndarray) else v)
+                for k, v in self.privacy_rows().items()}
+
+    def privacy_rows(self) -> dict:
+        """:meth:`privacy` of every row at once: ``epsilon_spent`` an array over rows, the other
+        entries shared (one accountant call: the guarantee is the same for every row)."""
         eps_query = accounting.epsilon(accounting.gaussian_event(self.plan.z), self.plan.delta)
-        spent = eps_query if self.n_queries[row] > 0 else 0.0
+        spent = np.where(self.n_queries > 0, eps_query, 0.0)
         return {"epsilon_guarantee": eps_query, "epsilon_spent": spent,
                 "epsilon_target": self.plan.epsilon, "delta": self.plan.delta,
                 "noise_multiplier": self.plan.z}
+
+
+def spider_psgd(data: ClientData, plan: SpiderPlan,
+                rng: np.random.Generator | Sequence[np.random.Generator], *,
+                true_gradient: Callable[[np.ndarray], np.ndarray] | None = None,
+                observe: Callable | None = None, max_steps: int | None = None,
+                stop_on_first_procedure: bool = False) -> tuple[PSGDResult, AdaDPSpider]:
+    """The algorithm of Theorem 2 (m = 1) / Theorem 3 (m > 1) in one call: Gauss-PSGD
+    (Algorithm 1) from x₀ = 0 over the Ada-DP-SPIDER oracle (Algorithm 2/3), with χ, η, R, Γ, Q
+    and the step cap from ``plan`` (``max_steps`` overrides the cap).  One seed row per
+    generator of ``rng``.  Returns the run and the oracle (its privacy report and diagnostics)."""
+    oracle = AdaDPSpider(data, plan, rng, true_gradient=true_gradient, observe=observe)
+    res = gauss_psgd(oracle, np.zeros(plan.d), chi=plan.chi, eta=plan.eta, radius=plan.radius,
+                     Gamma=plan.Gamma, Q=plan.Q,
+                     max_steps=plan.max_steps if max_steps is None else max_steps,
+                     rows=oracle.rows, stop_on_first_procedure=stop_on_first_procedure)
+    return res, oracle

@@ -35,19 +35,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 from algorithms import accounting
 from algorithms.sosp_plan import spider_plan
 from algorithms.sosp_privacy import selection_multiplier
-from algorithms.sosp_psgd import gauss_psgd
 from algorithms.sosp_selection import private_model_selection
-from algorithms.sosp_spider import AdaDPSpider, ClientData
+from algorithms.sosp_spider import ClientData, spider_psgd
 from empirical.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
 from empirical.mutants import Mutant, Patch
 from empirical.mutants import register_mutant as _register_mutant
+from empirical.sosp_common import accountant_multiplier, theory_batches
 
-__all__ = ["AuditRecords", "audit_plan", "EPS", "DELTA", "independent_multiplier",
+__all__ = ["AuditRecords", "audit_plan", "EPS", "DELTA",
            "measure_spider_noise", "measure_selection_noise", "SLOPE"]
 
 EPS = 1.0            # z = 4.045: exact ε(1e-5) of one query 0.915; halved noise gives 1.97
@@ -173,11 +172,8 @@ def _spider_release(label: str, m: int = 1, view: str = "stepwise"):
         plan = audit_plan(m)
         data = AuditRecords(kind, 1.0 if side else -1.0, index, m=m)
         obs = _Score(trials, data, shift, plan)
-        oracle = AdaDPSpider(data, plan, spawn_rows(rng, trials),
-                             observe=obs if view == "stepwise" else None)
-        res = gauss_psgd(oracle, np.zeros(1), chi=plan.chi, eta=plan.eta, radius=plan.radius,
-                         Gamma=plan.Gamma, Q=plan.Q,
-                         max_steps=steps, rows=trials)
+        res, _ = spider_psgd(data, plan, spawn_rows(rng, trials),
+                             observe=obs if view == "stepwise" else None, max_steps=steps)
         return obs.s if view == "stepwise" else res.x[:, 0]
     return release
 
@@ -225,12 +221,19 @@ def _selection_release(side, rng, trials):
         else:
             score[row] += np.trace(answer[0], axis1=-2, axis2=-1).sum() * (M_S / n) / sigma**2
 
+    _select(X, client_grad_hess, spawn_rows(rng, trials), obs)
+    return score
+
+
+def _select(X: np.ndarray, client_grad_hess, gens, observe) -> None:
+    """Algorithm 4 at the audit's setting (_SEL, EPS, DELTA, G_S, M_S) on candidates X whose
+    true gradients and Hessians are 0 (the records' data parts are all the releases carry)."""
+    T, d = X.shape
     private_model_selection(
         X, client_grad_hess=client_grad_hess,
-        true_grad_hess=lambda Y: (np.zeros((T, d)), np.zeros((T, d, d))), m=m, n=n,
-        epsilon=EPS, delta=DELTA, alpha=_SEL["alpha"], G_sens=G_S, M_sens=M_S,
-        hessian_lipschitz=1.0, rng=spawn_rows(rng, trials), observe=obs)
-    return score
+        true_grad_hess=lambda Y: (np.zeros((T, d)), np.zeros((T, d, d))), m=_SEL["m"],
+        n=_SEL["n"], epsilon=EPS, delta=DELTA, alpha=_SEL["alpha"], G_sens=G_S, M_sens=M_S,
+        hessian_lipschitz=1.0, rng=gens, observe=observe)
 
 
 def _selection_claim() -> float:
@@ -315,11 +318,10 @@ for _name, _rel, _trials, _what in (
 # =============================================================================================
 # Measured noise (tests/test_sosp_audit.py): the injected noise's std against the theorem's σ
 # =============================================================================================
-def independent_multiplier(epsilon: float, delta: float, count: int = 1) -> float:
-    """z with dp-accounting's ε(Gaussian(z)^{⊗count}, δ) = ε, solved here by plain bisection of
-    the accountant (not through the algorithm's calibration code)."""
-    f = lambda z: accounting.epsilon(accounting.gaussian_event(z, count), delta) - epsilon  # noqa
-    return brentq(f, 1e-2, 1e3, xtol=1e-12, rtol=1e-12)
+def _row_generators(words: list, rows: int) -> list:
+    """One generator per row from ``SeedSequence(words)`` (the measurements' own seeding)."""
+    return [np.random.Generator(np.random.PCG64(s))
+            for s in np.random.SeedSequence(words).spawn(rows)]
 
 
 def measure_spider_noise(rows: int = 300, seed: int = 0, m: int = 1) -> dict:
@@ -327,15 +329,13 @@ def measure_spider_noise(rows: int = 300, seed: int = 0, m: int = 1) -> dict:
     into its public value and noise (O₁: answer + c; O₂: the increment, whose public value is 0
     for zero-data records).  Returns the measured per-coordinate std of each query type
     normalised by the theorem's σ recomputed here (σ₁ = z·2G_s/b1, σ₂ = z·2M_s‖x_{t−1} −
-    x_{t−2}‖/b2, z from :func:`independent_multiplier`, b1 = ⌈nκ/(2Uη)⌉, b2 =
-    max{1, ⌈nηχ²/(2U)⌉} from parameters (5)), and the counts."""
+    x_{t−2}‖/b2, z by bisection of the accountant and b1, b2 from parameters (5), both
+    recomputed in :mod:`empirical.sosp_common`, not through the algorithm's code), and the
+    counts."""
     plan = audit_plan(m)
-    z = independent_multiplier(EPS, DELTA)
-    eta = math.sqrt(_PLAN["hessian_lipschitz"] * _PLAN["alpha"]) / _PLAN["M"] ** 2
-    chi = _PLAN["alpha"] / 4.0
-    n, U = _PLAN["n"], _PLAN["U"]
-    b1 = min(n, max(1, math.ceil(n * _PLAN["kappa"] / (2.0 * U * eta))))
-    b2 = min(n, max(1, math.ceil(n * eta * chi**2 / (2.0 * U))))
+    z = accountant_multiplier(EPS, DELTA)
+    b1, b2 = theory_batches(_PLAN["n"], _PLAN["kappa"], _PLAN["alpha"],
+                            _PLAN["hessian_lipschitz"], _PLAN["M"], _PLAN["U"])
     data = AuditRecords("linear", 0.0, -1, m=m)          # no canary: every record is public
     acc = {"o1": [], "o2": []}
 
@@ -346,11 +346,7 @@ def measure_spider_noise(rows: int = 300, seed: int = 0, m: int = 1) -> dict:
             theory = z * 2.0 * M_S * float(np.linalg.norm(x - x_prev)) / b2
             acc["o2"].append(answer.ravel() / theory)
 
-    gens = [np.random.Generator(np.random.PCG64(s))
-            for s in np.random.SeedSequence([seed, 13, m]).spawn(rows)]
-    oracle = AdaDPSpider(data, plan, gens, observe=obs)
-    gauss_psgd(oracle, np.zeros(1), chi=plan.chi, eta=plan.eta, radius=plan.radius,
-               Gamma=plan.Gamma, Q=plan.Q, max_steps=8, rows=rows)
+    spider_psgd(data, plan, _row_generators([seed, 13, m], rows), observe=obs, max_steps=8)
     out = {}
     for k, v in acc.items():
         a = np.concatenate(v) if v else np.zeros(0)
@@ -363,9 +359,9 @@ def measure_spider_noise(rows: int = 300, seed: int = 0, m: int = 1) -> dict:
 def measure_selection_noise(rows: int = 200, seed: int = 0) -> dict:
     """Algorithm 4 on zero data: the gradient releases' std / (z·2G_s/n) and the Hessian
     releases' diagonal and off-diagonal stds / (z·2M_s√d/n), z recomputed here for 2T
-    releases."""
+    releases (bisection of the accountant, :mod:`empirical.sosp_common`)."""
     d, m, n, T = _SEL["d"], _SEL["m"], _SEL["n"], _SEL["T"]
-    z = independent_multiplier(EPS, DELTA, 2 * T)
+    z = accountant_multiplier(EPS, DELTA, 2 * T)
     sg, sh = z * 2.0 * G_S / n, z * 2.0 * M_S * math.sqrt(d) / n
     acc = {"gradient": [], "diag": [], "off": []}
     iu = np.triu_indices(d, 1)
@@ -379,14 +375,8 @@ def measure_selection_noise(rows: int = 200, seed: int = 0) -> dict:
             # symmetric: the lower triangle is the upper one, not fresh noise
             assert np.array_equal(answer, np.swapaxes(answer, -1, -2))
 
-    gens = [np.random.Generator(np.random.PCG64(s))
-            for s in np.random.SeedSequence([seed, 14]).spawn(rows)]
-    private_model_selection(
-        np.zeros((T, d)), client_grad_hess=lambda g, Y, nn: (np.zeros((m, T, d)),
-                                                             np.zeros((m, T, d, d))),
-        true_grad_hess=lambda Y: (np.zeros((T, d)), np.zeros((T, d, d))), m=m, n=n,
-        epsilon=EPS, delta=DELTA, alpha=_SEL["alpha"], G_sens=G_S, M_sens=M_S,
-        hessian_lipschitz=1.0, rng=gens, observe=obs)
+    _select(np.zeros((T, d)), lambda g, Y, nn: (np.zeros((m, T, d)), np.zeros((m, T, d, d))),
+            _row_generators([seed, 14], rows), obs)
     return {k: {"ratio": float(np.sqrt(np.mean(np.concatenate(v) ** 2))),
                 "count": int(np.concatenate(v).size)} for k, v in acc.items()}
 

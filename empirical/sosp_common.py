@@ -19,7 +19,8 @@ from empirical.sosp_problems import CosineSaddle
 
 __all__ = ["C_CHI", "C_ALPHA_ESCAPE", "C_T", "DELTA", "Q_RATE", "RATE_BASE", "EXPERIMENTS",
            "register_experiment", "geom_grid", "problem", "rate_values", "accountant_multiplier",
-           "effective_epsilon", "rate_values_effective", "theory_gamma", "theory_settings"]
+           "effective_epsilon", "rate_values_effective", "theory_gamma", "theory_batches",
+           "theory_settings", "privacy_columns"]
 
 #: The one calibrated constant of the rate experiments: χ = c_χ·ψ_design (Remark 2's α = 4c_χψ).
 C_CHI = 1.5
@@ -70,11 +71,11 @@ def rate_values(point: dict) -> dict:
             "hessian_lipschitz": prob.hessian_lipschitz}
 
 
-def accountant_multiplier(eps: float, delta: float) -> float:
-    """z with dp-accounting's ε(Gaussian(z), δ) = ε, by bisection here (independent of the
-    algorithm's calibration code)."""
-    return brentq(lambda v: accounting.epsilon(accounting.gaussian_event(v), delta) - eps,
-                  1e-6, 1e4, xtol=1e-15, rtol=1e-14)
+def accountant_multiplier(eps: float, delta: float, count: int = 1, hi: float = 1e4) -> float:
+    """z with dp-accounting's ε(Gaussian(z)^{⊗count}, δ) = ε, by bisection on [1e-6, hi] here
+    (independent of the algorithm's calibration code, :mod:`algorithms.sosp_privacy`)."""
+    return brentq(lambda v: accounting.epsilon(accounting.gaussian_event(v, count), delta) - eps,
+                  1e-6, hi, xtol=1e-15, rtol=1e-14)
 
 
 def effective_epsilon(eps: float, delta: float) -> float:
@@ -104,21 +105,38 @@ def theory_gamma(alpha: float, rho_h: float, M: float, r_c: float) -> int:
     return max(1, math.ceil(growth / (eta * curv)))
 
 
+def theory_batches(n: int, kappa: float, alpha: float, rho_h: float, M: float,
+                   U: float) -> tuple[int, int]:
+    """Parameters (5)'s batch sizes, recomputed here: b1 = ⌈nκ/(2Uη)⌉, b2 = max{1, ⌈nηχ²/(2U)⌉},
+    each ≤ n, with η = √(ρα)/M², χ = α/4."""
+    eta, chi = math.sqrt(rho_h * alpha) / M**2, alpha / 4.0
+    b1 = min(n, max(1, math.ceil(n * kappa / (2.0 * U * eta))))
+    b2 = min(n, max(1, math.ceil(n * eta * chi**2 / (2.0 * U))))
+    return b1, b2
+
+
 def theory_settings(n: int, d: int, m: int, eps: float, delta: float, alpha: float,
                     kappa: float, prob: CosineSaddle) -> dict:
     """Theorem 2/3's settings at (α, κ), recomputed here from parameters (5) and Lemma 1 — not
     through ``spider_plan``/``practical_gamma`` — so that the settings verdict compares two
     computations (a wrong step count, batch or noise in the algorithm's plan shows):
-    η = √(ρα)/M², χ = α/4, R = √(α/ρ), b1 = ⌈nκ/(2Uη)⌉, b2 = max{1, ⌈nηχ²/(2U)⌉} (≤ n),
+    η = √(ρα)/M², χ = α/4, R = √(α/ρ), b1, b2 from :func:`theory_batches`,
     z with dp-accounting ε(Gaussian(z), δ) = ε (bisection here), σ₁ = z·2G_s/b1,
     Γ = ⌈(log(R√(2η√(ρα))/(η r_c))₊ + 2)/(η√(ρα))⌉ at r_c = σ₁/√m, step cap 20U/(ηχ²)."""
     rho_h, M, U = prob.hessian_lipschitz, prob.M, prob.U
     curv = math.sqrt(rho_h * alpha)
     eta, chi, radius = curv / M**2, alpha / 4.0, math.sqrt(alpha / rho_h)
-    b1 = min(n, max(1, math.ceil(n * kappa / (2.0 * U * eta))))
-    b2 = min(n, max(1, math.ceil(n * eta * chi**2 / (2.0 * U))))
+    b1, b2 = theory_batches(n, kappa, alpha, rho_h, M, U)
     z = accountant_multiplier(eps, delta)
     sigma1 = z * 2.0 * prob.G_sens / b1
     return {"b1": b1, "b2": b2, "z": z, "sigma1": sigma1, "eta": eta, "radius": radius,
             "Gamma": theory_gamma(alpha, rho_h, M, sigma1 / math.sqrt(m)),
             "max_steps": max(1, math.ceil(20.0 * U / (eta * chi**2)))}
+
+
+def privacy_columns(report: dict, rows: int) -> dict:
+    """The ``epsilon_target``, ``epsilon_guarantee`` and ``epsilon_spent`` columns of ``rows``
+    seed rows from the algorithm's own privacy report (dp-accounting, at the noise it added;
+    each entry a scalar or one value per row)."""
+    return {k: np.broadcast_to(np.asarray(report[k], dtype=float), (rows,)).copy()
+            for k in ("epsilon_target", "epsilon_guarantee", "epsilon_spent")}

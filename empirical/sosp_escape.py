@@ -17,14 +17,15 @@ import math
 
 import numpy as np
 
-from algorithms import accounting
-from algorithms.sosp_plan import practical_gamma, spider_design, spider_plan
+from algorithms.sosp_plan import practical_gamma
 from algorithms.sosp_psgd import GaussianOracle, gauss_psgd
-from algorithms.sosp_spider import AdaDPSpider
+from algorithms.sosp_spider import spider_psgd
 from empirical.experiment import Check, Experiment
-from empirical.sosp_common import (C_ALPHA_ESCAPE, RATE_BASE, geom_grid, problem, rate_values,
-                                   register_experiment, theory_gamma, theory_settings)
+from empirical.sosp_common import (C_ALPHA_ESCAPE, RATE_BASE, geom_grid, privacy_columns, problem,
+                                   rate_values, register_experiment, theory_gamma,
+                                   theory_settings)
 from empirical.sosp_problems import CosineSaddle
+from empirical.sosp_rates import rate_design
 
 __all__ = ["run_escape_threshold", "run_escape_spider", "run_escape_time"]
 
@@ -38,6 +39,14 @@ def _escape_problem(d: int, gamma: float) -> CosineSaddle:
 
 def _gamma_grid(point: dict) -> np.ndarray:
     return np.geomspace(point["gamma_lo"], point["gamma_hi"], int(point["gamma_points"]))
+
+
+def _gamma_star(escaped: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Per seed (row of ``escaped``, one column per grid γ, ascending): the smallest grid γ from
+    which that γ and every larger one escaped (NaN if the largest did not)."""
+    ok_from = np.flip(np.cumprod(np.flip(escaped, axis=1), axis=1), axis=1).astype(bool)
+    idx = np.where(ok_from.any(axis=1), ok_from.argmax(axis=1), grid.size)
+    return np.where(idx < grid.size, grid[np.minimum(idx, grid.size - 1)], np.nan)
 
 
 def run_escape_threshold(point: dict, rngs: list) -> dict:
@@ -74,10 +83,7 @@ def run_escape_threshold(point: dict, rngs: list) -> dict:
     res = gauss_psgd(oracle, np.zeros(d), chi=chi, eta=eta, radius=radius, Gamma=Gamma, Q=Q,
                      max_steps=(Q + 1) * Gamma + 1, rows=R * G, stop_on_first_procedure=True)
     esc = res.first_procedure_escaped.reshape(R, G)
-    # smallest index from which every larger γ escapes
-    ok_from = np.flip(np.cumprod(np.flip(esc, axis=1), axis=1), axis=1).astype(bool)
-    idx = np.where(ok_from.any(axis=1), ok_from.argmax(axis=1), G)
-    gstar = np.where(idx < G, grid[np.minimum(idx, G - 1)], np.nan)
+    gstar = _gamma_star(esc, grid)
     full = lambda v: np.full(R, float(v))  # noqa: E731
     return {"used_Gamma": full(res.info["Gamma"]),
             "theory_Gamma": full(theory_gamma(alpha, _ESC_RHO, _ESC_M, r)),
@@ -159,31 +165,22 @@ def run_escape_spider(point: dict, rngs: list) -> dict:
     n, d = int(point["n"]), int(point["d"])
     eps, delta = float(point["epsilon"]), float(point["delta"])
     ref = problem(point)
-    des = spider_design(n, d, epsilon=eps, delta=delta, G_sens=ref.G_sens, M_sens=ref.M_sens,
-                        M=ref.M, U=ref.U, hessian_lipschitz=ref.hessian_lipschitz,
-                        c_chi=float(point["c_chi"]))
-    plan = spider_plan(n, d, epsilon=eps, delta=delta, alpha=des.alpha, G=ref.G_sens, M=ref.M,
-                       U=ref.U, hessian_lipschitz=ref.hessian_lipschitz, G_sens=ref.G_sens,
-                       M_sens=ref.M_sens, Q=int(point["Q"]), kappa=des.kappa)
+    des, plan = rate_design(point, ref, n)
     grid = _gamma_grid(point)
     R = len(rngs)
     # every (γ, seed) pair is one row of ONE run (γ-major), each with its own copy of the seed's
     # generator: rows do not interact, so this is the per-γ runs at once (identical rows)
     prob = _SaddlePerRow(d, np.repeat(grid, R), s1=point["s1"], s2=point["s2"])
     gens = [copy.deepcopy(x) for _ in grid for x in rngs]
-    orc = AdaDPSpider(prob, plan, gens)
-    res = gauss_psgd(orc, np.zeros(d), chi=plan.chi, eta=plan.eta, radius=plan.radius,
-                     Gamma=plan.Gamma, Q=plan.Q, max_steps=(plan.Q + 1) * (plan.Gamma + 1) + 2,
-                     rows=R * grid.size, stop_on_first_procedure=True)
-    esc = res.first_procedure_escaped.reshape(grid.size, R).T
-    used_gamma = res.info["Gamma"]
-    ok_from = np.flip(np.cumprod(np.flip(esc, axis=1), axis=1), axis=1).astype(bool)
-    idx = np.where(ok_from.any(axis=1), ok_from.argmax(axis=1), grid.size)
-    gstar = np.where(idx < grid.size, grid[np.minimum(idx, grid.size - 1)], np.nan)
+    res, orc = spider_psgd(prob, plan, gens, max_steps=(plan.Q + 1) * (plan.Gamma + 1) + 2,
+                           stop_on_first_procedure=True)
+    gstar = _gamma_star(res.first_procedure_escaped.reshape(grid.size, R).T, grid)
+    # a seed's privacy is that of all its γ rows (the most any of them spent)
+    priv = orc.privacy_rows()
+    priv["epsilon_spent"] = priv["epsilon_spent"].reshape(grid.size, R).max(axis=0)
     full = lambda v: np.full(R, float(v))  # noqa: E731
-    z = plan.z
     th = theory_settings(n, d, 1, eps, delta, des.alpha, des.kappa, ref)
-    return {"used_Gamma": full(used_gamma), "theory_Gamma": full(th["Gamma"]),
+    return {"used_Gamma": full(res.info["Gamma"]), "theory_Gamma": full(th["Gamma"]),
             "used_b1": full(plan.b1), "theory_b1": full(th["b1"]),
             "used_b2": full(plan.b2), "theory_b2": full(th["b2"]),
             "used_sigma1": full(plan.sigma1), "theory_sigma1": full(th["sigma1"]),
@@ -191,10 +188,8 @@ def run_escape_spider(point: dict, rngs: list) -> dict:
             "curvature_threshold": full(math.sqrt(plan.hessian_lipschitz * plan.alpha)),
             "kappa": full(plan.kappa), "b1": full(plan.b1), "b2": full(plan.b2),
             "Gamma": full(plan.Gamma), "Q": full(plan.Q), "c_chi": full(des.c_chi),
-            "noise_multiplier": full(z), "sigma1": full(plan.sigma1),
-            "epsilon_target": full(eps),
-            "epsilon_guarantee": full(accounting.epsilon(accounting.gaussian_event(z), delta)),
-            "epsilon_spent": full(accounting.epsilon(accounting.gaussian_event(z), delta))}
+            "noise_multiplier": full(plan.z), "sigma1": full(plan.sigma1),
+            **privacy_columns(priv, R)}
 
 
 register_experiment(Experiment(

@@ -19,65 +19,80 @@ import math
 
 import numpy as np
 
-from algorithms.sosp_plan import spider_design, spider_plan
-from algorithms.sosp_psgd import gauss_psgd
-from algorithms.sosp_spider import AdaDPSpider
+from algorithms.sosp_plan import Design, SpiderPlan, spider_design, spider_plan
+from algorithms.sosp_psgd import PSGDResult
+from algorithms.sosp_spider import AdaDPSpider, spider_psgd
 from empirical.experiment import Check, Experiment
-from empirical.sosp_common import (RATE_BASE, geom_grid, problem, rate_values,
+from empirical.sosp_common import (RATE_BASE, geom_grid, privacy_columns, problem, rate_values,
                                    rate_values_effective, register_experiment, theory_settings)
+from empirical.sosp_problems import CosineSaddle
 
-__all__ = ["run_rate"]
+__all__ = ["run_rate", "rate_design"]
 
 
-def run_rate(point: dict, rngs: list) -> dict:
-    """Gauss-PSGD + (distributed) Ada-DP-SPIDER from the exact saddle x₀ = 0, R seed rows.
-
-    Parameters: α, κ from :func:`spider_design` (c_χ = point["c_chi"]), everything else from
-    :func:`spider_plan` (Theorem 2/3's b1, b2 with that κ; χ, η, R, Γ of the practical
-    parametrization; Q = point["Q"]).  Every parameter used is returned as a column."""
-    n, d, m = int(point["n"]), int(point["d"]), int(point.get("m", 1))
-    # negative control: the plan of n = plan_n used at every n (and only plan_n records)
-    n = int(point.get("plan_n", n))
+def rate_design(point: dict, prob: CosineSaddle, n: int) -> tuple[Design, SpiderPlan]:
+    """The design and plan of a rate point with n records per client: α, κ from
+    :func:`spider_design` (c_χ = point["c_chi"]), everything else from :func:`spider_plan`
+    (Theorem 2/3's b1, b2 with that κ; χ, η, R, Γ of the practical parametrization;
+    Q = point["Q"]), with G = G_s, M, U, ρ the problem's."""
+    d, m = int(point["d"]), int(point.get("m", 1))
     eps, delta = float(point["epsilon"]), float(point["delta"])
-    prob = problem(point)
     des = spider_design(n, d, epsilon=eps, delta=delta, G_sens=prob.G_sens, M_sens=prob.M_sens,
                         M=prob.M, U=prob.U, hessian_lipschitz=prob.hessian_lipschitz, m=m,
                         c_chi=float(point["c_chi"]))
     plan = spider_plan(n, d, epsilon=eps, delta=delta, alpha=des.alpha, G=prob.G_sens, M=prob.M,
                        U=prob.U, hessian_lipschitz=prob.hessian_lipschitz, G_sens=prob.G_sens,
                        M_sens=prob.M_sens, m=m, Q=int(point["Q"]), kappa=des.kappa)
-    R = len(rngs)
-    oracle = AdaDPSpider(prob, plan, rngs, true_gradient=prob.gradient)
-    res = gauss_psgd(oracle, np.zeros(d), chi=plan.chi, eta=plan.eta, radius=plan.radius,
-                     Gamma=plan.Gamma, Q=plan.Q, max_steps=plan.max_steps, rows=R)
-    psi_emp = np.sqrt(oracle.err_sq_sum / np.maximum(oracle.n_queries, 1))
-    alpha_emp = prob.alpha_emp(res.x)
-    priv = [oracle.privacy(r) for r in range(R)]
-    full = lambda v: np.full(R, float(v))  # noqa: E731
-    th = theory_settings(n, d, m, eps, delta, des.alpha, des.kappa, prob)
-    # measured noise: Σ‖injected noise‖² against Σσ², O₁'s σ from the theorem (recomputed here),
-    # O₂'s from the oracle's step-dependent σ₂.  Σσ²Z² has relative std √(2Σσ⁴)/Σσ² (the
-    # σ's differ, so this is not 1/√(count/2)), and √ halves it; |ratio − 1| must stay within 6
-    # of those standard errors (a draw scaled wrongly or dropped fails the settings verdict;
-    # false alarm ≈ 1e-9 per row)
-    var2 = oracle.n_o1 * m * d * th["sigma1"] ** 2 + oracle.noise_var["o2"]
-    var4 = oracle.n_o1 * m * d * th["sigma1"] ** 4 + oracle.noise_var4["o2"]
-    ratio = np.sqrt((oracle.noise_sq["o1"] + oracle.noise_sq["o2"]) / var2)
-    rel_se = 0.5 * np.sqrt(2.0 * var4) / var2
-    settings = {
+    return des, plan
+
+
+def _settings(plan: SpiderPlan, res: PSGDResult, th: dict, Q: int, rows: int) -> dict:
+    """``used_<x>``/``theory_<x>`` pairs: what the run used against the theorem's settings
+    recomputed independently (:func:`empirical.sosp_common.theory_settings`)."""
+    full = lambda v: np.full(rows, float(v))  # noqa: E731
+    return {
         "used_b1": full(plan.b1), "theory_b1": full(th["b1"]),
         "used_b2": full(plan.b2), "theory_b2": full(th["b2"]),
         "used_sigma1": full(plan.sigma1), "theory_sigma1": full(th["sigma1"]),
         "used_noise_multiplier": full(plan.z), "theory_noise_multiplier": full(th["z"]),
         "used_Gamma": full(res.info["Gamma"]), "theory_Gamma": full(th["Gamma"]),
-        "used_Q": full(res.info["Q"]), "theory_Q": full(int(point["Q"])),
+        "used_Q": full(res.info["Q"]), "theory_Q": full(Q),
         "used_eta": full(res.info["eta"]), "theory_eta": full(th["eta"]),
         "used_radius": full(res.info["radius"]), "theory_radius": full(th["radius"]),
         "used_max_steps": full(res.info["max_steps"]), "theory_max_steps": full(th["max_steps"]),
-        "max_noise_rel_dev": np.abs(ratio - 1.0),
-        "limit_noise_rel_dev": 6.0 * rel_se,
     }
-    return {**settings,
+
+
+def _measured_noise(oracle: AdaDPSpider, sigma1: float, m: int, d: int) -> dict:
+    """Σ‖injected noise‖² against Σσ² per row (``max_``/``limit_`` pair of the settings
+    verdict), O₁'s σ from the theorem (recomputed), O₂'s from the oracle's step-dependent σ₂.
+    Σσ²Z² has relative std √(2Σσ⁴)/Σσ² (the σ's differ, so this is not 1/√(count/2)), and √
+    halves it; |ratio − 1| must stay within 6 of those standard errors (a draw scaled wrongly or
+    dropped fails the settings verdict; false alarm ≈ 1e-9 per row)."""
+    var2 = oracle.n_o1 * m * d * sigma1 ** 2 + oracle.noise_var["o2"]
+    var4 = oracle.n_o1 * m * d * sigma1 ** 4 + oracle.noise_var4["o2"]
+    ratio = np.sqrt((oracle.noise_sq["o1"] + oracle.noise_sq["o2"]) / var2)
+    rel_se = 0.5 * np.sqrt(2.0 * var4) / var2
+    return {"max_noise_rel_dev": np.abs(ratio - 1.0), "limit_noise_rel_dev": 6.0 * rel_se}
+
+
+def run_rate(point: dict, rngs: list) -> dict:
+    """Gauss-PSGD + (distributed) Ada-DP-SPIDER from the exact saddle x₀ = 0, R seed rows, with
+    :func:`rate_design`'s parameters.  Every parameter used is returned as a column."""
+    n, d, m = int(point["n"]), int(point["d"]), int(point.get("m", 1))
+    # negative control: the plan of n = plan_n used at every n (and only plan_n records)
+    n = int(point.get("plan_n", n))
+    eps, delta = float(point["epsilon"]), float(point["delta"])
+    prob = problem(point)
+    des, plan = rate_design(point, prob, n)
+    R = len(rngs)
+    res, oracle = spider_psgd(prob, plan, rngs, true_gradient=prob.gradient)
+    psi_emp = np.sqrt(oracle.err_sq_sum / np.maximum(oracle.n_queries, 1))
+    alpha_emp = prob.alpha_emp(res.x)
+    full = lambda v: np.full(R, float(v))  # noqa: E731
+    th = theory_settings(n, d, m, eps, delta, des.alpha, des.kappa, prob)
+    return {**_settings(plan, res, th, int(point["Q"]), R),
+        **_measured_noise(oracle, th["sigma1"], m, d),
         "psi_emp": psi_emp,
         "alpha_emp": alpha_emp,
         "alpha": full(plan.alpha),
@@ -100,11 +115,8 @@ def run_rate(point: dict, rngs: list) -> dict:
         "psi_design": full(des.psi), "noise_multiplier": full(plan.z),
         "sigma1": full(plan.sigma1), "o2_sigma_max": oracle.o2_sigma_max,
         "G_sens": full(prob.G_sens), "M_sens": full(prob.M_sens),
-        "epsilon_target": np.array([p["epsilon_target"] for p in priv]),
-        "epsilon_guarantee": np.array([p["epsilon_guarantee"] for p in priv]),
-        "epsilon_spent": np.array([p["epsilon_spent"] for p in priv]),
+        **privacy_columns(oracle.privacy_rows(), R),
     }
-
 
 
 def _rate_vacuous(point: dict, bound_value: float) -> str | None:

@@ -13,14 +13,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 import bounds
-from algorithms import accounting
 from algorithms.sosp_selection import private_model_selection
 from bounds.sosp_nonconvex import log_delta_value
 from empirical.experiment import Check, Experiment
-from empirical.sosp_common import C_T, DELTA, problem, rate_values, register_experiment
+from empirical.sosp_common import (C_T, DELTA, accountant_multiplier, privacy_columns, problem,
+                                   rate_values, register_experiment)
 from empirical.sosp_problems import CosineSaddle
 
 __all__ = ["run_selection"]
@@ -69,8 +68,7 @@ def run_selection(point: dict, rngs: list) -> dict:
     # Algorithm 4's noise as the theorem sets it, recomputed here: z with dp-accounting's
     # ε(Gaussian(z)^{⊗2T}, δ) = ε (bisection), σ_g = z·2G_s/n, σ_H = z·2M_s√d/n
     eps, delta = float(point["epsilon"]), float(point["delta"])
-    z_th = brentq(lambda v: accounting.epsilon(accounting.gaussian_event(v, 2 * T), delta) - eps,
-                  1e-6, 1e5, xtol=1e-15, rtol=1e-14)
+    z_th = accountant_multiplier(eps, delta, 2 * T, hi=1e5)
     settings = {"used_noise_multiplier": full(res.z), "theory_noise_multiplier": full(z_th),
                 "used_sigma_grad": full(res.sigma_grad),
                 "theory_sigma_grad": full(z_th * 2.0 * prob.G_sens / n),
@@ -82,9 +80,7 @@ def run_selection(point: dict, rngs: list) -> dict:
             "alpha_selected": a_sel, "T": full(T), "sigma_hess": full(res.sigma_hess),
             "sigma_grad": full(res.sigma_grad), "noise_multiplier": full(res.z),
             "hess_threshold": full(res.hess_threshold), "grad_threshold": full(res.grad_threshold),
-            "epsilon_target": full(res.privacy["epsilon_target"]),
-            "epsilon_guarantee": full(res.privacy["epsilon_guarantee"]),
-            "epsilon_spent": full(res.privacy["epsilon_spent"])}
+            **privacy_columns(res.privacy, R)}
 
 
 def _selection_values(point: dict) -> dict:

@@ -22,6 +22,13 @@ def _gens(k, base=0):
     return [np.random.default_rng([base, i]) for i in range(k)]
 
 
+def _plan(prob, n, d, *, alpha, epsilon=0.5, **kw):
+    """spider_plan with the problem's constants (G = G_s, M, U, ρ, M_s) at δ = 1e-5."""
+    return alg.spider_plan(n, d, epsilon=epsilon, delta=1e-5, alpha=alpha, G=prob.G_sens,
+                           M=prob.M, U=prob.U, hessian_lipschitz=prob.hessian_lipschitz,
+                           G_sens=prob.G_sens, M_sens=prob.M_sens, **kw)
+
+
 # ------------------------------------------------------------------------------------ problem
 def test_cosine_saddle_closed_forms_match_finite_differences():
     prob = CosineSaddle(6, k=2, gamma=0.8, b=1.3)
@@ -124,9 +131,7 @@ def test_noise_multiplier_spends_exactly_epsilon(eps):
 def test_spider_noise_has_the_absolute_constants():
     """σ₁ = z·2G_s/b1 and σ₂ = z·2M_s‖Δx‖/b2 (replace-one), measured on the realised noise."""
     prob = CosineSaddle(8, s1=0.15, s2=0.05)
-    plan = alg.spider_plan(10**6, 8, epsilon=0.5, delta=1e-5, alpha=0.1, G=prob.G_sens, M=prob.M,
-                           U=prob.U, hessian_lipschitz=prob.hessian_lipschitz, G_sens=prob.G_sens,
-                           M_sens=prob.M_sens, Q=3)
+    plan = _plan(prob, 10**6, 8, alpha=0.1, Q=3)
     assert plan.sigma1 == pytest.approx(plan.z * 2 * prob.G_sens / plan.b1, rel=1e-15)
     z = alg.gaussian_multiplier(0.5, 1e-5)
     assert plan.z == z
@@ -162,9 +167,7 @@ def test_plan_matches_theorem2_settings():
     b2 = ⌈nηχ²/(2U)⌉, χ = α/4, η = √(ρα)/M², R = √(α/ρ)."""
     prob = CosineSaddle(16)
     n, eps, alpha = 10**5, 0.5, 0.15
-    plan = alg.spider_plan(n, 16, epsilon=eps, delta=1e-5, alpha=alpha, G=prob.G_sens, M=prob.M,
-                           U=prob.U, hessian_lipschitz=prob.hessian_lipschitz, G_sens=prob.G_sens,
-                           M_sens=prob.M_sens)
+    plan = _plan(prob, n, 16, alpha=alpha, epsilon=eps)
     kb = bounds.get("sosp:thm2_kappa")(n=n, d=16, epsilon=eps, G=prob.G_sens, U=prob.U, M=prob.M,
                                        hessian_lipschitz=prob.hessian_lipschitz,
                                        log_delta=log_delta_value(1e-5))
@@ -281,14 +284,10 @@ def test_false_certificate_rate_is_at_most_omega():
 def test_row_results_do_not_depend_on_the_batch():
     """Row r's numbers depend only on its generator (Ada-DP-SPIDER + Gauss-PSGD)."""
     prob = CosineSaddle(4)
-    plan = alg.spider_plan(20000, 4, epsilon=0.5, delta=1e-5, alpha=0.3, G=prob.G_sens, M=prob.M,
-                           U=prob.U, hessian_lipschitz=prob.hessian_lipschitz, G_sens=prob.G_sens,
-                           M_sens=prob.M_sens, Q=3)
+    plan = _plan(prob, 20000, 4, alpha=0.3, Q=3)
 
     def run(gens):
-        orc = alg.AdaDPSpider(prob, plan, gens, true_gradient=prob.gradient)
-        res = alg.gauss_psgd(orc, np.zeros(4), chi=plan.chi, eta=plan.eta, radius=plan.radius,
-                             Gamma=plan.Gamma, Q=plan.Q, max_steps=plan.max_steps, rows=len(gens))
+        res, orc = alg.spider_psgd(prob, plan, gens, true_gradient=prob.gradient)
         return res.x, orc.err_sq_sum
 
     many = run(_gens(3))
@@ -317,9 +316,7 @@ def test_spider_run_is_the_same_through_the_one_row_methods():
         des = alg.spider_design(20000, 6, **kw)
         plan = alg.spider_plan(20000, 6, alpha=des.alpha, G=prob.G_sens, Q=3, kappa=des.kappa,
                                **kw)
-        orc = alg.AdaDPSpider(prob, plan, _gens(4, 9), true_gradient=prob.gradient)
-        res = alg.gauss_psgd(orc, np.zeros(6), chi=plan.chi, eta=plan.eta, radius=plan.radius,
-                             Gamma=plan.Gamma, Q=plan.Q, max_steps=plan.max_steps, rows=4)
+        res, orc = alg.spider_psgd(prob, plan, _gens(4, 9), true_gradient=prob.gradient)
         out.append((res.x, res.steps, orc.err_sq_sum, orc.noise_sq["o1"], orc.noise_sq["o2"],
                     orc.n_o1, orc.n_o2, orc.o2_sigma_max))
     assert out[0][1].min() > 10 and out[0][6].min() > 0      # O₂ steps were taken
@@ -334,25 +331,16 @@ def test_spider_bookkeeping_lemma8_and_budget():
     n = 30000
     des = alg.spider_design(n, 8, epsilon=0.5, delta=1e-5, G_sens=prob.G_sens, M_sens=prob.M_sens,
                             M=prob.M, U=prob.U, hessian_lipschitz=prob.hessian_lipschitz)
-    plan = alg.spider_plan(n, 8, epsilon=0.5, delta=1e-5, alpha=des.alpha, G=prob.G_sens, M=prob.M,
-                           U=prob.U, hessian_lipschitz=prob.hessian_lipschitz, G_sens=prob.G_sens,
-                           M_sens=prob.M_sens, Q=10, kappa=des.kappa)
-    orc = alg.AdaDPSpider(prob, plan, _gens(6), true_gradient=prob.gradient)
-    res = alg.gauss_psgd(orc, np.zeros(8), chi=plan.chi, eta=plan.eta, radius=plan.radius,
-                         Gamma=plan.Gamma, Q=plan.Q, max_steps=plan.max_steps, rows=6)
+    plan = _plan(prob, n, 8, alpha=des.alpha, Q=10, kappa=des.kappa)
+    res, orc = alg.spider_psgd(prob, plan, _gens(6), true_gradient=prob.gradient)
     assert np.all(orc.samples <= n)
     assert np.all(orc.samples == orc.n_o1 * plan.b1 + orc.n_o2 * plan.b2)
     T = res.steps
     lemma8 = 6 * plan.eta * (prob.U + 5 * T * plan.eta * plan.chi**2) / plan.kappa
     assert np.all(orc.n_o1 <= lemma8)
     # tiny n: the budget stops the run instead of reusing records
-    small = alg.spider_plan(3 * plan.b1, 8, epsilon=0.5, delta=1e-5, alpha=des.alpha,
-                            G=prob.G_sens, M=prob.M, U=prob.U,
-                            hessian_lipschitz=prob.hessian_lipschitz, G_sens=prob.G_sens,
-                            M_sens=prob.M_sens, Q=10, kappa=des.kappa)
-    orc2 = alg.AdaDPSpider(prob, small, _gens(2), true_gradient=prob.gradient)
-    res2 = alg.gauss_psgd(orc2, np.zeros(8), chi=small.chi, eta=small.eta, radius=small.radius,
-                          Gamma=small.Gamma, Q=small.Q, max_steps=small.max_steps, rows=2)
+    small = _plan(prob, 3 * plan.b1, 8, alpha=des.alpha, Q=10, kappa=des.kappa)
+    res2, orc2 = alg.spider_psgd(prob, small, _gens(2), true_gradient=prob.gradient)
     assert res2.out_of_data.all() and np.all(orc2.samples <= small.n)
 
 
