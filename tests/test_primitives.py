@@ -141,14 +141,21 @@ def test_clipped_least_squares_sum_equals_materialised_clipping(lead):
         prim.least_squares_clip_limits(X, 0.0)
 
 
+# "fused" (numba, optional extra ``fast``) is skipped cleanly where numba is not installed; its
+# first use in a process costs numba's import and a compile (≈ 1–3 s, cached on disk after).
+KERNELS = ("numpy", pytest.param("fused", marks=pytest.mark.skipif(
+    not prim.fused_kernel_available(), reason="numba not installed (pip install -e '.[fast]')")))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("lead", [(), (2,)])
-def test_linear_dpsgd_step_equals_per_example_loop(lead):
+def test_linear_dpsgd_step_equals_per_example_loop(lead, kernel):
     rng = np.random.default_rng(7)
-    B, d, C, lr = 30, 5, 0.5, 0.3
+    B, d, C, lr = 30, 5, 0.5, 0.3              # B mod 4 = 2: the fused kernel's remainder rows too
     X, y = rng.standard_normal((*lead, B, d)), rng.standard_normal((*lead, B))
     w, noise = rng.standard_normal((*lead, d)), rng.standard_normal((*lead, d))
     got = prim.linear_dpsgd_step(w, X, y, lr=lr, limits=prim.least_squares_clip_limits(X, C),
-                                 noise=noise)
+                                 noise=noise, kernel=kernel)
     Xs, ys, ws, zs = (a.reshape(-1, *a.shape[len(lead):]) for a in (X, y, w, noise))
     want = []
     for Xr, yr, wr, zr in zip(Xs, ys, ws, zs):
@@ -157,22 +164,72 @@ def test_linear_dpsgd_step_equals_per_example_loop(lead):
     np.testing.assert_allclose(got, np.reshape(want, got.shape), rtol=1e-12, atol=1e-12)
 
 
-def test_linear_dpsgd_step_bad_inputs_name_the_parameter():
+@pytest.mark.skipif(not prim.fused_kernel_available(), reason="numba not installed")
+@pytest.mark.parametrize("lead", [(), (3,), (2, 2)])
+@pytest.mark.parametrize("B, d", [(257, 100), (64, 1000), (3, 7)])
+def test_fused_kernel_agrees_with_numpy_path(lead, B, d):
+    """Same update as the two-gemv path to rounding (sums reassociated: 1e-12 relative is ~1e4
+    ulp, far above the ≈ 1e-15 seen and far below any clipping or noise effect), with zero
+    examples (limit inf), zero residuals, every regime of clipping and B mod 4 ≠ 0.  Also what
+    "auto" picks: the fused kernel for float64, the numpy path (in float32) for float32."""
+    rng = np.random.default_rng(B * d)
+    X = rng.standard_normal((*lead, B, d))
+    X[..., 0, :] = 0.0
+    w, noise = rng.standard_normal((*lead, d)), rng.standard_normal((*lead, d))
+    y = np.einsum("...bd,...d->...b", X, w)
+    y[..., 1:] += rng.standard_normal((*lead, B - 1)) * 3
+    for C in (0.05, 1.0, 1e6):
+        lim = prim.least_squares_clip_limits(X, C)
+        ref = prim.linear_dpsgd_step(w, X, y, lr=0.7, limits=lim, noise=noise, kernel="numpy")
+        got = prim.linear_dpsgd_step(w, X, y, lr=0.7, limits=lim, noise=noise, kernel="fused")
+        auto = prim.linear_dpsgd_step(w, X, y, lr=0.7, limits=lim, noise=noise)
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(auto, got)
+        assert got.shape == ref.shape and got.dtype == np.float64
+    X32 = X.astype(np.float32)
+    lim32 = prim.least_squares_clip_limits(X32, 1.0).astype(np.float32)
+    args = dict(lr=0.7, limits=lim32, noise=noise.astype(np.float32))
+    np.testing.assert_array_equal(prim.linear_dpsgd_step(w.astype(np.float32), X32, y.astype(np.float32), **args),
+                                  prim.linear_dpsgd_step(w.astype(np.float32), X32, y.astype(np.float32),
+                                                         kernel="numpy", **args))
+
+
+@pytest.mark.skipif(not prim.fused_kernel_available(), reason="numba not installed")
+def test_fused_kernel_propagates_nan_and_clips_inf_as_numpy_does():
+    X, w = np.eye(4, 3), np.zeros(3)
+    lim = prim.least_squares_clip_limits(X, 1.0)
+    for y in (np.array([np.nan, 0.0, 1.0, 0.0]), np.array([np.inf, -np.inf, 0.5, 0.0])):
+        ref = prim.linear_dpsgd_step(w, X, y, lr=1.0, limits=lim, noise=np.zeros(3), kernel="numpy")
+        got = prim.linear_dpsgd_step(w, X, y, lr=1.0, limits=lim, noise=np.zeros(3), kernel="fused")
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_linear_dpsgd_step_bad_inputs_name_the_parameter(monkeypatch):
     X, y, w = np.ones((4, 3)), np.ones(4), np.ones(3)
     lim = prim.least_squares_clip_limits(X, 1.0)
     for kw, name in ((dict(y=np.ones(3)), "y"), (dict(w=np.ones(2)), "w"),
                      (dict(noise=np.ones(4)), "noise"), (dict(limits=np.ones(3)), "limits"),
                      (dict(lr=-1.0), "lr"), (dict(lr=math.inf), "lr"), (dict(lr=0), "lr"),
                      (dict(lr=float("nan")), "lr"), (dict(X=np.ones(3)), "X"),
-                     (dict(noise=[0.0, 0.0]), "noise")):
+                     (dict(noise=[0.0, 0.0]), "noise"), (dict(kernel="numba"), "kernel")):
         args = {**dict(w=w, X=X, y=y, lr=0.1, limits=lim, noise=np.zeros(3)), **kw}
         with pytest.raises(ValueError, match=name):
             prim.linear_dpsgd_step(**args)
     # the fast path for a float lr and arrays accepts what the validators accept (an int lr,
-    # list inputs) with the same result
-    ref = prim.linear_dpsgd_step(w, X, y, lr=1.0, limits=lim, noise=np.zeros(3))
-    alt = prim.linear_dpsgd_step(list(w), X, list(y), lr=1, limits=list(lim), noise=[0.0] * 3)
+    # list inputs) with the same result, on either kernel
+    ref = prim.linear_dpsgd_step(w, X, y, lr=1.0, limits=lim, noise=np.zeros(3), kernel="numpy")
+    alt = prim.linear_dpsgd_step(list(w), X, list(y), lr=1, limits=list(lim), noise=[0.0] * 3,
+                                 kernel="numpy")
     np.testing.assert_array_equal(ref, alt)
+    if prim.fused_kernel_available():
+        alt = prim.linear_dpsgd_step(list(w), X, list(y), lr=1, limits=list(lim), noise=[0.0] * 3)
+        np.testing.assert_allclose(alt, ref, rtol=1e-12, atol=1e-12)
+    # without numba: "auto" is the numpy path, "fused" a ValueError saying how to get it
+    monkeypatch.setattr(prim, "_HAVE_NUMBA", False)
+    np.testing.assert_array_equal(prim.linear_dpsgd_step(w, X, y, lr=1.0, limits=lim,
+                                                         noise=np.zeros(3)), ref)
+    with pytest.raises(ValueError, match=r"kernel='fused' needs numba.*\[fast\]"):
+        prim.linear_dpsgd_step(w, X, y, lr=1.0, limits=lim, noise=np.zeros(3), kernel="fused")
 
 
 def _project_ball_reference(w, center, r):
