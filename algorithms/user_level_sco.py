@@ -639,7 +639,8 @@ def phased_sgd_outlier_removal(data: UserData, epsilon: float, delta: float,
                                rng: np.random.Generator, *, mode: str = "rates", q: float = 0.25,
                                c_C: float = 15.0, c_eta: float = 1.0, c_tau: float = 1.0,
                                max_phases: int | None = None, remove_outliers: bool = True,
-                               noise: bool = True, observe: Observer | None = None) -> RunResult:
+                               noise: bool = True, observe: Observer | None = None,
+                               noise_rng: np.random.Generator | None = None) -> RunResult:
     """Algorithm 1 (linear time).  Users are taken in index order: phase i uses the next n_i
     users, split into C consecutive groups of N_i.  Halting outputs 0 (the centre of 𝒳).  The
     output x_l = x̃_l + ζ_l is not projected (as in the paper).
@@ -648,6 +649,9 @@ def phased_sgd_outlier_removal(data: UserData, epsilon: float, delta: float,
     score test); ``noise=False`` drops the Gaussian (non-private; for coupled comparisons).
     ``observe("output", x_i, σ_i, info)`` is called with each phase's released x_i (for privacy
     audits, which see exactly what the algorithm releases).
+    ``noise_rng``: draw the output noise from this generator instead of ``rng``, so that a
+    private run and a ``noise=False`` run given equal ``rng`` copies make the same permutation,
+    score-noise and keep-coin draws and differ only by the output noise (coupled privacy excess).
     """
     C, phases = alg1_schedule(data.n, data.m, data.d, epsilon, delta, data.L, data.R, mode=mode,
                               q=q, c_C=c_C, c_eta=c_eta, c_tau=c_tau, max_phases=max_phases)
@@ -684,7 +688,8 @@ def phased_sgd_outlier_removal(data: UserData, epsilon: float, delta: float,
             keep = np.ones(C, bool)
             xt = Xt.mean(axis=0)
         kept_counts.append(int(keep.sum()))
-        x = xt + (gaussian_noise(rng, ph.sigma_i, data.d) if noise else 0.0)
+        x = xt + (gaussian_noise(rng if noise_rng is None else noise_rng, ph.sigma_i, data.d)
+                  if noise else 0.0)
         if observe is not None:
             observe("output", x, ph.sigma_i, dict(phase=ph.i, mean=xt, kept=keep))
         priv[-1] = PhasePrivacy(eps / 10.0, ph.z, 1, 1, dl / 2, dl / 2)

@@ -25,7 +25,8 @@ Risk (upper bounds on E F(x_out) − F*):
 * ``userlevel:trivial``         footnote 3: group privacy / user-as-item DP-SGD, LR(1/√(nm) + √(d log(1/δ))/(εn)).
 * ``userlevel:bs23_linear``     [BS23, Alg. 5] linear-time rate LR(1/√(nmε) + √d/(√(nm)ε)).
 * ``userlevel:lower``           lower bound [LSA+21] LR(1/√(nm) + √d/(εn√m)) (kind lower).
-* ``userlevel:thm3.2_privacy``, ``userlevel:rem3.6_privacy``, ``userlevel:trivial_privacy``,
+* ``userlevel:thm2.1_privacy``, ``userlevel:thm3.2_privacy``, ``userlevel:rem3.6_privacy``,
+  ``userlevel:trivial_privacy``,
   ``userlevel:trivial_sc_privacy``  the privacy terms alone (measured by coupled runs).
 
 Gradient complexity (suffix ``-gradients``):
@@ -124,6 +125,19 @@ THM2_1_PROOF = register(Bound(
     notes="Competing reading of Theorem 2.1 (UL-E1): ε-exponent −1/2 everywhere.  Both terms of "
           "the proof bound scale as LR√d/√(nmε): the localisation term R²/(ηT_1) carries the "
           "factor Cε/((1−2^{−q})2^{−q}) ≈ 100·log(20nme^ε/δ)/(…), ε-free.",
+))
+
+THM2_1_PRIVACY = register(Bound(
+    id="userlevel:thm2.1_privacy",
+    expr=L * R * _sqrt(d * LG) / (_sqrt(n) * epsilon * _sqrt(m)),
+    quantity="privacy term of Theorem 2.1/B.1 as STATED (excess risk due to the output noise)",
+    source="user-level SCO paper, Theorem 2.1 (informal) / Theorem B.1, second term",
+    assumptions=THM2_1.assumptions,
+    privacy=_PRIV,
+    conditions=THM2_1.conditions,
+    notes="Exponents n −1/2, m −1/2, d +1/2, ε −1 exactly.  The proof's reading "
+          "(userlevel:thm2.1_proof, a single term) has ε −1/2 (UL-E1); measured by the coupled "
+          "runs of empirical.user_level_alg1_privacy.",
 ))
 
 THM2_1_GRADS = register(Bound(
