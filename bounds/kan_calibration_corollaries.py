@@ -17,8 +17,8 @@ import sympy as sp
 from bounds.core import Bound, register, sym
 from bounds.kan_correlated_noise import (
     B, C_PRIV, KAPPA2_D9, KAPPA2_F12, KAPPA2_F12_PROOF, KAPPA2_THM51, KAPPA2_THM54, R, R_bar, T,
-    THMD16_WIDTH, THME1_WIDTH, Z_MAX, _DP_REPLACE, _DP_ZERO_OUT, _LAM_OPEN, _Min, _NONPRIVATE,
-    _SRC, _kappa2_f12, _kappa2_thm51, _log, _sqrt, d, delta, dist_star, epsilon, eta, gamma,
+    THMD16_WIDTH, THME1_WIDTH, Z_MAX, _DP_REPLACE, _DP_ZERO_OUT, _LAM_OPEN, _Min, _SRC,
+    _nonprivate_upper, _kappa2_f12, _kappa2_thm51, _log, _sqrt, d, delta, dist_star, epsilon, eta, gamma,
     lam, m, n, sample_frac)
 
 
@@ -254,14 +254,18 @@ COR53_NOISE_RATIO = register(Bound(
           "m ≍ γ⁻⁶ the quadratic noise term alone contributes γ⁶m = 1.",
 ))
 
+#: κ² of the classical Gaussian mechanism composed over T full-batch steps, 2T ln(1.25/δ)/ε²: the
+#: noise of kan:tuned_eta_noise and kan:fixed_eta_noise.
+_KAPPA2_GAUSS_T = 2 * T * _log(sp.Rational(5, 4) / delta) / epsilon**2
+
+
 def _tuned_eta_noise_term() -> sp.Expr:
     # A_van (logs dropped) at B = n: its η-terms 1/(γ²ηT) + ηmdκ²/n² have the minimum
     # 2√(md)κ/(γn√T) over η; κ of the Gaussian mechanism composed over T full-batch steps,
     # κ² = 2T ln(1.25/δ)/ε² (classical; dp-accounting's exact κ differs by a constant factor,
     # not in its ε-exponent).  The noise-free terms (1/n, 1/T, 1/(γ√(nT))) are left out: this is
     # the term the √d/(nε) rates come from.
-    k = _sqrt(2 * T * _log(sp.Rational(5, 4) / delta)) / epsilon
-    return 2 * _sqrt(m * d) * k / (gamma * n * _sqrt(T))
+    return 2 * _sqrt(m * d) * _sqrt(_KAPPA2_GAUSS_T) / (gamma * n * _sqrt(T))
 
 
 TUNED_ETA_NOISE = register(Bound(
@@ -281,11 +285,11 @@ TUNED_ETA_NOISE = register(Bound(
     notes="The origin of the √d/(nε) rates (exponent −1 in ε, +1/2 in d and m).",
 ))
 
+
 def _fixed_eta_noise_term() -> sp.Expr:
     # the quadratic noise term of A_van at B = n and a fixed η (not tuned): ηmdκ²/n², with the
     # same Gaussian-mechanism κ as kan:tuned_eta_noise; exponent +1 in m and in d
-    k2 = 2 * T * _log(sp.Rational(5, 4) / delta) / epsilon**2
-    return eta * m * d * k2 / n**2
+    return eta * m * d * _KAPPA2_GAUSS_T / n**2
 
 
 FIXED_ETA_NOISE = register(Bound(
@@ -316,32 +320,28 @@ COR55 = register(Bound(
           "exponents come from the η choice (rate = 1/(γ²ηT)).",
 ))
 
-COR56_OPT = register(Bound(
+COR56_OPT = _nonprivate_upper(
     id="kan:cor5.6_opt",
     expr=1 / n,
     quantity="averaged empirical risk of mini-batch SGD (κ = 0), w.p. ≥ 1 − δ",
     source=f"{_SRC}, Corollary 5.6 (Section 5.3; proof App. E)",
     assumptions=("κ = 0; m ≳ polylog(n/δ)/γ⁴; B ≲ γ√n; η ≍ B/n; T ≳ n²/(γ²B)",),
-    privacy=_NONPRIVATE,
-    kind="upper",
     notes="All three terms of A_non equal 1/n at T ≍ n²/(γ²B).",
-))
+)
 
-COR56 = register(Bound(
+COR56 = _nonprivate_upper(
     id="kan:cor5.6",
     expr=1 / (gamma**2 * n),
     quantity="averaged population risk of mini-batch SGD (κ = 0), w.p. ≥ 1 − δ over the init",
     source=f"{_SRC}, Corollary 5.6 (Section 5.3; proof App. E)",
     assumptions=("κ = 0; m ≳ polylog(n/δ)/γ⁴; B ≲ γ√n; η ≍ B/n; T ≍ n²/(γ²B)",
                  "δ ≤ 1/(γn) as stated, and δ ≤ 1/n (needed by E.1's (1 + ηT/n)δ term, KAN-E5)"),
-    privacy=_NONPRIVATE,
-    kind="upper",
     conditions=(sp.Le(gamma, 1),),
     notes="Reading chosen: the rate with δ ≤ 1/n (side conditions δ ≤ 1/(γn) and δ ≤ 1/n).  "
           "Under the stated δ ≤ 1/(γn) alone, E.1's (1 + ηT/n)δ ≍ δ/γ² is only ≲ 1/(γ³n) "
           "(tested with follows_from, KAN-E5).  The proof's "
           "'A_non ≲ 1/(γ²n)' should read A_non ≲ 1/n (KAN-E5).",
-))
+)
 
 FULLBATCH_DPGD = register(Bound(
     id="kan:fullbatch_dpgd",
@@ -368,28 +368,24 @@ FULLBATCH_DPGD_BOTH = register(Bound(
           "term; with m ≍ γ⁻⁴ this is the full rate (KAN-E6).",
 ))
 
-FULLBATCH_GD = register(Bound(
+FULLBATCH_GD = _nonprivate_upper(
     id="kan:fullbatch_gd",
     expr=1 / (gamma**2 * n),
     quantity="averaged population risk of full-batch GD (B = n, κ = 0), w.p. ≥ 1 − δ over the init",
     source=f"{_SRC}, App. E 'Recovery of full-batch GD' and Section 5.3 'Comparison'",
     assumptions=("B = n, κ = 0, η ≍ 1, T ≍ n/γ², m ≳ polylog(n/δ)/γ⁴; δ ≤ 1/(γn) as stated "
                  "(δ ≤ 1/n needed, as in KAN-E5)",),
-    privacy=_NONPRIVATE,
-    kind="upper",
     conditions=(sp.Le(gamma, 1),),
     notes="Side condition δ ≤ 1/n (the stated δ ≤ 1/(γn) is not enough, as in KAN-E5).",
-))
+)
 
-WANG_GD = register(Bound(
+WANG_GD = _nonprivate_upper(
     id="kan:wang_gd",
     expr=1 / (gamma**4 * n),
     quantity="population risk of full-batch GD on a two-layer KAN, both layers trained (prior work)",
     source=f"{_SRC}, Section 5.3 'Comparison', citing Wang, Zhou, Liznerski, Kloft (ICML 2026)",
     assumptions=("full batch, m ≳ polylog(n/δ)/γ⁶ (as the KAN paper cites it)",),
-    privacy=_NONPRIVATE,
-    kind="upper",
-))
+)
 
 WANG_DPGD = register(Bound(
     id="kan:wang_dpgd",

@@ -575,7 +575,12 @@ A_VAN_SIMPLE = register(Bound(
     notes="Same exponents as kan:A_van in every scale variable (tested).",
 ))
 
-A_NON_B = register(Bound(
+def _nonprivate_upper(**fields) -> Bound:
+    """Register a non-private (κ = 0) upper bound: App. E's rates and the prior GD rate."""
+    return register(Bound(privacy=_NONPRIVATE, kind="upper", **fields))
+
+
+A_NON_B = _nonprivate_upper(
     id="kan:A_non",
     expr=A_NON,
     quantity="averaged empirical risk (1/T)Σ_{t<T} L_S(W_t) of clipped projected mini-batch SGD "
@@ -583,22 +588,18 @@ A_NON_B = register(Bound(
     source=f"{_SRC}, Theorem E.1 (App. E)",
     assumptions=("δ ∈ (0, 1), κ = 0; Assumptions 3.2 and 3.3; η ≤ 1/(12C_{σ,b}p³); C_clip ≥ G_δ",
                  "m ≳ log(m/δ)(log⁴T + log²(n/δ))/γ⁴"),
-    privacy=_NONPRIVATE,
-    kind="upper",
     notes="A_corr at κ = 0 has an extra η/T, absorbed by 1/(γ²ηT) when η ≤ 1, γ ≤ 1.",
-))
+)
 
-FULLBATCH_GD_OPT = register(Bound(
+FULLBATCH_GD_OPT = _nonprivate_upper(
     id="kan:fullbatch_gd_opt",
     expr=1 / (gamma**2 * eta * T),
     quantity="averaged empirical risk (1/T)Σ_{t<T} L_S(W_t) of full-batch projected GD (B = n, κ = 0)",
     source=f"{_SRC}, App. E, 'Recovery of full-batch GD'",
     assumptions=("B = n (Δ_t = 0: the mini-batch terms of A_non vanish), κ = 0",
                  "m ≳ polylog(n/δ)/γ⁴; the paper takes η ≍ 1 and writes 1/(γ²T)"),
-    privacy=_NONPRIVATE,
-    kind="upper",
     notes="η kept (the paper sets η ≍ 1) so that experiments can test the ηT collapse.",
-))
+)
 
 #: The product ηT (the "time" of the gradient flow that full-batch GD discretises).
 etaT = sym("etaT")
@@ -606,9 +607,8 @@ etaT = sym("etaT")
 def _fullbatch_gd_variant(bid: str, expr: sp.Expr, quantity: str, source: str, notes: str,
                           extra: tuple[str, ...] = ()) -> Bound:
     """A reading of App. E's full-batch GD rate (kan:fullbatch_gd_opt's hypotheses, non-private)."""
-    return register(Bound(id=bid, expr=expr, quantity=quantity, source=source,
-                          assumptions=FULLBATCH_GD_OPT.assumptions + extra, privacy=_NONPRIVATE,
-                          kind="upper", notes=notes))
+    return _nonprivate_upper(id=bid, expr=expr, quantity=quantity, source=source,
+                             assumptions=FULLBATCH_GD_OPT.assumptions + extra, notes=notes)
 
 
 FULLBATCH_GD_ETAT = _fullbatch_gd_variant(
@@ -628,7 +628,7 @@ FULLBATCH_GD_PRINTED = _fullbatch_gd_variant(
     "The competitor of the ηT collapse: read literally, the risk depends on T only, so along "
     "ηT = const it would grow like η.")
 
-A_NON_MINIBATCH = register(Bound(
+A_NON_MINIBATCH = _nonprivate_upper(
     id="kan:A_non_minibatch",
     expr=1 / (gamma * _sqrt(B * T)) + eta / B,
     quantity="the mini-batch terms of A_non (what Theorem E.1 charges for batches of B instead "
@@ -636,10 +636,8 @@ A_NON_MINIBATCH = register(Bound(
     source=f"{_SRC}, Theorem E.1 (App. E); notes E3",
     assumptions=A_NON_B.assumptions + (
         "reading: A_non − 1/(γ²ηT) bounds the effect of the batch size at fixed (η, T)",),
-    privacy=_NONPRIVATE,
-    kind="upper",
     notes="Slope in B between −1/2 (1/(γ√(BT)) dominates) and −1 (η/B dominates).",
-))
+)
 
 _GEN_NOTE = ("avg_loss is the run's own averaged training loss (1/T)Σ_{t<T} E L_S(W_t), so the "
              "bound is a function of a measured quantity.")
@@ -693,27 +691,23 @@ THMD16 = register(Bound(
     conditions=A_VAN_B.conditions + (sp.Le(B, n), THMD16_WIDTH),
 ))
 
-THME1_GEN = register(Bound(
+THME1_GEN = _nonprivate_upper(
     id="kan:thmE.1_gen",
     expr=eta * T * avg_loss / n + delta / gamma,
     quantity="generalisation gap E_{S,A}[L(W_T) − L_S(W_T)] of mini-batch SGD (κ = 0)",
     source=f"{_SRC}, Theorem E.1 (App. E)",
     assumptions=A_NON_B.assumptions + ("m ≳ log(m/δ)η²(T²A_non² + log(n/δ)log²(1/δ)(T/B + 1))",),
-    privacy=_NONPRIVATE,
-    kind="upper",
     notes="(η/n)Σ_t E L_S(W_t) written ηT·avg_loss/n.  " + _GEN_NOTE,
-))
+)
 
-THME1_POP = register(Bound(
+THME1_POP = _nonprivate_upper(
     id="kan:thmE.1_pop",
     expr=(1 + eta * T / n) * (A_NON + delta) + delta / gamma,
     quantity=_POP_QUANTITY + " for mini-batch SGD (κ = 0)",
     source=f"{_SRC}, Theorem E.1 (App. E)",
     assumptions=THME1_GEN.assumptions,
-    privacy=_NONPRIVATE,
-    kind="upper",
     conditions=(sp.Le(B, n),),
-))
+)
 
 
 # The calibrations, corollaries and prior rates live in their own module (one reader, one file);

@@ -22,6 +22,7 @@ distribution, with its standard error.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -195,6 +196,27 @@ def _common(point: dict, run, R: int) -> dict:
     return out
 
 
+#: dp_sgd_correlated as plain GD/SGD: no noise, no correlation, clipping and projection inactive.
+PLAIN_GD = dict(C_clip=1e6, lam=0.0, noise_multiplier=0.0, R_star=math.inf)
+
+
+def held_out(inst: NTKTeacher, point: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The instance's held-out sample (features, labels) on which population risk is measured."""
+    return _test_set(inst.model.m, inst.d, inst.model.p, float(point["margin_quantile"]),
+                     int(point.get("instance_seed", 0)))
+
+
+def nonprivate_columns(point: dict, run, inst: NTKTeacher, R: int) -> dict:
+    """Columns of a non-private row: γ₀, κ = λ = 0 and the theorem parameters used."""
+    return {"gamma0": np.full(R, inst.gamma0), "noise_multiplier": np.zeros(R),
+            "lam": np.zeros(R), **_common(point, run, R)}
+
+
+def privacy_columns(priv, R: int) -> dict:
+    """The calibration's privacy columns (three routes' ε, κ, δ), one entry per seed."""
+    return {k: np.full(R, v) for k, v in priv.columns().items()}
+
+
 # =============================================================================================
 # λ at a fixed noise multiplier (Theorem 4.1's λ structure, Remark 4.2)
 # =============================================================================================
@@ -335,20 +357,16 @@ def _run_lam_floor(point: dict, rngs: list) -> dict:
     return out
 
 
-LAM_FIXED_FLOOR = register(Experiment(
+#: kan.lam.fixed_kappa's instance, seeds and metric, swept in 1 − λ towards λ → 1.
+LAM_FIXED_FLOOR = register(dataclasses.replace(
+    LAM_FIXED,
     id="kan.lam.fixed_kappa.floor",
-    paper="kan",
     title="Alg. 1 full batch, λ → 1 at a fixed noise multiplier: the floor of E(λ)/E(0) "
           "(A_corr's ηλ² term) against the floorless (1−λ)",
     variable="lam_gap",
     quick_grid=(0.05, 0.02, 0.01),
     full_grid=(0.1, 0.05, 0.02, 0.01, 0.005),
-    fixed=dict(LAM_FIXED.fixed),
-    seeds=8,
     run=_run_lam_floor,
-    metric="noise_excess_ratio",
-    bound_values=_lam_ratio_values,
-    private=False,
     problem="NTK teacher with margin γ₀ (G1), full batch B = n (kan.lam.fixed_kappa's instance)",
     algorithm="dp_sgd_correlated (Algorithm 1), κ fixed, unprojected, λ = 1 − lam_gap",
     checks=(
@@ -389,7 +407,7 @@ def _run_lam_calibrated(point: dict, rngs: list) -> dict:
     R = len(rngs)
     L = run.avg_train_loss.reshape(R, 3)
     e0, el = L[:, 1] - L[:, 0], L[:, 2] - L[:, 0]
-    cols = {k: np.full(R, v) for k, v in priv.columns().items()}
+    cols = privacy_columns(priv, R)
     return {"noise_excess_ratio": el / e0, "excess_lam": el, "excess_lam0": e0,
             "loss_nonprivate": L[:, 0], "noise_multiplier_lam0": np.full(R, priv0.noise_multiplier),
             "noise_multiplier_lam0_amplified": np.full(R, amp0),
@@ -517,17 +535,14 @@ def _run_nonprivate(point: dict, rngs: list) -> dict:
     inst = _instance(point)
     n, T = int(point["n"]), int(point["T"])
     H, y, X = sample_rows(inst, n, rngs, with_x=True)
-    run = dp_sgd_correlated(inst.model, H, y, T=T, eta=point["eta"], B=n, C_clip=1e6, lam=0.0,
-                            noise_multiplier=0.0, R_star=math.inf, rng=rngs,
-                            eval_every=max(1, T // 50))
+    run = dp_sgd_correlated(inst.model, H, y, T=T, eta=point["eta"], B=n, rng=rngs,
+                            eval_every=max(1, T // 50), **PLAIN_GD)
     R = len(rngs)
     # certified lower bound on this sample's margin (≥ γ₀ by construction)
     lo = np.array([estimate_margin(inst.model, X[r], y[r])[0] for r in range(R)])
     return {"avg_train_loss": run.avg_train_loss, "last_train_loss": run.train_curve[:, -1],
-            "gamma0": np.full(R, inst.gamma0), "gamma_hat_lower": lo,
-            "noise_multiplier": np.zeros(R), "lam": np.zeros(R),
-            "max_drift": run.max_drift, "clip_fraction": run.clip_fraction,
-            **_common(point, run, R)}
+            "gamma_hat_lower": lo, "max_drift": run.max_drift, "clip_fraction": run.clip_fraction,
+            **nonprivate_columns(point, run, inst, R)}
 
 
 def _nonpriv_values(point: dict) -> dict:
@@ -588,8 +603,7 @@ def _run_cor55(point: dict, rngs: list) -> dict:
     priv = calibrate(point["epsilon"], point["delta"], lam=0.0, T=sch["T"], n=n, B=sch["B"],
                      sampler="fresh", calibration=cal, tight_relation="replace-one")
     H, y = sample_rows(inst, n, rngs)
-    Ht, yt = _test_set(inst.model.m, d, inst.model.p, float(point["margin_quantile"]),
-                       int(point.get("instance_seed", 0)))
+    Ht, yt = held_out(inst, point)
     run = dp_sgd_correlated(inst.model, H, y, T=sch["T"], eta=sch["eta"], B=sch["B"],
                             C_clip=point["C_clip"], lam=0.0, noise_multiplier=priv.noise_multiplier,
                             R_star=math.inf, rng=rngs, H_test=Ht, y_test=yt,
@@ -599,7 +613,7 @@ def _run_cor55(point: dict, rngs: list) -> dict:
             "last_test_loss": run.test_curve[:, -1], "test_loss_se": run.test_loss_se,
             "gamma0": np.full(R, inst.gamma0), "lam": np.zeros(R),
             "clip_fraction": run.clip_fraction,
-            **{k: np.full(R, v) for k, v in priv.columns().items()}, **_common(point, run, R)}
+            **privacy_columns(priv, R), **_common(point, run, R)}
 
 
 def _cor55_values(point: dict) -> dict:
@@ -828,16 +842,12 @@ def _run_nonprivate_pop(point: dict, rngs: list) -> dict:
     n = int(point["n"])
     T = math.ceil(n / inst.gamma0 ** 2)          # App. E: B = n, η ≍ 1, T ≍ n/γ²
     H, y = sample_rows(inst, n, rngs)
-    Ht, yt = _test_set(inst.model.m, inst.d, inst.model.p, float(point["margin_quantile"]),
-                       int(point.get("instance_seed", 0)))
-    run = dp_sgd_correlated(inst.model, H, y, T=T, eta=point["eta"], B=n, C_clip=1e6, lam=0.0,
-                            noise_multiplier=0.0, R_star=math.inf, rng=rngs, H_test=Ht,
-                            y_test=yt, eval_every=max(1, T // 20))
-    R = len(rngs)
+    Ht, yt = held_out(inst, point)
+    run = dp_sgd_correlated(inst.model, H, y, T=T, eta=point["eta"], B=n, rng=rngs, H_test=Ht,
+                            y_test=yt, eval_every=max(1, T // 20), **PLAIN_GD)
     return {"pop_risk": run.avg_test_loss, "opt_risk": run.avg_train_loss,
             "gen_gap": run.avg_test_loss - run.avg_train_loss,
-            "gamma0": np.full(R, inst.gamma0), "noise_multiplier": np.zeros(R),
-            "lam": np.zeros(R), **_common(point, run, R)}
+            **nonprivate_columns(point, run, inst, len(rngs))}
 
 
 def _nonpriv_pop_values(point: dict) -> dict:

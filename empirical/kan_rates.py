@@ -15,12 +15,12 @@ import numpy as np
 
 from algorithms.kan_correlated_noise import calibrate, dp_sgd_correlated, f12_conditions
 from empirical.experiment import Check, Experiment, register
-from empirical.kan_correlated_noise import _common, _instance, _test_set, sample_rows
+from empirical.kan_correlated_noise import (PLAIN_GD, _common, _instance, held_out,
+                                           nonprivate_columns, privacy_columns, sample_rows)
 
 __all__ = ["cor53_schedule", "ETAT_COLLAPSE", "BATCH_B", "COR53_N", "COR53_RATIO_N", "WIDTH_M",
            "TUNED_ETA_EPS", "TUNED_ETA_D", "TUNED_ETA_M", "COR53_EPS"]
 
-_GD = dict(C_clip=1e6, lam=0.0, noise_multiplier=0.0, R_star=math.inf)   # plain GD/SGD
 
 
 # =============================================================================================
@@ -34,12 +34,11 @@ def _run_etaT(point: dict, rngs: list) -> dict:
     T = int(round(point["etaT"] / eta))
     H, y = sample_rows(inst, n, rngs)
     run = dp_sgd_correlated(inst.model, H, y, T=T, eta=eta, B=n, rng=rngs,
-                            eval_every=max(1, T // 50), **_GD)
+                            eval_every=max(1, T // 50), **PLAIN_GD)
     R = len(rngs)
     return {"avg_train_loss": run.avg_train_loss, "last_train_loss": run.train_curve[:, -1],
-            "gamma0": np.full(R, inst.gamma0), "used_etaT": np.full(R, eta * T),
-            "theory_etaT": np.full(R, float(point["etaT"])), "max_drift": run.max_drift,
-            "noise_multiplier": np.zeros(R), "lam": np.zeros(R), **_common(point, run, R)}
+            "used_etaT": np.full(R, eta * T), "theory_etaT": np.full(R, float(point["etaT"])),
+            "max_drift": run.max_drift, **nonprivate_columns(point, run, inst, R)}
 
 
 def _etaT_values(point: dict) -> dict:
@@ -107,17 +106,18 @@ def _run_batch(point: dict, rngs: list) -> dict:
     k = BATCH_SCHEDULES
     H, y = sample_rows(inst, n, rngs)
     ev = max(1, T // 20)
-    gd = dp_sgd_correlated(inst.model, H, y, T=T, eta=eta, B=n, rng=rngs, eval_every=ev, **_GD)
+    gd = dp_sgd_correlated(inst.model, H, y, T=T, eta=eta, B=n, rng=rngs, eval_every=ev,
+                           **PLAIN_GD)
     kids = [c for g in rngs for c in g.spawn(k)]
     sgd = dp_sgd_correlated(inst.model, np.repeat(H, k, axis=0), np.repeat(y, k, axis=0), T=T,
-                            eta=eta, B=B, rng=kids, eval_every=ev, **_GD)
+                            eta=eta, B=B, rng=kids, eval_every=ev, **PLAIN_GD)
     R = len(rngs)
     diff = sgd.avg_train_loss.reshape(R, k) - gd.avg_train_loss[:, None]
     return {"batch_effect": np.abs(diff).mean(axis=1), "signed_batch_effect": diff.mean(axis=1),
             "avg_train_loss": sgd.avg_train_loss.reshape(R, k).mean(axis=1),
             "avg_train_loss_fullbatch": gd.avg_train_loss,
-            "gamma0": np.full(R, inst.gamma0), "noise_multiplier": np.zeros(R),
-            "lam": np.zeros(R), **{key: v[::k] for key, v in _common(point, sgd, R * k).items()}}
+            # one entry per seed: every k-th of the seed × schedule rows
+            **{key: v[::k] for key, v in nonprivate_columns(point, sgd, inst, R * k).items()}}
 
 
 def _batch_values(point: dict) -> dict:
@@ -193,8 +193,7 @@ def _run_cor53(point: dict, rngs: list, paired: bool = False) -> dict:
     kr = 2 if paired else 1          # rows per seed
     H, y = sample_rows(inst, n, rngs)
     H, y = np.repeat(H, kr, axis=0), np.repeat(y, kr, axis=0)
-    Ht, yt = _test_set(m, d, inst.model.p, float(point["margin_quantile"]),
-                       int(point.get("instance_seed", 0)))
+    Ht, yt = held_out(inst, point)
     run = dp_sgd_correlated(inst.model, H, y, T=sch["T"], eta=sch["eta"], B=sch["B"],
                             C_clip=point["C_clip"], lam=lam,
                             noise_multiplier=[priv.noise_multiplier, 0.0][:kr], R_star=math.inf,
@@ -214,7 +213,7 @@ def _run_cor53(point: dict, rngs: list, paired: bool = False) -> dict:
             "f12_rT": np.full(R, rT), "f12_rT_needed": np.full(R, 3 * math.log(2 / sch["delta"])),
             # the width the corollary assumes (m ≍ γ⁻⁶) beside the width used
             "width_cor53": np.full(R, inst.gamma0 ** -6),
-            **{k: np.full(R, v) for k, v in priv.columns().items()}, **_common(point, run, R)}
+            **privacy_columns(priv, R), **_common(point, run, R)}
 
 
 def _run_cor53_paired(point: dict, rngs: list) -> dict:
@@ -474,7 +473,7 @@ def _run_tuned_eta(point: dict, rngs: list, etas: tuple[float, ...] = TUNED_ETAS
             "tuned_eta_at_grid_edge": (best == len(etas) - 1).astype(float),
             "tuned_eta_at_grid_bottom": (best == 0).astype(float),
             "risk_eta1": risks[:, etas.index(1.0)], "gamma0": np.full(R, inst.gamma0),
-            "lam": np.zeros(R), **{k: np.full(R, v) for k, v in priv.columns().items()},
+            "lam": np.zeros(R), **privacy_columns(priv, R),
             "T": np.full(R, float(T)), "B": np.full(R, float(n))}
 
 

@@ -992,3 +992,19 @@ def test_fixed_kappa_noise_ratio_is_A_corrs_noise_part_over_its_lam0_value():
     floor = kb.A_CORR_Q * eta / (kb.A_CORR_L + kb.A_CORR_Q)
     assert sp.simplify(sp.limit(r.expr, lam, 1) - floor) == 0
     assert bounds.get("kan:lam_linear_gap").exponent("lam_gap") == 1
+
+
+def test_factored_declarations_keep_their_expressions():
+    """Session 6 factoring: the Gaussian κ² shared by the E12 noise terms, and the non-private
+    upper bounds registered through one helper, are the expressions and fields written out."""
+    k2 = 2 * T * sp.log(sp.Rational(5, 4) / delta) / epsilon**2
+    tuned, fixed = bounds.get("kan:tuned_eta_noise"), bounds.get("kan:fixed_eta_noise")
+    assert sp.simplify(tuned.expr - 2 * sp.sqrt(m * d) * sp.sqrt(k2) / (gamma * n * sp.sqrt(T))) == 0
+    assert sp.simplify(fixed.expr - eta * m * d * k2 / n**2) == 0
+    assert bounds.get("kan:fullbatch_gd_opt").expr == 1 / (gamma**2 * eta * T)
+    assert bounds.get("kan:cor5.6").expr == 1 / (gamma**2 * n)
+    for bid in ("kan:A_non", "kan:fullbatch_gd_opt", "kan:fullbatch_gd_etaT", "kan:fullbatch_gd_T_only",
+                "kan:A_non_minibatch", "kan:thmE.1_gen", "kan:thmE.1_pop", "kan:cor5.6_opt",
+                "kan:cor5.6", "kan:fullbatch_gd", "kan:wang_gd"):
+        b = bounds.get(bid)
+        assert (b.kind, b.privacy) == ("upper", kb._NONPRIVATE), bid
