@@ -339,7 +339,10 @@ def measure_alg1_noise(runs: int = 400, seed: int = 0) -> dict:
 # Mutants (DPRATES_MUTATION=1 pytest tests/test_userlevel_mutants.py; dprates audit --mutants
 # userlevel).  Each names the checks, audits and tests that must catch it.
 # =============================================================================================
-_ALG = "algorithms.user_level_sco"
+# The modules where each patched function is DEFINED (the algorithms import them by name;
+# Patch.everywhere also replaces those copies and the re-exports of algorithms.user_level_sco).
+_OUT, _ACC = "algorithms.user_level_outliers", "algorithms.user_level_accounting"
+_A1, _A3 = "algorithms.user_level_alg1", "algorithms.user_level_alg3"
 _NOISE_TESTS = ("tests/test_userlevel_audit.py::test_alg3_injected_noise_matches_the_theorem",
                 "tests/test_userlevel_audit.py::test_alg1_injected_noise_matches_the_theorem")
 _ALG3_RISK = ("userlevel.alg3.m",)
@@ -389,17 +392,17 @@ def _register(m: Mutant) -> None:
         main.register_mutant(m)
 
 
-_KEEP_ALL = Patch(_ALG, "keep_probabilities", lambda orig: (lambda h, K: np.ones(np.shape(h))))
+_KEEP_ALL = Patch(_OUT, "keep_probabilities", lambda orig: (lambda h, K: np.ones(np.shape(h))))
 
 _register(Mutant(
     "userlevel.alg3.item_level_sensitivity", "userlevel",
     "Algorithm 3 calibrates its noise to the item-level sensitivity 2L/(mK)",
-    (Patch(_ALG, "alg3_schedule", _alg3_item_level),),
+    (Patch(_A3, "alg3_schedule", _alg3_item_level),),
     experiments=_ALG3_RISK, audits=("userlevel.alg3.stepwise",), tests=_NOISE_TESTS[:1]))
 _register(Mutant(
     "userlevel.alg1.item_level_sensitivity", "userlevel",
     "Algorithm 1 calibrates its output noise to the item-level sensitivity 2η_iL/C",
-    (Patch(_ALG, "alg1_schedule", _alg1_item_level),),
+    (Patch(_A1, "alg1_schedule", _alg1_item_level),),
     experiments=("userlevel.alg1.grads.n",), tests=_NOISE_TESTS[1:]))
 _register(Mutant(
     "userlevel.alg3.no_outlier_removal", "userlevel",
@@ -412,23 +415,23 @@ _register(Mutant(
 _register(Mutant(
     "userlevel.noise_halved", "userlevel",
     "Algorithms 1 and 2 draw half the Gaussian noise they report",
-    (Patch(_ALG, "gaussian_noise", _scaled(0.5)),),
+    (Patch(_ACC, "gaussian_noise", _scaled(0.5)),),
     experiments=_ALG3_RISK, tests=_NOISE_TESTS))
 _register(Mutant(
     "userlevel.alg3.noise_removed", "userlevel",
     "Algorithms 1 and 2 add no Gaussian noise (accounting unchanged)",
-    (Patch(_ALG, "gaussian_noise", _scaled(0.0)),),
+    (Patch(_ACC, "gaussian_noise", _scaled(0.0)),),
     experiments=_ALG3_RISK, audits=("userlevel.alg3.stepwise",), tests=_NOISE_TESTS))
 _register(Mutant(
     "userlevel.alg3.wrong_step_count", "userlevel",
     "Algorithm 3's phases run a third of their T_i steps",
-    (Patch(_ALG, "phase_steps",
+    (Patch(_A3, "phase_steps",
            lambda orig: (lambda T_f: max(1, int(math.ceil(T_f / 3.0))))),),
     experiments=_ALG3_RISK, tests=_NOISE_TESTS[:1]))
 _register(Mutant(
     "userlevel.accountant_off_by_2", "userlevel",
     "the user-level RDP accountant under-reports ε by a factor 2 (noise calibrated to it)",
-    (Patch(_ALG, "gaussian_epsilon", _scaled(0.5)),),
+    (Patch(_ACC, "gaussian_epsilon", _scaled(0.5)),),
     experiments=_ALG3_RISK + ("userlevel.alg1.grads.n",), tests=_NOISE_TESTS))
 
 

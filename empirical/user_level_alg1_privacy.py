@@ -27,16 +27,14 @@ import copy
 
 import numpy as np
 
-from algorithms.user_level_sco import phased_sgd_outlier_removal
+from algorithms.user_level_alg1 import phased_sgd_outlier_removal
 from empirical.experiment import Check, Experiment
+from empirical.user_level_alg1 import _alg1_settings
+from empirical.user_level_common import PAPER, PRIVACY_RTOL, _privacy_cols
 from empirical.user_level_problems import StreamingQuadratic
 
 __all__ = ["ALG1_PRIV_N", "ALG1_PRIV_M", "ALG1_PRIV_EPS", "EXPERIMENTS",
            "run_alg1_coupled", "offset_factor", "alg1_privacy_values"]
-
-PAPER = "userlevel"
-PRIVACY_RTOL = 1e-3
-
 
 def offset_factor(eta: float, T: int) -> float:
     """c = (1/T)Σ_{t=1}^{T}(1 − η)^t: how much one phase's average iterate keeps of an offset
@@ -55,8 +53,6 @@ def _predicted(phases: list, d: int) -> float:
 
 
 def _coupled_row(point: dict, g: np.random.Generator) -> dict:
-    from empirical.user_level_sco import _alg1_settings, _privacy_cols
-
     n, m, d = (int(round(point[k])) for k in ("n", "m", "d"))
     eps, delta = float(point["epsilon"]), float(point["delta"])
     kw = dict(mode="rates", c_C=point["c_C"], c_eta=point["c_eta"], c_tau=point["c_tau"],

@@ -30,7 +30,7 @@ import math
 import numpy as np
 from scipy.special import roots_jacobi
 
-from algorithms.user_level_sco import UserData
+from algorithms.user_level_data import UserData
 from algorithms.validation import check_positive
 
 __all__ = ["QuadraticUsers", "LeastSquaresUsers", "LadUsers", "LogisticUsers",

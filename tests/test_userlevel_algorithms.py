@@ -53,10 +53,17 @@ def test_alg1_faithful_schedule_and_vacuity():
 
 
 def test_alg1_rates_schedule_parameters():
-    n, m, d, eps = 2**15, 16, 5, 1.0
+    """Every phase's parameters against Theorem B.1's formulas, recomputed here; the sensitivity
+    against the independent recomputation of the corrected Lemma B.2 bound (UL-E13).  C ≈ 2000
+    groups (c_C = 60 at n = 2^17): fewer certify no finite sensitivity at ε = 1 (UL-E14), and
+    the schedule would be empty (this test once looped over an empty schedule)."""
+    from empirical import user_level_sensitivity as uls
+
+    n, m, d, eps = 2**17, 16, 5, 1.0
     L, R = 3.5, 4.0
-    C, ph = ul.alg1_schedule(n, m, d, eps, DL, L, R, c_C=15, c_eta=2.0, c_tau=0.5)
-    assert C == math.ceil(15 * math.log(20 * n * m * math.e / DL) / eps)
+    C, ph = ul.alg1_schedule(n, m, d, eps, DL, L, R, c_C=60, c_eta=2.0, c_tau=0.5)
+    assert C == math.ceil(60 * math.log(20 * n * m * math.e / DL) / eps)
+    assert len(ph) >= 3
     eta = 2.0 * R / (L * math.sqrt(d * m * n * eps))
     p = max(1.0, math.log(m) / math.log(n)) + 1.5
     for P in ph:
@@ -64,9 +71,10 @@ def test_alg1_rates_schedule_parameters():
         assert P.T_i == P.N_i * m
         assert P.eta_i == pytest.approx(eta / 2 ** (p * P.i))
         assert P.tau_i == pytest.approx(0.5 * P.eta_i * L * math.sqrt(P.T_i) * math.log(n * d * m))
-        zeta = DL / (10 * math.e**eps)
-        assert P.sensitivity == pytest.approx(ul.SENSITIVITY_CONSTANT * P.tau_i
-                                              * math.log(1 / zeta) / C)
+        # the two root-finders (Laplace margin, Chernoff deficit) agree to ~1e-6; the
+        # algorithm's must never be the smaller (the settings verdict's rule)
+        ind = uls.alg1_phase_sensitivity(P.tau_i, C, eps, DL)
+        assert ind * (1 - 1e-6) <= P.sensitivity <= ind * (1 + 1e-5)
         assert P.sigma_i == pytest.approx(P.z * P.sensitivity)
 
 

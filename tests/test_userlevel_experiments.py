@@ -139,6 +139,19 @@ def test_logistic_excess_is_privacy_not_optimisation():
     assert np.all(out["nonprivate_excess"] < 0.1 * out["excess"])
 
 
+def test_logistic_finding_level_is_inside_its_band(analyses):
+    """UL-E21 is a finding for the slope; its level against Theorem 3.2's privacy term is a
+    claim that holds (band reason in empirical/user_level_sco.py).  A FINDING verdict cannot be
+    turned into FAIL by the level, so the band is asserted here: a 2× noise error (4× in the
+    level) at either end of the grid leaves it."""
+    r = analyses["userlevel.alg3.logistic.m"].results[0]
+    assert r.bound == "userlevel:thm3.2_privacy" and r.level_band is not None
+    lo, hi = r.level_band
+    assert lo <= r.level_range[0] and r.level_range[1] <= hi, (r.level_range, r.level_band)
+    # the band is not vacuous: 4× at either end leaves it
+    assert 4 * r.level_range[1] > hi and r.level_range[0] / 4 < lo
+
+
 def test_predictions_come_from_bounds(analyses):
     a = analyses["userlevel.ns.grads.eps"]
     b = bounds.get("userlevel:thm4.1-gradients_derived")

@@ -1,0 +1,592 @@
+"""Algorithm 3's experiments for the user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``): risk sweeps in m, n, ε,
+d (Theorem 3.2/C.3 and Remark 3.6 on the strongly convex quadratic; the item-level baseline of
+footnote 3 on the same data), logistic regression (UL-E21), the gradient counts of Theorem
+3.2/C.3 and of the non-smooth schedule of Theorem 4.1/D.3, and the m-overlay figure.
+
+The quadratic f(x, z) = ½‖x − z‖² is 1-strongly convex, so its excess risk follows the
+*squared* rates of Remark 3.6: checks against Theorem 3.2's convex rates are one-sided, the
+two-sided ones use Remark 3.6, tight on this instance (the noise enters the excess as ½‖ζ‖²).
+The privacy part of the error is measured by coupled runs (``coupled`` in the point): the same
+generator copy runs without Gaussian noise (separate noise stream), and on the quadratic
+``privacy_excess`` = ½‖x_priv − x_np‖² has the mean of F(x_priv) − F(x_np) exactly.
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+from algorithms.user_level_alg3 import accelerated_phased_erm, item_level_baseline
+from empirical import user_level_sensitivity as uls
+from empirical.experiment import Check, Experiment, register
+from empirical.user_level_common import (PAPER, PRIVACY_RTOL, _USER_PROBLEMS, _alg3_kw, _int,
+                                         _phase_epsilon, _privacy_cols, _risk_vacuous,
+                                         _sensitivity_limits, quadratic_values)
+from empirical.user_level_problems import QuadraticUsers
+
+def _run_alg3_quadratic(point: dict, rngs: list) -> dict:
+    """Algorithm 3 (or the item-level baseline) on QuadraticUsers (or, with ``problem`` =
+    "logistic", LogisticUsers; ``privacy_excess`` is then not the excess's mean difference,
+    the loss not being quadratic, and only ``nonprivate_excess`` is used).
+
+    With ``coupled`` in the point, the same generator copy also runs without Gaussian noise
+    (same minibatches, Laplace draws and coins; separate noise stream), giving
+    ``privacy_excess`` = ½‖x_priv − x_np‖², whose mean equals F(x_priv) − F(x_np) exactly on the
+    quadratic (iterates are affine in the noise).  Tests use it to show the excess is all
+    privacy at these sizes; sweeps skip it (it doubles the cost)."""
+    n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
+    eps, delta = float(point["epsilon"]), float(point["delta"])
+    algo = accelerated_phased_erm if point["algorithm"] == "alg3" else item_level_baseline
+    coupled = bool(point.get("coupled", 0))
+    name = point.get("problem", "quadratic")
+    if name not in _USER_PROBLEMS:
+        raise ValueError(f"problem must be one of {sorted(_USER_PROBLEMS)}, got {name!r}")
+    problem = _USER_PROBLEMS[name]
+    cols: dict[str, list] = {}
+    for g in rngs:
+        data_rng, alg_rng, noise_rng = g.spawn(3)
+        data = problem(n, m, d, data_rng)
+        alg_copy = copy.deepcopy(alg_rng)
+        res = algo(data, eps, delta, alg_rng, noise_rng=noise_rng, **_alg3_kw(point))
+        row = {"excess": float(data.excess(res.x)[0]),
+               "grad_evals": res.grad_evals, "halted": int(res.halted),
+               "removed": res.info.get("removed", 0), "at_fired": res.info.get("at_fired", 0),
+               "phases": len(res.phases), "tau": res.info["tau"],
+               "T_1": res.phases[0]["T_i"], "K_1": res.phases[0]["K_i"],
+               "n_1": res.phases[0]["n_i"], "sigma_1": res.phases[0]["sigma_i"],
+               "lambda_1": res.phases[0]["lambda_i"],
+               "sensitivity_1": res.phases[0]["sensitivity"],
+               "schedule_grads": sum(p["T_i"] * p["K_i"] for p in res.phases) * m,
+               **{k: v[0] for k, v in _privacy_cols(res, eps, 1).items()}}
+        row.update(_alg3_settings(point, res, data.L, data.R, data.beta))
+        if coupled:
+            ref = algo(data, eps, delta, alg_copy, noise=False, **_alg3_kw(point))
+            diff = res.x - ref.x
+            row["privacy_excess"] = 0.5 * float(diff @ diff)
+            row["nonprivate_excess"] = float(data.excess(ref.x)[0])
+        for k, v in row.items():
+            cols.setdefault(k, []).append(v)
+    return {k: np.asarray(v) for k, v in cols.items()}
+
+
+def _alg3_theory_phase1(point: dict, L: float, R: float, beta: float) -> dict:
+    """Phase 1 of Algorithm 3 (rates mode, q = ½, c_τ = 1) as Theorem C.3 and Lemma C.2 set it,
+    recomputed here from the formulas (not by calling the algorithm's schedule): n_1, λ_1, T_1,
+    K_1 and the sensitivity Δ_1 of Lemma C.2 as corrected in UL-E13 (empirical.user_level_sensitivity,
+    an independent implementation); the item-level baseline
+    runs the m = 1 schedule with Δ_1 = 2L/K_1."""
+    n, d = _int(point, "n"), _int(point, "d")
+    baseline = point["algorithm"] != "alg3"
+    m = 1 if baseline else _int(point, "m")
+    eps, dl = float(point["epsilon"]), float(point["delta"])
+    kw = _alg3_kw(point)
+    q = 0.5
+    lam = (L / R) * (1 / math.sqrt(n * m) + math.sqrt(d) / (eps * n * math.sqrt(m)))
+    p = 3 * q + 2.5 + math.log(math.sqrt(m)) / math.log(n)
+    n1 = int(math.floor((1 - 2 ** -q) * n / 2 ** q))
+    lam1 = lam * 2 ** p
+    T1 = max(1, int(math.ceil(kw["c_T"] * (1 + math.sqrt(beta / lam1)))))
+    K1 = int(min(n1, math.ceil(kw["c_K1"] * math.log(1 / dl) / eps
+                               + kw["c_K2"] * n1 * eps / math.sqrt(T1))))
+    if baseline:
+        sens = 2.0 * L / K1
+    else:
+        tau = L * math.sqrt(math.log(n * d * m) / m)
+        sens = uls.alg3_phase_sensitivity(tau, K1, T1, eps, dl)
+    return {"n_1": n1, "T_1": T1, "K_1": K1, "sensitivity_1": sens, "baseline": baseline}
+
+
+def _alg3_settings(point: dict, res, L: float, R: float, beta: float) -> dict:
+    """``used_<x>``/``theory_<x>`` (phase 1's T, K, n and sensitivity) and
+    ``max_epsilon_1``/``limit_epsilon_1``: phase 1's ε recomputed with dp-accounting from the σ
+    the algorithm USED and the theorem's sensitivity, which must not exceed the target.  The
+    settings verdict (empirical/checks.py) fails the experiment on any mismatch, so a wrong
+    step count, a sensitivity of the wrong relation or an accountant that under-reports is
+    caught even where the rate cannot see it."""
+    th = _alg3_theory_phase1(point, L, R, beta)
+    ph = res.phases[0]
+    eps, dl = float(point["epsilon"]), float(point["delta"])
+    z_eff = ph["sigma_i"] / th["sensitivity_1"]
+    d_gauss = dl if th["baseline"] else dl / 2.0
+    e1 = (0.0 if th["baseline"] else eps / 2.0) + _phase_epsilon(
+        round(z_eff, 12), th["T_1"], d_gauss, th["n_1"], th["K_1"])
+    out = {}
+    for k in ("n_1", "T_1", "K_1"):
+        out[f"used_{k}"], out[f"theory_{k}"] = float(ph[k[:-2] + "_i"]), float(th[k])
+    out["used_sensitivity_1"] = float(ph["sensitivity"])
+    out.update(_sensitivity_limits(float(ph["sensitivity"]), th["sensitivity_1"]))
+    out["max_epsilon_1"], out["limit_epsilon_1"] = e1, eps * (1 + PRIVACY_RTOL)
+    return out
+
+
+def _run_alg3_counts(point: dict, rngs: list) -> dict:
+    """Gradient evaluations of Algorithm 3's schedule, counted by the oracle on a run.
+
+    AboveThreshold is evaluated but cannot halt (``halt=False``) so that every run completes
+    its schedule, and no Gaussian noise is drawn (``noise=False``; the noise never changes what
+    is evaluated): a count is a property of the schedule, and with c_K1 = 1 (unsaturated
+    minibatches, the regime of Theorem 3.2's count) the test's margin K/5 is below its Laplace
+    noise.  Such runs certify no privacy; the experiment is declared non-private.
+    """
+    n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
+    eps, delta = float(point["epsilon"]), float(point["delta"])
+    nonsmooth = bool(point.get("nonsmooth", 0))
+    cols: dict[str, list] = {}
+    for g in rngs:
+        data = QuadraticUsers(n, m, d, g)
+        res = accelerated_phased_erm(data, eps, delta, g, halt=False, nonsmooth_T=nonsmooth,
+                                     noise=False, **_alg3_kw(point))
+        row = {"grad_evals": res.grad_evals,
+               "schedule_grads": sum(p["T_i"] * p["K_i"] for p in res.phases) * m,
+               "phases": len(res.phases), "T_1": res.phases[0]["T_i"],
+               "K_1": res.phases[0]["K_i"], "n_1": res.phases[0]["n_i"],
+               "saturated_phases": sum(p["K_i"] == p["n_i"] for p in res.phases)}
+        for k, v in row.items():
+            cols.setdefault(k, []).append(v)
+    return {k: np.asarray(v) for k, v in cols.items()}
+
+
+# =============================================================================================
+# Experiments
+# =============================================================================================
+_Q = {"delta": 1e-9, "epsilon": 1.0, "c_K1": 40.0, "c_T": 1.0, "c_K2": 1.0}
+_ONE_SIDED_SC = ("one-sided: Theorem 3.2 is an upper bound for convex losses and this instance "
+                 "is 1-strongly convex (Remark 3.6's squared rate applies), so the slope may be "
+                 "steeper; 0.1 covers 10-seed noise of a χ²_16-like excess (bootstrap "
+                 "half-width ≈ 0.09) and the ceil() steps of T_i between grid points")
+_ALG3_M_LEVEL_REASON = (
+    "observed/bound = the Õ factor of the rates mode, now with the corrected Lemma C.2 "
+    "sensitivity (UL-E13): Δ_1 = S·τ/K_1 with S = Δ_1K_1/τ ≈ 329–342 on this grid (recorded "
+    "in the rows), against the former 2 log(1/ζ) ≈ 60.  Before the correction (ε = 1) the "
+    "measured level was 237–367; the excess scales as σ² ∝ S²/ε² and the bound as 1/ε, so at "
+    "ε = 8 the expected level is ≈ 300·(335/60)²/8 ≈ 1200; measured 1380–2750 (the slope is "
+    "0.14 steeper than the bound's over the 1.8 decades).  Band ×3 below the lowest and above "
+    "the highest measured value: a 2× error in the sensitivity or z (4× in the level) at "
+    "either end fails it")
+_TWO_SIDED_SC = ("two-sided: on the quadratic the noise ζ enters the excess as ½‖ζ‖², so the "
+                 "privacy excess is dσ²/2 per phase-output, σ² ∝ τ² ∝ 1/m (calibrated noise, "
+                 "fixed K_i/n_i): Remark 3.6's privacy term is exact in this variable up to the "
+                 "log factors of τ and ζ; 0.1 allows those logs (≤ 0.05 over the grid) and seed "
+                 "noise")
+
+ALG3_M = register(Experiment(
+    id="userlevel.alg3.m",
+    paper=PAPER,
+    title="Alg. 3 (user-level DP, outlier gradient removal): excess risk vs items per user m",
+    variable="m",
+    quick_grid=(4096, 11585, 32768, 92682, 262144),
+    full_grid=(1024, 2048, 4096, 11585, 32768, 92682, 262144),
+    fixed={**_Q, "epsilon": 8.0, "delta": 1e-10, "c_K1": 36.0, "n": 4096, "d": 16,
+           "algorithm": "alg3"},
+    seeds=10,
+    run=_run_alg3_quadratic,
+    metric="excess",
+    bound_values=quadratic_values,
+    vacuous=_risk_vacuous,
+    problem="QuadraticUsers: f = ½‖x − z‖², z = μ0 + Rademacher/√d (exact F)",
+    algorithm="algorithms.user_level_sco.accelerated_phased_erm (Algorithms 2+3), rates mode",
+    privacy_rtol=PRIVACY_RTOL,
+    description="The point of user-level DP: the noise shrinks with m (τ ∝ 1/√m).",
+    checks=(
+        Check("userlevel:thm3.2_privacy", "one-sided", 0.1, _ONE_SIDED_SC,
+              level=(450.0, 8000.0), level_reason=_ALG3_M_LEVEL_REASON),
+        Check("userlevel:trivial_sc_privacy", "reject", 0.15,
+              "competitor: the user-as-item baseline's privacy error does not shrink with m "
+              "(slope 0); 0.15 = 1.5× the main tolerance"),
+        Check("userlevel:rem3.6_privacy", "reject", 0.15,
+              "the strongly convex rate's m-slope −1 is NOT reached: T_i grows like (nm)^{1/4} "
+              "through λ, so the calibrated σ falls only like m^{−0.36}; recorded (UL-E11) and "
+              "pinned by this reject"),
+    ),
+))
+
+BASELINE_M = register(Experiment(
+    id="userlevel.baseline.m",
+    paper=PAPER,
+    title="Item-level baseline (a user = one item, same schedule as Alg. 3 at m = 1): excess vs m",
+    variable="m",
+    quick_grid=ALG3_M.quick_grid,
+    full_grid=ALG3_M.full_grid,
+    fixed={**_Q, "epsilon": 8.0, "delta": 1e-10, "c_K1": 36.0, "n": 4096, "d": 16,
+           "algorithm": "baseline"},
+    seeds=6,
+    run=_run_alg3_quadratic,
+    metric="excess",
+    bound_values=quadratic_values,
+    vacuous=_risk_vacuous,
+    problem=ALG3_M.problem,
+    algorithm="algorithms.user_level_sco.item_level_baseline (no outlier removal, Δ = 2L/K_i)",
+    privacy_rtol=PRIVACY_RTOL,
+    checks=(
+        Check("userlevel:trivial_sc_privacy", "two-sided", 0.1,
+              "two-sided: the baseline's noise is calibrated for sensitivity 2L/K_i, which does "
+              "not involve m, so its privacy excess is exactly m-free (slope 0) up to seed "
+              "noise; 0.1 as for Algorithm 3",
+              level=(2800.0, 12500.0),
+              level_reason="observed/bound = the instance's constant over footnote 3's "
+                           "L²d log(1/δ)/(με²n²) (the calibrated z, the phase schedule at "
+                           "m = 1 and the AC-SA averaging), m-free: measured 5690–6214 on the "
+                           "quick grid.  Band ×2 beyond the measured range: a 1.5× error in "
+                           "the noise (2.25× in the level) fails"),
+        Check("userlevel:rem3.6_privacy", "reject", 0.15,
+              "the user-level rate's m-slope −1 (squared −1/2) must be ruled out for the "
+              "baseline on the same problem and schedule"),
+    ),
+))
+
+ALG3_EPS = register(Experiment(
+    id="userlevel.alg3.eps",
+    paper=PAPER,
+    title="Alg. 3: excess risk vs ε",
+    variable="epsilon",
+    quick_grid=(2.83, 4.0, 5.66, 8.0),
+    full_grid=(2.0, 2.83, 4.0, 5.66, 8.0),
+    fixed={**{k: v for k, v in _Q.items() if k != "epsilon"}, "delta": 1e-10, "c_K1": 36.0,
+           "n": 8192, "m": 65536, "d": 16, "algorithm": "alg3"},
+    seeds=24,
+    run=_run_alg3_quadratic,
+    metric="excess",
+    bound_values=quadratic_values,
+    vacuous=_risk_vacuous,
+    problem="QuadraticUsers: f = ½‖x − z‖², z = μ0 + Rademacher/√d (exact F)",
+    algorithm="algorithms.user_level_sco.accelerated_phased_erm (Algorithms 2+3), rates mode",
+    privacy_rtol=PRIVACY_RTOL,
+    checks=(
+        Check("userlevel:thm3.2_privacy", "one-sided", 0.25,
+              "one-sided (upper bound; the instance is strongly convex, Remark 3.6's ε^{−2} "
+              "applies).  0.25: the minibatch floor c_K1 log(1/δ)/ε admits more phases as ε "
+              "grows (3 → 6 phases on this grid), so the fit is a chord of a piecewise curve, "
+              "and 24 seeds give a bootstrap half-width ≈ 0.2 (8 and 16 gave 0.41 and 0.26: "
+              "inconclusive)",
+              level=(190.0, 10000.0),
+              level_reason="observed/bound = the Õ factor, here growing towards small ε: the "
+                           "strongly convex excess falls as ε^{−2} against the bound's ε^{−1} "
+                           "and the corrected Lemma C.2 factor Δ_1K_1/τ falls from 503 to 282 "
+                           "(UL-E13).  Measured 568–3368 (quick grid); band ×3 beyond each "
+                           "end, so a 2× error in the sensitivity or z (4× in the level) at "
+                           "either end fails"),
+        Check("userlevel:thm2.1_proof", "reject", 0.15,
+              "competitor: the linear-time Algorithm 1's proven ε^{−1/2} (UL-E1); the "
+              "accelerated algorithm's error must fall faster in ε"),
+    ),
+))
+
+ALG3_N = register(Experiment(
+    id="userlevel.alg3.n",
+    paper=PAPER,
+    title="Alg. 3: excess risk vs number of users n",
+    variable="n",
+    quick_grid=(4096, 8192, 16384, 32768),
+    full_grid=(4096, 8192, 16384, 32768, 65536),
+    # ε = 8, m = 16384 (was ε = 4, m = 256; m·n < 1/δ keeps Theorem 3.2's condition): with the corrected Lemma C.2 sensitivity
+    # (UL-E13) the old setting's noise saturates the domain at n ≤ 8192 (σ_1 = 22 and 4.2
+    # against the radius 2 of 𝒳, excess ≈ F(0) − F*), so its slope measured the projection
+    # (−0.56, errata UL-E16), not the rate
+    fixed={**_Q, "epsilon": 8.0, "c_K2": 0.25, "m": 16384, "d": 16, "algorithm": "alg3"},
+    seeds=10,
+    run=_run_alg3_quadratic,
+    metric="excess",
+    bound_values=quadratic_values,
+    vacuous=_risk_vacuous,
+    problem=ALG3_M.problem,
+    algorithm=ALG3_M.algorithm,
+    privacy_rtol=PRIVACY_RTOL,
+    checks=(
+        Check("userlevel:thm3.2_privacy", "one-sided", 0.2,
+              "one-sided (upper bound; the instance is strongly convex).  0.2, not 0.1: the "
+              "phase count grows along the grid (3 → 9 phases as n_i ≥ K_min admits more), so "
+              "the fitted slope is a chord of a piecewise curve, and 10 seeds of χ²_16-like "
+              "noise give a bootstrap half-width ≈ 0.16 at these four points",
+              level=(90.0, 6500.0),
+              level_reason="observed/bound = the Õ factor, growing towards small n: the "
+                           "strongly convex excess falls as n^{−2} against the bound's n^{−1} "
+                           "and Δ_1K_1/τ falls from 1175 to 275 along the grid (UL-E13).  "
+                           "Measured 274–2172 (quick grid); band ×3 beyond each end: a 2× "
+                           "error in the sensitivity or z (4× in the level) at either end "
+                           "fails"),
+        Check("userlevel:thm2.1", "reject", 0.15,
+              "competitor: Algorithm 1's linear-time rate has n-slope −1/2; the accelerated "
+              "algorithm's privacy error must fall faster"),
+    ),
+))
+
+ALG3_D = register(Experiment(
+    id="userlevel.alg3.d",
+    paper=PAPER,
+    title="Alg. 3: excess risk vs dimension d",
+    variable="d",
+    quick_grid=(8, 16, 32, 64, 128),
+    full_grid=(2, 4, 8, 16, 32, 64, 128, 256),
+    # ALG3_M's setting at m = 2^20 (nm < 1/δ): the noise norm √d·σ_1 stays ≤ 0.9 < the radius 2
+    # of 𝒳 up to d = 128 (at m = 32768 it reached 5.4 at d = 256 and the projection flattened
+    # the slope to 0.79).  The nominal crossover n* = d log(1/δ)/ε² reaches n = 4096 only at
+    # d ≈ 11 400 (not affordable), yet the coupled runs show the excess is all privacy (UL-E18):
+    # the grid is on the privacy side in fact and on the statistical side nominally
+    fixed={**_Q, "epsilon": 8.0, "delta": 1e-10, "c_K1": 36.0, "n": 4096, "m": 1048576,
+           "algorithm": "alg3"},
+    seeds=24,
+    run=_run_alg3_quadratic,
+    metric="excess",
+    bound_values=quadratic_values,
+    vacuous=_risk_vacuous,
+    problem=ALG3_M.problem,
+    algorithm=ALG3_M.algorithm,
+    privacy_rtol=PRIVACY_RTOL,
+    checks=(
+        Check("userlevel:rem3.6_privacy", "two-sided", 0.1,
+              "two-sided: the noise ζ ~ N(0, σ²I_d) enters the excess as ½‖ζ‖² = dσ²/2 and σ "
+              "depends on d only through τ ∝ √log(ndm) and λ's √d term (< 3% of λ here), so "
+              "Remark 3.6's d-slope 1 is exact up to those logs (≤ +0.05 over the grid); 0.1 "
+              "covers them and 24-seed noise of a χ²_d-like excess (bootstrap half-width 0.05)",
+              level=(4.0e8, 5.0e9),
+              level_reason="observed/bound = the rates mode's Õ factor squared, d-free: phase "
+                           "1's σ_1 = zΔ_1 with Δ_1 = Sτ/K_1 (S = Δ_1K_1/τ ≈ 330, τ ∝ "
+                           "√log(ndm)/√m, K_1 = n_1 ≈ 0.2n) against the bound's "
+                           "L√log(1/δ)/(εn√m): (zSε√log(ndm)/(0.2√log(1/δ)))² ≈ 10⁹.  "
+                           "Measured 1.30e9–1.58e9 (quick grid); band ×3 beyond each end, so "
+                           "a 2× sensitivity or z error (4× in the level) fails"),
+        Check("userlevel:thm3.2_privacy", "reject", 0.15,
+              "competitor: the convex rate's √d (slope 1/2); on this strongly convex instance "
+              "the squared rate's d must be seen, so 1/2 must be ruled out; 0.15 = 1.5× the "
+              "main tolerance"),
+    ),
+))
+
+# --- logistic regression (the issue's second smooth problem) ---------------------------------
+def _logistic_values(point: dict) -> dict:
+    """Symbol values of LogisticUsers (‖a‖ = 1: L = 1, β = 1/4; R = 4)."""
+    return {"n": point["n"], "m": point["m"], "d": point["d"], "epsilon": point["epsilon"],
+            "delta": point["delta"], "L": 1.0, "R": 4.0, "beta": 0.25}
+
+
+#: Level band of the main (finding) check.  A FINDING cannot be turned into a FAIL by its level
+#: (empirical.checks), so tests/test_userlevel_experiments.py asserts the band separately.
+_LOGISTIC_LEVEL = (100.0, 3200.0)
+_LOGISTIC_LEVEL_REASON = (
+    "observed/bound = the excess over Theorem 3.2's LR√(d log(1/δ))/(εn√m) at L = 1, R = 4, "
+    "d = 4, ε = 8, δ = 1e-10, n = 4096 (2.1e-4 → 7.3e-5 over m = 32 … 256), i.e. the rates "
+    "mode's Õ factor: the corrected Lemma C.2 sensitivity (Δ_1K_1/τ ≈ 330, UL-E13, against the "
+    "paper's log(1/ζ) ≈ 25) times √log(ndm) in τ, with the last phases' noise divided by λ_i "
+    "on a loss of curvature ≈ 0.06.  Measured 377–675 on the quick grid (session 6; it rises "
+    "as m^{0.31}, the slope finding), extended along that trend to the full grid's ends "
+    "(≈ 305 at m = 16, ≈ 1040 at m = 1024; not run) and widened ×3 beyond them: the excess "
+    "is quadratic in the noise near x*, so a 2× error in the sensitivity or z (4× in the level) "
+    "leaves the band at the end it moves towards")
+
+ALG3_LOGISTIC_M = register(Experiment(
+    id="userlevel.alg3.logistic.m",
+    paper=PAPER,
+    title="Alg. 3 on logistic regression: excess risk vs items per user m",
+    variable="m",
+    quick_grid=(32, 64, 128, 256),
+    full_grid=(16, 32, 64, 128, 256, 512, 1024),
+    # ALG3_M's privacy setting (ε = 8, δ = 1e-10, n = 4096: the smallest n at which phases
+    # certify a finite sensitivity, UL-E14); items are stored, so nmd bounds m (64 MB at 512)
+    fixed={**_Q, "epsilon": 8.0, "delta": 1e-10, "c_K1": 36.0, "n": 4096, "d": 4,
+           "algorithm": "alg3", "problem": "logistic"},
+    # 40 seeds: the per-seed excess varies ×3 (sd of its log 0.5–0.9; at 12 seeds the CI
+    # half-width was 0.23, inconclusive)
+    seeds=40,
+    run=_run_alg3_quadratic,
+    metric="excess",
+    bound_values=_logistic_values,
+    problem="LogisticUsers: well-specified logistic loss, a ~ Unif(S^{d−1}), F by disk quadrature",
+    algorithm=ALG3_M.algorithm,
+    privacy_rtol=PRIVACY_RTOL,
+    checks=(
+        Check("userlevel:thm3.2_privacy", "one-sided", 0.15,
+              "one-sided (upper bound, convex loss): the slope may be steeper than −1/2, not "
+              "flatter; 0.15 covers 40 seeds of an excess whose log has sd 0.5–0.9 (bootstrap "
+              "half-width 0.145) and the ceil() of T_i", expect="finding",
+              level=_LOGISTIC_LEVEL, level_reason=_LOGISTIC_LEVEL_REASON,
+              note="UL-E21: the excess falls only as m^{−0.19} here: the last phase's noise "
+                   "σ_4 ∝ τ ∝ m^{−1/2} enters as σ_4/λ_4 and λ_4 = λ2^{4p} with "
+                   "p = 4 + log_n √m falls more "
+                   "slowly than m^{−1/2}; the logistic curvature (≈ 0.06) is far below λ_3, λ_4, "
+                   "so nothing else damps it (on the quadratic μ = 1 does)"),
+        Check("userlevel:trivial_privacy", "one-sided", 0.15,
+              "one-sided: the user-level algorithm's excess must fall at least as fast in m as "
+              "the item-level rate's (slope 0, footnote 3); 0.15 as above (40 seeds: bootstrap "
+              "half-width 0.145)",
+              level=(14.0, 200.0),
+              level_reason="observed/bound = the excess over LR√(d log(1/δ))/(εn) ≈ 1.2e-3: "
+                           "measured 42–67 (a noise norm ≈ 0.3–1 on a loss of curvature "
+                           "≈ 0.06); band ×3 beyond each end, so a 2× noise error (4× in the "
+                           "level) fails"),
+        Check("userlevel:trivial_privacy", "reject", 0.1,
+              "competitor: the item-level m-slope 0 must be ruled out (Algorithm 3 still gains "
+              "from m here, only less than Theorem 3.2 says); 0.1: outside the CI and ≥ 0.1 "
+              "from the observed slope (measured 0.188)"),
+    ),
+))
+
+
+# --- gradient counts -------------------------------------------------------------------------
+_COUNT = {"delta": 1e-6, "epsilon": 1.0, "c_K1": 1.0, "c_T": 4.0, "c_K2": 1.0, "d": 10}
+_COUNT_TOL = ("two-sided: the count Σ_i T_iK_im is deterministic given the schedule (all seeds "
+              "equal, CI width 0), so the tolerance covers only what the theorem's Õ hides: the "
+              "ceil() of T_i, K_i and the phase count ⌊log2 n⌋ (≈ 0.05 over a 16× range), and "
+              "the min/sum form of its bracket; 0.08")
+
+ALG3_GRADS_M = register(Experiment(
+    id="userlevel.alg3.grads.m",
+    paper=PAPER,
+    title="Alg. 3 gradient evaluations vs m (Theorem 3.2's count)",
+    variable="m",
+    quick_grid=(16, 256, 4096, 65536, 1048576),
+    full_grid=(4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304),
+    fixed={**_COUNT, "n": 4096, "algorithm": "alg3"},
+    seeds=2,
+    run=_run_alg3_counts,
+    metric="grad_evals",
+    bound_values=quadratic_values,
+    problem="QuadraticUsers (per-user sufficient statistics; m gradients counted per user)",
+    algorithm="accelerated_phased_erm, rates mode c_K1 = 1, halt=False (counts only)",
+    private=False,
+    checks=(
+        Check("userlevel:thm3.2-gradients", "two-sided", 0.08, _COUNT_TOL,
+              level=(0.05, 2.0),
+              level_reason="Σ T_iK_im against the theorem's expression with its O-constants 1: "
+                           "T_i = ⌈1 + √(β/λ_i)⌉ and K_i = ⌈log(1/δ)/ε + n_iε/√T_i⌉ sum over "
+                           "phases to between 1/20 and 2 times it (phase 1 dominates; the "
+                           "geometric tail adds ≤ 1/(1 − 2^{−q})); a saturated schedule (K_i = "
+                           "n_i) overshoots the upper end"),
+        Check("userlevel:thm2.1-gradients", "reject", 0.05,
+              "competitor: linear time (Algorithm 1), slope 1 in m"),
+        Check("userlevel:alg3_saturated-gradients", "reject", 0.05,
+              "competitor: the saturated schedule (K_i = n_i, literal 500·log constants), "
+              "slope 5/4 in m"),
+    ),
+))
+
+ALG3_GRADS_N = register(Experiment(
+    id="userlevel.alg3.grads.n",
+    paper=PAPER,
+    title="Alg. 3 gradient evaluations vs n (Theorem 3.2's count)",
+    variable="n",
+    quick_grid=(2048, 4096, 8192, 16384, 32768),
+    full_grid=(1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144),
+    fixed={**_COUNT, "m": 64, "d": 2, "algorithm": "alg3"},
+    seeds=2,
+    run=_run_alg3_counts,
+    metric="grad_evals",
+    bound_values=quadratic_values,
+    problem=ALG3_GRADS_M.problem,
+    algorithm=ALG3_GRADS_M.algorithm,
+    private=False,
+    checks=(
+        Check("userlevel:thm3.2-gradients", "two-sided", 0.08, _COUNT_TOL, level=(0.05, 2.0),
+              level_reason=ALG3_GRADS_M.checks[0].level_reason, expect="finding",
+              note="UL-E12: below n ≈ 10^5 the schedule's count grows like n^{1.01} (m = 64), "
+                   "not like the expression's local n^{1.10}; the schedule alone reaches 1.09 "
+                   "only at n ≈ 2·10^6"),
+        Check("userlevel:alg3_saturated-gradients", "reject", 0.05,
+              "competitor: the saturated schedule's slope 5/4 in n"),
+        Check("userlevel:al24-gradients", "reject", 0.05,
+              "prior work [AL24]: β(nm)^{3/2}, slope 3/2"),
+    ),
+))
+
+
+_NS = {**_COUNT, "c_K1": 0.05, "nonsmooth": 1, "algorithm": "alg3"}
+_NS_TOL = ("two-sided: Σ_i T_iK_im with Theorem D.3's T_i = 1 + c_T n_i^{3/4}m^{1/2}ε^{1/2} and "
+           "K_i = ⌈n_iε/√T_i + c_K1 log(1/δ)/ε⌉ (c_K1 = 0.05 makes the log term < 1 user) is "
+           "deterministic; 0.08 covers the ceil() and the phase tail (≈ 0.05 here)")
+_NS_LEVEL = ("count/expression: deterministic (no seed dependence), the rates-mode constants "
+             "(c_T = 4, the ceil() of T_i and K_i) and the geometric sum over phases; a "
+             "schedule with 2× too many or too few gradients at either end of the grid leaves "
+             "the band; ")
+
+NS_GRADS_N = register(Experiment(
+    id="userlevel.ns.grads.n",
+    paper=PAPER,
+    title="Smoothed Alg. 3 (Theorem D.3 schedule) gradient evaluations vs n",
+    variable="n",
+    quick_grid=(256, 1024, 4096, 16384),
+    full_grid=(256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
+    fixed={**_NS, "m": 4},
+    seeds=2,
+    run=_run_alg3_counts,
+    metric="grad_evals",
+    bound_values=quadratic_values,
+    problem=ALG3_GRADS_M.problem,
+    algorithm="accelerated_phased_erm with Theorem D.3's T_i, K_i (nonsmooth_T), halt=False",
+    private=False,
+    checks=(
+        Check("userlevel:thm4.1-gradients", "two-sided", 0.08, _NS_TOL,
+              level=(0.35, 1.4), level_reason=_NS_LEVEL + "measured 0.61–0.76"),
+        Check("userlevel:thm4.1-gradients_derived", "two-sided", 0.08, _NS_TOL,
+              level=(0.35, 1.4), level_reason=_NS_LEVEL + "measured 0.61–0.73"),
+        Check("userlevel:thm3.2-gradients", "reject", 0.05,
+              "competitor: the smooth count (slope ≈ 9/8 in n), not the non-smooth 11/8"),
+    ),
+))
+
+NS_GRADS_EPS = register(Experiment(
+    id="userlevel.ns.grads.eps",
+    paper=PAPER,
+    title="Smoothed Alg. 3 gradient evaluations vs ε: Theorem 4.1's printed ε^{1/4} vs D.3's ε^{5/4}",
+    variable="epsilon",
+    # ε = 4 only on the full grid (40% of this sweep's cost): the count is deterministic (CI
+    # width 0) and over 0.5–2 the slope is +1.142 (4 included: +1.171), 0.05 from the derived
+    # band (tolerance 0.08) and 0.9 from the printed ε^{1/4}: UL-E3 is decided either way
+    quick_grid=(0.5, 1.0, 2.0),
+    full_grid=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
+    fixed={**{k: v for k, v in _NS.items() if k != "epsilon"}, "n": 4096, "m": 4},
+    seeds=2,
+    run=_run_alg3_counts,
+    metric="grad_evals",
+    bound_values=quadratic_values,
+    problem=ALG3_GRADS_M.problem,
+    algorithm=NS_GRADS_N.algorithm,
+    private=False,
+    description="Decides UL-E3: the printed count mn(1 + n^{3/8}m^{1/4}ε^{1/4}) against the "
+                "Σ T_iK_im that D.3's own T_i ∝ ε^{1/2}, K_i ∝ nε/√T_i give (ε^{5/4}).",
+    checks=(
+        Check("userlevel:thm4.1-gradients_derived", "two-sided", 0.08, _NS_TOL,
+              level=(0.35, 1.25), level_reason=_NS_LEVEL + "measured 0.61–0.66 (0.5–4)"),
+        Check("userlevel:thm4.1-gradients", "reject", 0.1,
+              "the printed ε^{1/4} (local slope ≈ 0.2 here, the mn term included) must be "
+              "ruled out if D.3's schedule is what Theorem 4.1 counts"),
+    ),
+))
+
+
+# --- m-overlay figure: user-level vs item-level on one problem and schedule --------------------
+def _plot_m_overlay(analyses: list, root):
+    from pathlib import Path
+
+    from empirical.figures import save_figure      # imported first: it selects the Agg backend
+
+    import matplotlib.pyplot as plt  # noqa: E402
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.6), dpi=110)
+    styles = {"userlevel.alg3.m": ("tab:blue", "Algorithm 3 (user-level, outlier removal)"),
+              "userlevel.baseline.m": ("tab:red", "item-level baseline (a user = one item)")}
+    for a in analyses:
+        if a.fit is None:
+            continue
+        col, lab = styles[a.experiment.id]
+        for v, metric in a.per_point.items():
+            ax.scatter(np.full(metric.size, v), metric, s=8, alpha=0.3, color=col, linewidths=0)
+        f = a.fit
+        ax.plot(f.x, f.y, "o-", color=col,
+                label=f"{lab}: slope {f.slope:+.2f} [{f.ci_low:+.2f}, {f.ci_high:+.2f}]")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("items per user m")
+    ax.set_ylabel("excess risk F(x) − F*")
+    ax.set_title("Same users, same ε = 1, same accountant: only the user-level algorithm\n"
+                 "turns more items per user into less error (UL-E11)", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.25)
+    fig.tight_layout()
+    return save_figure(fig, Path(root) / "userlevel" / "userlevel.summary.m.png")
+
+
+from empirical.experiment import Summary, register_summary  # noqa: E402
+
+M_OVERLAY = register_summary(Summary(
+    id="userlevel.summary.m", paper=PAPER,
+    experiments=("userlevel.alg3.m", "userlevel.baseline.m"), plot=_plot_m_overlay))
