@@ -44,6 +44,27 @@ class LibraryStep:
                                  noise=self.noise.next(), kernel=self.kernel)
 
 
+class Float32Step:
+    """The library's step (numpy path) with every array in float32, for the float32-on-both-sides
+    row: Opacus' default dtype is float32, so this is what a researcher's Opacus run computes in.
+    Noise drawn as float32 normals in blocks (NormalBlocks draws float64)."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
+        self.X, self.y = X.astype(np.float32), y.astype(np.float32)
+        self.limits = least_squares_clip_limits(X, CLIP).astype(np.float32)
+        self.rng, self.block, self.pos = rng, max(1, (1 << 16) // X.shape[1]), 0
+        self.buf = np.empty((0, X.shape[1]), dtype=np.float32)
+
+    def __call__(self, w: np.ndarray) -> np.ndarray:
+        if self.pos == len(self.buf):
+            self.buf = self.rng.standard_normal((self.block, self.X.shape[1]), dtype=np.float32)
+            self.buf *= np.float32(NOISE * CLIP)
+            self.pos = 0
+        self.pos += 1
+        return linear_dpsgd_step(w, self.X, self.y, lr=ETA, limits=self.limits,
+                                 noise=self.buf[self.pos - 1], kernel="numpy")
+
+
 def loop_step(X: np.ndarray, y: np.ndarray, w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     g = np.zeros_like(w)
     for i in range(X.shape[0]):                       # what a per-sample implementation does
@@ -61,22 +82,23 @@ def _data(B: int, d: int):
     return X, X @ w + 0.1 * rng.standard_normal(B), np.zeros(d), rng
 
 
-def _opacus_model(torch, B: int, d: int, noise: float = NOISE):
-    """nn.Linear under GradSampleModule + DPOptimizer, float64, Opacus' default mean reduction:
-    the update is w − lr·(Σ_i clip_C(g_i) + noise)/B, as ours."""
+def _opacus_model(torch, B: int, d: int, noise: float = NOISE, dtype: str = "float64"):
+    """nn.Linear under GradSampleModule + DPOptimizer, float64 (or ``dtype``), Opacus' default
+    mean reduction: the update is w − lr·(Σ_i clip_C(g_i) + noise)/B, as ours."""
     from opacus import GradSampleModule
     from opacus.optimizers import DPOptimizer
 
-    model = GradSampleModule(torch.nn.Linear(d, 1, bias=False).double(), loss_reduction="mean")
+    layer = torch.nn.Linear(d, 1, bias=False).to(getattr(torch, dtype))
+    model = GradSampleModule(layer, loss_reduction="mean")
     opt = DPOptimizer(torch.optim.SGD(model.parameters(), lr=ETA), noise_multiplier=noise,
                       max_grad_norm=CLIP, expected_batch_size=B, loss_reduction="mean")
     return model, opt
 
 
-def _opacus_step(torch, B: int, d: int):
+def _opacus_step(torch, B: int, d: int, dtype: str = "float64"):
     X, y, _, _ = _data(B, d)
-    Xt, yt = torch.tensor(X, dtype=torch.float64), torch.tensor(y, dtype=torch.float64)
-    model, opt = _opacus_model(torch, B, d)
+    Xt, yt = torch.tensor(X, dtype=getattr(torch, dtype)), torch.tensor(y, dtype=getattr(torch, dtype))
+    model, opt = _opacus_model(torch, B, d, dtype=dtype)
 
     def step():
         opt.zero_grad()
@@ -176,6 +198,41 @@ def test_ratio_vs_opacus(torch_and_opacus, benchmark, B, d, target, kernel):
     ratio = _ratio(benchmark, {"ours": lambda: step(w), "theirs": _opacus_step(torch, B, d)},
                    f"linear step ({kernel}) vs Opacus B={B} d={d}")
     assert ratio >= target, f"library step only {ratio:.1f}x Opacus at B={B}, d={d}"
+
+
+_D1000_F32 = ("float32 on both sides, numpy path (two sgemv over 1 MB + float32 noise ≈ 45-50 µs) "
+              "against Opacus float32 (≈ 1 ms): 19.8x measured at load 9, not clearly 20x")
+
+
+@pytest.mark.parametrize("B, d, target", [
+    (256, 100, 20.0), pytest.param(256, 1000, 20.0, marks=pytest.mark.xfail(strict=False, reason=_D1000_F32))])
+def test_ratio_vs_opacus_float32(torch_and_opacus, benchmark, B, d, target):
+    """An additional row, not issue 14's target: both sides in float32 (Opacus' default dtype;
+    dprates computes in float64).  Same one-sided 20× check.  The update is Opacus' to float32
+    rounding (checked below at 1e-4 relative)."""
+    torch, _ = torch_and_opacus
+    X, y, w, rng = _data(B, d)
+    step, w32 = Float32Step(X, y, rng), w.astype(np.float32)
+    assert step(w32).dtype == np.float32
+    ratio = _ratio(benchmark, {"ours": lambda: step(w32), "theirs": _opacus_step(torch, B, d, "float32")},
+                   f"linear step float32 (numpy) vs Opacus float32 B={B} d={d}")
+    assert ratio >= target, f"float32 step only {ratio:.1f}x Opacus float32 at B={B}, d={d}"
+
+
+def test_float32_step_matches_opacus_float32_without_noise(torch_and_opacus):
+    torch, _ = torch_and_opacus
+    X, y, w, _ = _data(256, 100)
+    model, opt = _opacus_model(torch, 256, 100, noise=0.0, dtype="float32")
+    torch.nn.init.zeros_(model._module.weight)
+    opt.zero_grad()
+    Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(y, dtype=torch.float32)
+    (0.5 * ((model(Xt).squeeze(1) - yt) ** 2).mean()).backward()
+    opt.step()
+    ours = linear_dpsgd_step(w.astype(np.float32), X.astype(np.float32), y.astype(np.float32),
+                             lr=ETA, limits=least_squares_clip_limits(X, CLIP).astype(np.float32),
+                             noise=np.zeros(100, np.float32), kernel="numpy")
+    assert ours.dtype == np.float32
+    np.testing.assert_allclose(model._module.weight.detach().numpy()[0], ours, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize("B, d", [(256, 100), (256, 1000)])
