@@ -60,11 +60,11 @@ def test_sosp_patches_apply_and_restore():
 def test_sosp_patches_reach_the_calls_the_algorithms_make():
     """The algorithms call the patched functions from other modules (algorithms/sosp_spider.py,
     sosp_plan.py and sosp_selection.py import them by name from sosp_privacy.py): run them under
-    the mutant and see the bug.  The measure is the injected noise's std over the theorem's σ
-    (1 when honest; 20 rows resolve it to ±0.15, so [0.7, 1.3] has no false alarm); under the
-    mutant it must fall below 0.5 (removed noise 0, the O₂ step squared ≈ 0.09 (steps ≈ 0.1),
-    σ/√m at m = 16 gives 1/4, the operator-norm Hessian sensitivity 1/√d = 1/4).  Γ/3 shows in
-    the plan."""
+    the mutant and see the bug.  The measure is the injected noise's rms over the theorem's σ:
+    ≈ 1 when honest (tests/test_sosp_audit.py checks that, with more rows); here, with ≥ 36
+    draws (relative s.e. ≤ 0.12), it must fall below 0.5 under the mutant (≥ 4 s.e. below 1):
+    removed noise gives 0, the O₂ step squared ≈ 0.09 (steps ≈ 0.1), σ/√m at m = 16 gives 1/4,
+    the operator-norm Hessian sensitivity 1/√d = 1/4.  Γ/3 shows in the plan."""
     def spider(kind, m=1):
         return lambda: sa.measure_spider_noise(rows=20, seed=1, m=m)[kind]["ratio"]
     cases = [("sosp.spider.noise_removed", spider("o1")),
@@ -73,7 +73,6 @@ def test_sosp_patches_reach_the_calls_the_algorithms_make():
              ("sosp.selection.hessian_operator_sensitivity",
               lambda: sa.measure_selection_noise(rows=2)["diag"]["ratio"])]
     for name, measure in cases:
-        assert 0.7 <= measure() <= 1.3, name
         with mutants.applied(mutants.get_mutant(name)):
             assert measure() < 0.5, name
     gamma = sa.audit_plan().Gamma
