@@ -49,6 +49,31 @@ def _gamma_star(escaped: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return np.where(idx < grid.size, grid[np.minimum(idx, grid.size - 1)], np.nan)
 
 
+class _SaddlePerRow(CosineSaddle):
+    """CosineSaddle(γ_r) for oracle row r: the records (and so every sensitivity) are the
+    family's, the landscape's curvature is the row's own (``gammas[r]``), so a γ grid runs as the
+    rows of one batch."""
+
+    def __init__(self, d: int, gammas: np.ndarray, **kw):
+        super().__init__(d, gamma=float(np.max(gammas)), **kw)
+        self.gammas = np.asarray(gammas, dtype=float)
+
+    def row_gradient(self, X: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        if rows is None:
+            raise ValueError("rows must be the oracle's row indices (each row has its own γ)")
+        g = self.gradient(X)
+        g[:, :self.k] = -self.gammas[rows][:, None] * np.sin(X[:, :self.k])
+        return g
+
+    # The one-row methods of ClientData cannot know which row's γ to use: refused (not a stub;
+    # AdaDPSpider calls the batched methods with the row indices).
+    def batch_gradient(self, gen, x, b):
+        raise TypeError("_SaddlePerRow has a γ per oracle row: call batch_gradients(..., rows)")
+
+    def batch_difference(self, gen, x, x_prev, b):
+        raise TypeError("_SaddlePerRow has a γ per oracle row: call batch_differences(..., rows)")
+
+
 def run_escape_threshold(point: dict, rngs: list) -> dict:
     """γ* per seed: the smallest curvature γ on a fixed absolute grid from which Gauss-PSGD's
     first escape procedure (started at the exact saddle x̃ = 0, λ_min = −γ) escapes, at that γ
@@ -62,35 +87,27 @@ def run_escape_threshold(point: dict, rngs: list) -> dict:
     G = grid.size
     R = len(rngs)
     gens = [copy.deepcopy(g) for g in rngs for _ in range(G)]
-    gam = np.tile(grid, R)
-
-    rows_gamma = gam          # γ of each (seed, grid) row, looked up by the oracle
+    # row = (seed, γ) seed-major; the landscape's curvature is the row's γ (records unused)
+    prob = _SaddlePerRow(d, np.tile(grid, R), s1=0.0, s2=1e-12)
     chi = alpha / 4.0
     eta = math.sqrt(_ESC_RHO * alpha) / _ESC_M**2
     radius = math.sqrt(alpha / _ESC_RHO)
     Gamma = practical_gamma(alpha, _ESC_RHO, _ESC_M, r)
     Q = int(point["Q"])
-
-    def grad(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        # ∇F of CosineSaddle(γ_row, b = 1), each row with its own γ
-        g = np.empty_like(X)
-        g[:, 0] = -rows_gamma[rows] * np.sin(X[:, 0])
-        v = X[:, 1:]
-        g[:, 1:] = v / np.sqrt(1.0 + np.sum(v * v, axis=1, keepdims=True))
-        return g
-
-    oracle = GaussianOracle(grad, d, sigma=0.0, r=r, rng=gens, rowwise=True)
+    oracle = GaussianOracle(prob.row_gradient, d, sigma=0.0, r=r, rng=gens, rowwise=True)
     res = gauss_psgd(oracle, np.zeros(d), chi=chi, eta=eta, radius=radius, Gamma=Gamma, Q=Q,
                      max_steps=(Q + 1) * Gamma + 1, rows=R * G, stop_on_first_procedure=True)
     esc = res.first_procedure_escaped.reshape(R, G)
     gstar = _gamma_star(esc, grid)
     full = lambda v: np.full(R, float(v))  # noqa: E731
+    curvature = math.sqrt(_ESC_RHO * alpha)
     return {"used_Gamma": full(res.info["Gamma"]),
             "theory_Gamma": full(theory_gamma(alpha, _ESC_RHO, _ESC_M, r)),
-            "gamma_star": gstar, "alpha": full(alpha), "curvature_threshold": full(math.sqrt(_ESC_RHO * alpha)),
+            "gamma_star": gstar, "alpha": full(alpha), "curvature_threshold": full(curvature),
             "Gamma": full(Gamma), "Q": full(Q), "eta": full(eta), "radius": full(radius),
             "r": full(r), "c_alpha": full(point["c_alpha"]),
-            "escaped_at_threshold": esc[:, np.searchsorted(grid, math.sqrt(_ESC_RHO * alpha)):].all(axis=1).astype(float)}
+            "escaped_at_threshold":
+                esc[:, np.searchsorted(grid, curvature):].all(axis=1).astype(float)}
 
 
 def _escape_threshold_values(point: dict) -> dict:
@@ -127,31 +144,6 @@ register_experiment(Experiment(
     problem="CosineSaddle(k=1, γ swept on a fixed grid, b=1), d=10, x̃ = exact saddle",
     algorithm="algorithms.sosp_nonconvex.gauss_psgd (Algorithm 1), GaussianOracle (σ=0, r=ψ/√d)",
     private=False))
-
-
-class _SaddlePerRow(CosineSaddle):
-    """CosineSaddle(γ_r) for oracle row r: the records (and so every sensitivity) are the
-    family's, the landscape's curvature is the row's own (``gammas[r]``), so a γ grid runs as the
-    rows of one batch."""
-
-    def __init__(self, d: int, gammas: np.ndarray, **kw):
-        super().__init__(d, gamma=float(np.max(gammas)), **kw)
-        self.gammas = np.asarray(gammas, dtype=float)
-
-    def row_gradient(self, X: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
-        if rows is None:
-            raise ValueError("rows must be the oracle's row indices (each row has its own γ)")
-        g = self.gradient(X)
-        g[:, :self.k] = -self.gammas[rows][:, None] * np.sin(X[:, :self.k])
-        return g
-
-    # The one-row methods of ClientData cannot know which row's γ to use: refused (not a stub;
-    # AdaDPSpider calls the batched methods with the row indices).
-    def batch_gradient(self, gen, x, b):
-        raise TypeError("_SaddlePerRow has a γ per oracle row: call batch_gradients(..., rows)")
-
-    def batch_difference(self, gen, x, x_prev, b):
-        raise TypeError("_SaddlePerRow has a γ per oracle row: call batch_differences(..., rows)")
 
 
 def run_escape_spider(point: dict, rngs: list) -> dict:
