@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 __all__ = ["PRIVACY_UNITS", "PAPER_MODULES", "Check", "Experiment", "Summary", "register",
-           "register_summary", "summaries", "get", "ids", "experiments", "validate_experiment"]
+           "register_summary", "summaries", "get", "ids", "experiments", "validate_experiment",
+           "is_validated", "mark_validated"]
 
 _KINDS = ("two-sided", "one-sided", "reject")
 #: Units a private experiment may state its privacy in: ρ-zCDP, or ε at the run's δ.
@@ -266,6 +267,24 @@ def experiments(paper: str | None = None) -> list[Experiment]:
 _VALIDATED: dict[tuple[int, bool], Experiment] = {}
 
 
+def is_validated(exp: Experiment, *, full: bool = False) -> bool:
+    """Whether this process already validated ``exp`` (this very object) for this grid: then
+    :func:`validate_experiment` returns at once, and a scheduler need not queue a validation
+    (some build the problem at the grid's largest point, e.g. 30 s for kl.regr.n.k4_3)."""
+    return _VALIDATED.get((id(exp), full)) is exp
+
+
+def mark_validated(exp: Experiment, *, full: bool = False) -> bool:
+    """Record that ``exp`` passed :func:`validate_experiment` elsewhere (a worker process running
+    this process's code), so that a later validation here is skipped.  Only the registered
+    object counts: the worker validated ``get(exp.id)``, not a copy the caller may have changed.
+    Returns whether it was recorded."""
+    if _REGISTRY.get(exp.id) is not exp:
+        return False
+    _VALIDATED[(id(exp), full)] = exp
+    return True
+
+
 def validate_experiment(exp: Experiment, *, full: bool = False) -> None:
     """Check ``exp`` against its bounds before any point is computed; ValueError naming the
     experiment, the check and what is wrong.
@@ -284,7 +303,7 @@ def validate_experiment(exp: Experiment, *, full: bool = False) -> None:
     import bounds
     from bounds.core import OutsideConditionsWarning
 
-    if _VALIDATED.get((id(exp), full)) is exp:
+    if is_validated(exp, full=full):
         return
     grid = exp.grid(full)
     grid = (grid[0], grid[-1])

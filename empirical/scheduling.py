@@ -212,20 +212,6 @@ def _remote_analysis(exp_id: str, module: str, rows: list[dict]) -> dict:
         return None
 
 
-def _validated_here(exp: Experiment, full: bool) -> bool:
-    """Whether this process already validated ``exp`` (then no validation task is queued: some
-    validations build the problem at the grid's largest point, e.g. 30 s for kl.regr.n.k4_3)."""
-    return registry._VALIDATED.get((id(exp), full)) is exp
-
-
-def _mark_validated(exp: Experiment, full: bool) -> None:
-    """Record a worker's successful validation in this process's cache, so that a later
-    ``runner.sweep`` of ``exp`` here does not validate it again.  Only for the registered
-    object: the worker validated ``get(exp.id)``, not a copy the caller may have changed."""
-    if registry._REGISTRY.get(exp.id) is exp:
-        registry._VALIDATED[(id(exp), full)] = exp
-
-
 def _remote_validate(exp_id: str, module: str, full: bool) -> str:
     """"" if the experiment's declaration matches its bounds, else why not (one line)."""
     if module:
@@ -307,7 +293,7 @@ class _Run:
                 c = costs.get((st.exp.id, v), _DEFAULT_COST)
                 # Longest first; ties by experiment and grid order so that runs are repeatable.
                 st.points.append(_Task((1, -c, st.exp.id, v), "point", st.exp.id, v, c))
-            if self.validate and not _validated_here(st.exp, full):
+            if self.validate and not registry.is_validated(st.exp, full=full):
                 # Validation (bounds evaluated at the grid's ends; some build big problems) runs
                 # on the workers too, before everything else, the costliest experiments first,
                 # and gates only its own experiment's points.
@@ -449,7 +435,7 @@ class _Run:
                 self.progress.advance(len(st.points), sum(t.cost for t in st.points))
             return
         if self.same_code_validates:
-            _mark_validated(st.exp, self.full)
+            registry.mark_validated(st.exp, full=self.full)
         self._validated(st)
         if st.left == 0:
             self._complete(st)

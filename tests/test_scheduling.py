@@ -160,7 +160,7 @@ def test_a_worker_validation_is_not_redone_in_this_process(tmp_path, monkeypatch
 
     monkeypatch.delitem(registry._VALIDATED, (id(_toy.TOY), False), raising=False)
     sweep_all([_toy.TOY], results=tmp_path / "a", workers=2)
-    assert scheduling._validated_here(_toy.TOY, False)
+    assert registry.is_validated(_toy.TOY)
 
     def must_not_run(*a, **k):
         raise AssertionError("validated twice")
@@ -173,7 +173,9 @@ def test_a_worker_validation_is_not_redone_in_this_process(tmp_path, monkeypatch
     import dataclasses
 
     copy = dataclasses.replace(_toy.TOY)
-    assert not scheduling._validated_here(copy, False)
+    assert not registry.is_validated(copy)
+    assert not registry.mark_validated(copy) and not registry.is_validated(copy)
+    assert not registry.is_validated(_toy.TOY, full=True)     # per grid
 
 
 def test_default_workers_is_the_usable_cores():
