@@ -244,11 +244,11 @@ def linear_dpsgd_step(w: np.ndarray, X: np.ndarray, y: np.ndarray, *, lr: float,
     ``kernel``: ``"numpy"`` — two float64 matrix-vector products over X (``np.dot``, BLAS gemv)
     and O(B + d) elementwise work; at B = 256, d = 1000 the products are ≈ 90% of the step.
     ``"fused"`` — one pass over X per group of rows, compiled with numba (extra ``fast``;
-    :mod:`algorithms._fused`), ≈ 1.3× faster at d = 1000 and ≈ 2× at d = 100
-    (docs/performance.md).  ``"auto"`` (default) — fused for float64 X when numba is installed,
-    else numpy.  The two agree to rounding (sums in a different order, ≈ 1e-15 relative, tested),
-    not bitwise: pass ``kernel="numpy"`` where results must not depend on whether numba is
-    installed."""
+    :mod:`algorithms._fused`), ≈ 1.3× faster at B = 256, d = 100 and 1000, noise draw
+    included (docs/performance.md).  ``"auto"`` (default) — fused for float64 X when numba is
+    installed, else numpy.  The two agree to rounding (sums in a different order, ≈ 1e-15
+    relative, tested to 1e-12), not bitwise: pass ``kernel="numpy"`` where results must not
+    depend on whether numba is installed."""
     if not (type(lr) is float and 0.0 < lr < math.inf):    # the common case skips the validator
         lr = check_positive("lr", lr)
     _check_batch(w, X, y, limits, noise)
