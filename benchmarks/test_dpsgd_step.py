@@ -8,7 +8,10 @@ a linear model.
 The kernel benchmarked is the library's, not a copy: a per-example least-squares gradient is the
 rank-one x_i r_i, so its norm is |r_i|·‖x_i‖, the clipped residual is sign(r_i)·min(|r_i|, C/‖x_i‖)
 with C/‖x_i‖ computed once per data set, and the clipped sum is Xᵀc — two matrix-vector products
-per step, no B×d per-example tensor.  Both sides run float64 on one thread.
+per step, no B×d per-example tensor.  Both sides run float64 on one thread.  Every check runs
+for both of the step's kernels: ``numpy`` (two BLAS gemv) and ``fused`` (one pass per group of
+rows, numba, extra ``fast``; skipped without numba).  One additional row runs both sides in
+float32 (Opacus' default dtype), beside, not instead of, the float64 target.
 """
 import numpy as np
 import pytest
