@@ -154,99 +154,133 @@ def gauss_psgd(oracle: Oracle, x0: np.ndarray, *, chi: float, eta: float, radius
     max_steps = check_int("max_steps", max_steps)
     x0 = check_finite_array("x0", x0, ndim=(1, 2))
     if x0.ndim == 1:
-        R = check_int("rows", rows if rows is not None else 1)
-        X = np.tile(x0, (R, 1))
+        X = np.tile(x0, (check_int("rows", rows if rows is not None else 1), 1))
     else:
         X = x0.copy()
-        R = X.shape[0]
-    d = X.shape[1]
-    out = X.copy()
-    alive = np.ones(R, dtype=bool)
-    certified = np.zeros(R, dtype=bool)
-    capped = np.zeros(R, dtype=bool)
-    no_data = np.zeros(R, dtype=bool)
-    in_esc = np.zeros(R, dtype=bool)
-    restart = np.zeros(R, dtype=bool)
-    x_tilde = X.copy()
-    q = np.zeros(R, dtype=np.int64)
-    tau = np.zeros(R, dtype=np.int64)
-    steps = np.zeros(R, dtype=np.int64)
-    escapes = np.zeros(R, dtype=np.int64)
-    procedures = np.zeros(R, dtype=np.int64)
-    first_escape = np.full(R, -1, dtype=np.int64)
-    first_done = np.zeros(R, dtype=bool)
-    first_escaped = np.zeros(R, dtype=bool)
+    st = _RowState.start(X)
     thr = 3.0 * chi
-
-    while alive.any():
-        hit = alive & (steps >= max_steps)
-        if hit.any():
-            capped[hit] = True
-            out[hit] = X[hit]
-            alive &= ~hit
-        rows_ = np.flatnonzero(alive)
-        if rows_.size == 0:
+    while st.alive.any():
+        served = _query(st, oracle, max_steps)
+        if served is None:
             break
-        g, ok = oracle.query(rows_, X[rows_], restart[rows_])
-        restart[rows_] = False
-        if not ok.all():
-            bad = rows_[~ok]
-            no_data[bad] = True
-            out[bad] = X[bad]
-            alive[bad] = False
-            g, rows_ = g[ok], rows_[ok]
-        steps[rows_] += 1
-        esc = in_esc[rows_]
-        # --- normal mode -----------------------------------------------------------------
-        nm = ~esc
-        if nm.any():
-            rn, gn = rows_[nm], g[nm]
-            small = np.einsum("ij,ij->i", gn, gn) <= thr * thr
-            start = rn[small]
-            if start.size:
-                # escape procedure at x̃ = x_{t−1}; the estimate is discarded; round 1 starts
-                in_esc[start] = True
-                x_tilde[start] = X[start]
-                q[start] = 1
-                tau[start] = 0
-                restart[start] = True
-                procedures[start] += 1
-            mv = rn[~small]
-            X[mv] -= eta * gn[~small]
-        # --- escape procedure ------------------------------------------------------------
+        rows_, g = served
+        esc = st.in_esc[rows_]          # the mode each row was in when it queried
+        if (~esc).any():
+            _normal_step(st, rows_[~esc], g[~esc], thr, eta)
         if esc.any():
-            re, ge = rows_[esc], g[esc]
-            X[re] -= eta * ge
-            tau[re] += 1
-            diff = X[re] - x_tilde[re]
-            far = np.einsum("ij,ij->i", diff, diff) >= radius * radius
-            gone = re[far]
-            if gone.size:
-                in_esc[gone] = False
-                escapes[gone] += 1
-                first = gone[~first_done[gone]]
-                first_escape[first] = steps[first]
-                first_escaped[first] = True
-                first_done[first] = True
-                if stop_on_first_procedure:
-                    out[gone] = X[gone]
-                    alive[gone] = False
-            stay = re[~far]
-            over = stay[tau[stay] >= Gamma]
-            if over.size:
-                q[over] += 1
-                fail = over[q[over] > Q]
-                if fail.size:
-                    certified[fail] = True
-                    out[fail] = x_tilde[fail]
-                    alive[fail] = False
-                    first_done[fail] = True
-                again = over[q[over] <= Q]
-                X[again] = x_tilde[again]
-                tau[again] = 0
-                restart[again] = True
-    return PSGDResult(x=out, certified=certified, capped=capped, out_of_data=no_data, steps=steps,
-                      escapes=escapes, procedures=procedures, first_escape_step=first_escape,
-                      first_procedure_escaped=first_escaped,
+            _escape_step(st, rows_[esc], g[esc], eta, radius, Gamma, Q, stop_on_first_procedure)
+    return PSGDResult(x=st.out, certified=st.certified, capped=st.capped,
+                      out_of_data=st.no_data, steps=st.steps, escapes=st.escapes,
+                      procedures=st.procedures, first_escape_step=st.first_escape,
+                      first_procedure_escaped=st.first_escaped,
                       info={"chi": chi, "eta": eta, "radius": radius, "Gamma": Gamma, "Q": Q,
-                            "max_steps": max_steps, "d": d})
+                            "max_steps": max_steps, "d": X.shape[1]})
+
+
+@dataclass
+class _RowState:
+    """Algorithm 1's per-row state (arrays over R seed rows): position X, output, x̃, the
+    mode flags, the round counter q and step-in-round τ, and the counters of :class:`PSGDResult`."""
+
+    X: np.ndarray
+    out: np.ndarray
+    x_tilde: np.ndarray
+    alive: np.ndarray
+    certified: np.ndarray
+    capped: np.ndarray
+    no_data: np.ndarray
+    in_esc: np.ndarray
+    restart: np.ndarray
+    q: np.ndarray
+    tau: np.ndarray
+    steps: np.ndarray
+    escapes: np.ndarray
+    procedures: np.ndarray
+    first_escape: np.ndarray
+    first_done: np.ndarray
+    first_escaped: np.ndarray
+
+    @classmethod
+    def start(cls, X: np.ndarray) -> "_RowState":
+        R = X.shape[0]
+        flags = {k: np.zeros(R, dtype=bool) for k in ("certified", "capped", "no_data", "in_esc",
+                                                       "restart", "first_done", "first_escaped")}
+        counts = {k: np.zeros(R, dtype=np.int64) for k in ("q", "tau", "steps", "escapes",
+                                                            "procedures")}
+        return cls(X=X, out=X.copy(), x_tilde=X.copy(), alive=np.ones(R, dtype=bool),
+                   first_escape=np.full(R, -1, dtype=np.int64), **flags, **counts)
+
+
+def _query(st: _RowState, oracle: Oracle, max_steps: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Stop rows at the step cap, query the oracle for the others at x_{t−1} and stop those it
+    cannot serve; returns the served rows and their estimates (None when no row is left)."""
+    hit = st.alive & (st.steps >= max_steps)
+    if hit.any():
+        st.capped[hit] = True
+        st.out[hit] = st.X[hit]
+        st.alive &= ~hit
+    rows_ = np.flatnonzero(st.alive)
+    if rows_.size == 0:
+        return None
+    g, ok = oracle.query(rows_, st.X[rows_], st.restart[rows_])
+    st.restart[rows_] = False
+    if not ok.all():
+        bad = rows_[~ok]
+        st.no_data[bad] = True
+        st.out[bad] = st.X[bad]
+        st.alive[bad] = False
+        g, rows_ = g[ok], rows_[ok]
+    st.steps[rows_] += 1
+    return rows_, g
+
+
+def _normal_step(st: _RowState, rn: np.ndarray, gn: np.ndarray, thr: float, eta: float) -> None:
+    """Normal mode: ‖ĝ‖ ≤ 3χ starts the escape procedure at x̃ = x_{t−1} (ĝ discarded, round 1
+    starts with a restart), else x_t = x_{t−1} − ηĝ."""
+    small = np.einsum("ij,ij->i", gn, gn) <= thr * thr
+    start = rn[small]
+    if start.size:
+        st.in_esc[start] = True
+        st.x_tilde[start] = st.X[start]
+        st.q[start] = 1
+        st.tau[start] = 0
+        st.restart[start] = True
+        st.procedures[start] += 1
+    mv = rn[~small]
+    st.X[mv] -= eta * gn[~small]
+
+
+def _escape_step(st: _RowState, re: np.ndarray, ge: np.ndarray, eta: float, radius: float,
+                 Gamma: int, Q: int, stop_on_first_procedure: bool) -> None:
+    """Escape procedure: x_t = x_{t−1} − ηĝ; ‖x_t − x̃‖ ≥ R ends the procedure (escape);
+    after Γ steps within R the round fails: the next round restarts from x̃, and after Q failed
+    rounds the row returns x̃ (the certificate)."""
+    st.X[re] -= eta * ge
+    st.tau[re] += 1
+    diff = st.X[re] - st.x_tilde[re]
+    far = np.einsum("ij,ij->i", diff, diff) >= radius * radius
+    gone = re[far]
+    if gone.size:
+        st.in_esc[gone] = False
+        st.escapes[gone] += 1
+        first = gone[~st.first_done[gone]]
+        st.first_escape[first] = st.steps[first]
+        st.first_escaped[first] = True
+        st.first_done[first] = True
+        if stop_on_first_procedure:
+            st.out[gone] = st.X[gone]
+            st.alive[gone] = False
+    stay = re[~far]
+    over = stay[st.tau[stay] >= Gamma]
+    if over.size:
+        st.q[over] += 1
+        fail = over[st.q[over] > Q]
+        if fail.size:
+            st.certified[fail] = True
+            st.out[fail] = st.x_tilde[fail]
+            st.alive[fail] = False
+            st.first_done[fail] = True
+        again = over[st.q[over] <= Q]
+        st.X[again] = st.x_tilde[again]
+        st.tau[again] = 0
+        st.restart[again] = True
