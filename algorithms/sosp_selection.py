@@ -70,6 +70,18 @@ def _selection_releases(gens: Sequence[np.random.Generator], rows: np.ndarray, X
     return g_rel.mean(axis=1), h_rel.mean(axis=1)
 
 
+def _thresholds(alpha: float, rho_h: float, G_sens: float, M_sens: float, sigma_g: float,
+                sigma_h: float, *, m: int, n: int, d: int, omega: float) -> tuple[float, float]:
+    """Algorithm 4's tests ‖∇F̄‖ ≤ α + τ_g and λ_min(∇²F̄) ≥ −(√(ρα) + τ_H), with τ_g, τ_H the
+    high-probability bounds on the sampling error and the aggregated noise (see
+    :func:`private_model_selection`)."""
+    tau_g = (2 * G_sens * math.sqrt(2 * math.log(8 * d / omega) / (m * n))
+             + sigma_g / math.sqrt(m) * (math.sqrt(d) + math.sqrt(2 * math.log(16 / omega))))
+    tau_h = (2 * M_sens * math.sqrt(2 * math.log(8 * d / omega) / (m * n))
+             + sigma_h / math.sqrt(m) * (2 * math.sqrt(d) + math.sqrt(2 * math.log(32 / omega))))
+    return alpha + tau_g, math.sqrt(rho_h * alpha) + tau_h
+
+
 def private_model_selection(candidates: np.ndarray, *, client_grad_hess: Callable,
                             true_grad_hess: Callable, m: int, n: int, epsilon: float,
                             delta: float, alpha: float, G_sens: float, M_sens: float,
@@ -108,12 +120,8 @@ def private_model_selection(candidates: np.ndarray, *, client_grad_hess: Callabl
     z = selection_multiplier(epsilon, delta, 2 * T)
     sens_g, sens_h = selection_sensitivities(G_sens, M_sens, d, n)
     sigma_g, sigma_h = z * sens_g, z * sens_h
-    tau_g = (2 * G_sens * math.sqrt(2 * math.log(8 * d / omega) / (m * n))
-             + sigma_g / math.sqrt(m) * (math.sqrt(d) + math.sqrt(2 * math.log(16 / omega))))
-    tau_h = (2 * M_sens * math.sqrt(2 * math.log(8 * d / omega) / (m * n))
-             + sigma_h / math.sqrt(m) * (2 * math.sqrt(d) + math.sqrt(2 * math.log(32 / omega))))
-    thr_g = alpha + tau_g
-    thr_h = math.sqrt(rho_h * alpha) + tau_h
+    thr_g, thr_h = _thresholds(alpha, rho_h, G_sens, M_sens, sigma_g, sigma_h, m=m, n=n, d=d,
+                               omega=omega)
     g_true, h_true = true_grad_hess(X)
     R = len(gens)
     selected = np.full(R, -1, dtype=np.int64)
