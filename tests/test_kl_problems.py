@@ -297,6 +297,59 @@ def test_moment_regression_gradient_cost_does_not_grow_with_n():
         assert prob.streamed_evals == 0
 
 
+def test_design_moments_are_the_16_column_gram_bit_for_bit():
+    """The fourth moments from the 10 distinct products a_j a_k equal, bit for bit, the Gram
+    matrix of vec(a_i a_iᵀ) they replaced (same sums of the same products), so rows computed
+    before the change stay valid; a design of two generator blocks."""
+    from empirical.kl_problems import _design_moments, regression_design
+
+    n, d = 300_000, 4
+    A = np.concatenate(list(regression_design(n, d, 2)))
+    Q = (A[:, :, None] * A[:, None, :]).reshape(n, d * d)
+    G = sum(Q[s:s + (1 << 18)].T @ Q[s:s + (1 << 18)] for s in range(0, n, 1 << 18)) / n
+    got = _design_moments(n, d, 4.0, 2)
+    assert np.array_equal(got["G"], G)
+    assert np.array_equal(got["M2"], sum(A[s:s + (1 << 18)].T @ A[s:s + (1 << 18)]
+                                         for s in range(0, n, 1 << 18)) / n)
+
+
+def test_design_moments_cache_is_shared_exact_and_keyed(tmp_path, monkeypatch):
+    """A second process-level build reads the file (the builder is not called), the arrays
+    round-trip exactly, another input (data seed) or a file of another key is a miss, a corrupt
+    file is rebuilt, and DPRATES_CACHE=off writes nothing.  The cache can fail: each assertion
+    names what a broken cache would do."""
+    import empirical.kl_problems as kp
+
+    monkeypatch.setenv("DPRATES_CACHE", str(tmp_path))
+    monkeypatch.setattr(kp, "MOMENT_CACHE_MIN_ROWS", 0)
+    first = MomentPowerRegression(3000, 4, 4.0, data_seed=1)
+    files = list(tmp_path.glob("kl-design-moments-*.npz"))
+    assert len(files) == 1                                       # written once, atomically
+    real = kp._design_moments
+    calls = []
+    monkeypatch.setattr(kp, "_design_moments", lambda *a: calls.append(a) or real(*a))
+    again = MomentPowerRegression(3000, 4, 4.0, data_seed=1)
+    assert calls == []                                          # read, not rebuilt
+    assert np.array_equal(again.G, first.G) and np.array_equal(again.M2, first.M2)
+    assert again.gamma == first.gamma and again.excess(again.start()) == first.excess(first.start())
+    other = MomentPowerRegression(3000, 4, 4.0, data_seed=2)
+    assert len(calls) == 1 and not np.array_equal(other.G, first.G)   # the seed is in the key
+    files[0].write_bytes(b"not a zip file")
+    MomentPowerRegression(3000, 4, 4.0, data_seed=1)
+    assert len(calls) == 2                                      # corrupt file: rebuilt
+    # a file holding another key under this name (a truncated-digest collision) is refused
+    os_name = files[0]
+    other_file = next(f for f in tmp_path.glob("kl-design-moments-*.npz") if f != os_name)
+    os_name.write_bytes(other_file.read_bytes())
+    again = MomentPowerRegression(3000, 4, 4.0, data_seed=1)
+    assert len(calls) == 3 and np.array_equal(again.G, first.G)
+    monkeypatch.setenv("DPRATES_CACHE", "off")
+    off_dir = tmp_path / "off"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(off_dir))
+    MomentPowerRegression(3000, 4, 4.0, data_seed=3)
+    assert len(calls) == 4 and not off_dir.exists()
+
+
 @pytest.mark.parametrize("kw, name", [({"p": 3.0}, "p"), ({"p": 4.0, "B": 0.0}, "B"),
                                       ({"p": 4.0, "n": 0}, "n")])
 def test_moment_regression_rejects_bad_parameters(kw, name):
