@@ -107,9 +107,12 @@ def test_verdicts_as_declared(swept, exp):
 def test_privacy_excess_is_the_schedules_propagated_noise(swept, exp):
     """Two-sided, against the algorithm's own schedule (not a bound): the mean privacy excess
     over 20 seeds is ½dΣσ_i²Π c_j² within [0.7, 1.4] at every point (a χ²_5-like metric has
-    relative standard error 0.63/√20 ≈ 0.14; the band is ±2.5 of them), and its slope matches
-    the prediction's within 0.1.  This is what makes the FINDINGs a property of the algorithm
-    (phase 1's ε-, n-, m-free σ_1, barely shrunk by η_2T_2 < 1), not of the metric."""
+    relative standard error 0.63/√20 ≈ 0.14; the band is ±2.5 of them), and the prediction's
+    slope lies in the fitted slope's 95% bootstrap CI widened by 0.05 (the gmean's slope
+    differs from the mean's only through the shape of the weighted χ², which moves along the
+    grid as the phase weights c_j do: < 0.05).  This is what makes the FINDINGs a property of
+    the algorithm (phase 1's ε-, n-, m-free σ_1, barely shrunk by η_2T_2 < 1), not of the
+    metric."""
     a, rows = swept[exp.id]
     xs, obs, pred = [], [], []
     for v in a.kept:
@@ -121,6 +124,5 @@ def test_privacy_excess_is_the_schedules_propagated_noise(swept, exp):
         pred.append(np.mean([r["predicted_privacy_excess"] for r in rr]))
     ratio = np.array(obs) / np.array(pred)
     assert np.all((0.7 <= ratio) & (ratio <= 1.4)), ratio
-    s_obs = ols_slope(np.array(xs), np.array(obs))[0]
     s_pred = ols_slope(np.array(xs), np.array(pred))[0]
-    assert abs(s_obs - s_pred) <= 0.1, (s_obs, s_pred)
+    assert a.fit.ci_low - 0.05 <= s_pred <= a.fit.ci_high + 0.05, (s_pred, a.fit)
