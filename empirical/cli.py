@@ -284,23 +284,24 @@ def _progress_bar(total: int, cost: float, cached: int):
     return Progress(total, total_cost=cost, cached=cached, stream=sys.stderr)
 
 
-def _run_and_analyse(exps, args, stats: SweepStats,
-                     figures: Path | None = None) -> tuple[list[Analysis], int, int]:
+def _run_and_analyse(exps, args, stats: SweepStats, figures: Path | None = None,
+                     paper: str | None = None) -> tuple[list[Analysis], int, int]:
     """Every valid experiment's points through one queue (empirical/scheduling.py), analysed
     on the workers as each completes; returns the analyses, how many were fitted now and how
-    many were read from the cache.  Each experiment's figure is drawn (under ``figures``) as
-    soon as its analysis arrives, while the workers go on."""
+    many were read from the cache.  Each experiment's figure, and each summary figure whose
+    experiments are all analysed, is drawn (under ``figures``) as soon as its analyses arrive,
+    while the workers go on, and handed to the report's figure cache."""
     from empirical.scheduling import keep_freed_pages, limit_threads, sweep_all
 
     # Every row is computed with one BLAS thread, whatever the executor: multi-threaded
     # OpenBLAS sums dot products in another order, which would change a row's last bits.
     limit_threads(1)
     keep_freed_pages()      # in-process points (--workers 1) reuse freed heap as workers do
+    drawer = None if figures is None else _Drawer(figures, exps, paper, args.full, args.results)
     outcomes = sweep_all(exps, full=args.full,
                          workers=args.workers, scheduler=args.scheduler, results=args.results,
                          say=stderr_progress, progress=_progress_bar, analyse=True,
-                         on_analysis=None if figures is None else
-                         (lambda o: _draw_one(o.analysis, figures)))
+                         on_analysis=None if drawer is None else drawer.outcome)
     out, fitted, cached = [], 0, 0
     for exp in exps:
         o = outcomes[exp.id]
@@ -314,28 +315,91 @@ def _run_and_analyse(exps, args, stats: SweepStats,
         cached += o.analysis_cached
         fitted += not o.analysis_cached
         out.append(o.analysis)
+    if drawer is not None:
+        drawer.finish(out)
     return out, fitted, cached
 
 
-def _draw_one(a: Analysis, root: Path) -> None:
+class _Drawer:
+    """Figures of a run, drawn in this process as analyses arrive (the workers go on meanwhile):
+    each experiment's, then each summary's once all its experiments are in, so that nothing but
+    the last analyses' figures is left for after the last point.  Each PNG is also handed to the
+    report's figure cache (``report_data.remember_*``): a report built afterwards redraws none."""
+
+    def __init__(self, root: Path, exps, paper: str | None, full: bool, results) -> None:
+        self.root, self.full, self.results = root, full, results
+        self.analyses: dict[str, Analysis] = {}
+        self.rows: dict[str, list] = {}
+        selected = {e.id for e in exps}
+        # The summaries `_draw` would draw at the end: every experiment of it selected.
+        self.waiting = [s for s in registry.summaries(paper)
+                        if all(e in selected for e in s.experiments)]
+
+    def outcome(self, o) -> None:
+        a = o.analysis
+        self.analyses[a.experiment.id] = a
+        if o.rows is not None:
+            self.rows[a.experiment.id] = list(o.rows)
+        path = _draw_one(a, self.root)
+        if path is not None:
+            self._remember(a.experiment, path)
+        self._summaries()
+
+    def _summaries(self) -> None:
+        ready = [s for s in self.waiting if all(e in self.analyses for e in s.experiments)]
+        for s in ready:
+            self.waiting.remove(s)
+            _draw_summary(s, [self.analyses[e] for e in s.experiments], self.root,
+                          self._remember_summary)
+
+    def finish(self, analyses: list[Analysis]) -> None:
+        """The summaries still waiting, with the error analyses of failed experiments (as
+        ``_draw`` does when drawing everything at the end)."""
+        for a in analyses:
+            self.analyses.setdefault(a.experiment.id, a)
+        self._summaries()
+
+    def _remember(self, exp, path: Path) -> None:
+        rows = self.rows.get(exp.id)
+        if rows is None:
+            return
+        from empirical.report_data import remember_figure
+
+        remember_figure(exp, rows, Path(path).read_bytes(), full=self.full, results=self.results)
+
+    def _remember_summary(self, s, path: Path) -> None:
+        if not all(e in self.rows for e in s.experiments):
+            return
+        from empirical.report_data import remember_summary
+
+        remember_summary(s, [(registry.get(e), self.rows[e]) for e in s.experiments],
+                         Path(path).read_bytes(), full=self.full, results=self.results)
+
+
+def _draw_one(a: Analysis, root: Path) -> Path | None:
     from empirical.figures import plot_analysis
 
     if a.fit is not None:
-        plot_analysis(a, root)
+        return plot_analysis(a, root)
+    return None
 
 
-def _draw(analyses: list[Analysis], root: Path, paper: str | None,
-          summaries_only: bool = False) -> None:
+def _draw_summary(s, analyses: list[Analysis], root: Path, done=None) -> None:
     from empirical.figures import figure_style
 
-    if not summaries_only:
-        for a in analyses:
-            _draw_one(a, root)
+    with figure_style():
+        path = s.plot(analyses, root)
+    if done is not None and path is not None:
+        done(s, path)
+
+
+def _draw(analyses: list[Analysis], root: Path, paper: str | None) -> None:
+    for a in analyses:
+        _draw_one(a, root)
     by_id = {a.experiment.id: a for a in analyses}
     for s in registry.summaries(paper):
         if all(e in by_id for e in s.experiments):
-            with figure_style():
-                s.plot([by_id[e] for e in s.experiments], root)
+            _draw_summary(s, [by_id[e] for e in s.experiments], root)
 
 
 def _cmd_bounds(args) -> int:
@@ -380,9 +444,7 @@ def _cmd_run_or_verify(args) -> int:
     # before its own experiment's points (a mis-declared one is an ERROR row, the rest run).
     stats = SweepStats()
     analyses, fitted, cached = _run_and_analyse(exps, args, stats,
-                                                _figure_root(args) if drawing else None)
-    if drawing:
-        _draw(analyses, _figure_root(args), paper, summaries_only=True)
+                                                _figure_root(args) if drawing else None, paper)
     print(format_table(analyses))
     failed = [a.experiment.id for a in analyses if not a.ok]
     print(f"\npoints: {stats}")

@@ -218,6 +218,21 @@ def remember_figure(exp: Experiment, rows: list[dict], png: bytes, *, full: bool
         pass
 
 
+def remember_summary(summary, analysed: list[tuple[Experiment, list[dict]]], png: bytes, *,
+                     full: bool = False, results: str | os.PathLike | None = None) -> None:
+    """Store ``png`` (``summary.plot`` of the analyses of ``analysed``: each experiment with
+    exactly the rows analysed, in ``summary.experiments``' order) as the report's cached summary
+    figure, under the key :func:`_draw_figures` looks up.  Any failure only costs a redraw."""
+    try:
+        keys = [analysis_key(exp, rows, full) for exp, rows in analysed]
+        key = figure_key(keys, [_FIGURE_CODE, _module_path(summary.plot)])
+        grid = "full" if full else "quick"
+        path = results_dir(results) / summary.paper / f"summary-{summary.id}-{grid}.cache"
+        cached_bytes(path, key, lambda: png)
+    except Exception:  # a cache is never worth failing a run
+        pass
+
+
 def _module_path(fn: Callable) -> Path:
     mod = inspect.getmodule(fn)
     return Path(getattr(mod, "__file__", "") or _FIGURE_CODE)

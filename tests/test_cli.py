@@ -211,3 +211,60 @@ def test_a_missing_optional_extra_is_a_note_not_a_failure(monkeypatch, capsys):
     core.LOAD_ERRORS[("broken", "empirical")] = "SyntaxError: invalid syntax"
     assert cli._load_failures() == [
         "paper 'broken': empirical/ module failed to import (SyntaxError: invalid syntax); skipped"]
+
+
+def test_verify_draws_summaries_as_analyses_arrive_and_hands_figures_to_the_report(
+        tmp_path, capsys, monkeypatch):
+    """`verify` draws a summary figure as soon as all its experiments are analysed (not after
+    the last point of the run), and leaves every figure it drew in the report's figure cache:
+    a report built on the same results then draws nothing (empirical/cli.py::_Drawer)."""
+    from pathlib import Path
+
+    import _toy  # noqa: F401
+    from empirical import experiment as registry
+    from empirical import figures, report_data
+    from empirical.experiment import Summary
+
+    drawn, report_time = [], []
+
+    def plot(analyses, root):
+        assert not report_time, "the report redrew a summary verify drew"
+        drawn.append([a.experiment.id for a in analyses])
+        path = Path(root) / "kl" / "toy.summary.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"summary of " + analyses[0].experiment.id.encode())
+        return path
+
+    summary = Summary("toy.summary", "kl", ("toy.power_law",), plot)
+    real_summaries = registry.summaries
+    monkeypatch.setattr(registry, "summaries",
+                        lambda paper=None: real_summaries(paper) + [summary])
+    order = []
+    import empirical.scheduling as scheduling
+    real_sweep = scheduling.sweep_all
+
+    def sweep_all(*a, on_analysis=None, **k):
+        def seen(o):
+            order.append(o.experiment.id)
+            on_analysis(o)
+            order.append(f"after {o.experiment.id}: {len(drawn)} summaries")
+        return real_sweep(*a, on_analysis=seen, **k)
+
+    monkeypatch.setattr(scheduling, "sweep_all", sweep_all)
+    res, fig = tmp_path / "res", tmp_path / "fig"
+    assert main(["verify", "--experiment", "toy.power_law", "--experiment", "toy.finding",
+                 "--results", str(res), "--figures", str(fig), "--workers", "1"]) == 0, \
+        capsys.readouterr().out
+    assert drawn == [["toy.power_law"]]
+    assert "after toy.power_law: 1 summaries" in order      # drawn from the callback itself
+    png = (fig / "kl" / "toy.power_law.png").read_bytes()
+    states = report_data.collect("kl", results=res, experiment_ids=["toy.power_law"])
+
+    def no_drawing(*a, **k):
+        raise AssertionError("the report redrew a figure verify drew")
+
+    monkeypatch.setattr(figures, "plot_analysis", no_drawing)
+    report_time.append(True)
+    summaries = report_data._draw_figures(states, results=res)
+    assert states[0].figure == png and not states[0].figure_error
+    assert summaries["toy.summary"] == b"summary of toy.power_law"
