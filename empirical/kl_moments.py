@@ -16,6 +16,9 @@ times.  :func:`cached_arrays` stores the arrays in ``$DPRATES_CACHE`` (default
 * a file is written to a temporary name and renamed (atomic on POSIX), and a builder holds an
   exclusive ``flock`` on ``<name>.lock`` while it builds, so a concurrent process waits for the
   file instead of building the same arrays again;
+* the zero-byte ``.lock`` files stay (removing one while another process waits on it would
+  let two builders run at once); they and the ``.npz`` files may be deleted whenever no sweep
+  runs;
 * an unreadable, foreign or unwritable file is a miss: the cache can only save work, never
   change a number (the arrays round-trip exactly through ``.npz``).
 """
@@ -76,6 +79,7 @@ def _store(path: Path, text: str, arrays: dict[str, np.ndarray]) -> None:
             np.savez(f, __key__=np.array(text), **arrays)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)          # readable like an ordinary file (mkstemp makes 0600)
         os.replace(tmp, path)           # readers see the old file or the whole new one
     except OSError:
         if tmp is not None and os.path.exists(tmp):
