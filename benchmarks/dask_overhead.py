@@ -1,68 +1,120 @@
 """Where a 1-worker Dask cluster loses time against in-process (docs/performance.md, Dask).
 
-    python benchmarks/dask_overhead.py [EXPERIMENT] [REPS]      # idle machine
+    python benchmarks/dask_overhead.py [EXPERIMENT] [REPS]      # idle machine if you can
 
-Runs every quick-grid point of one experiment (default kl.adaptive.n.k2_d1) in this process and
-on fresh 1-worker process LocalClusters with Dask's statistical profiler on and off, one task
-at a time, and prints per arm: wall inside run_point, the task thread's CPU, the task's wall,
-the client's round trip, and the worker process's whole CPU during the tasks.  Round trip minus
-task wall is the scheduling / serialization cost; worker CPU minus task-thread CPU is what the
-worker's other threads (event loop, profiler, monitors) burn while the task runs.
+Runs every quick-grid point of one experiment (default kl.adaptive.n.k2) one task at a time,
+REPS times (default 3), in each *arm*, the arms interleaved within each repetition so that they
+see the same machine load:
+
+* ``local``: in this process, prepared as ``dprates`` prepares itself (one BLAS thread, glibc
+  keeping freed pages);
+* ``dask default``: a 1-worker process LocalCluster, one thread, Dask's default configuration
+  (statistical profiler on);
+* ``dask no profiler``: the same with only the statistical profiler off;
+* ``dask dprates``: :func:`empirical.scheduling.local_cluster` (what dprates starts: one thread,
+  :data:`~empirical.scheduling.DASK_WORKER_CONFIG`: profiler off, and the event loop's periodic
+  work slowed down: tick, memory and system monitors every 1-5 s).
+
+Every task runs the same prelude as a dprates task (``scheduling._remote_point``'s one-time
+thread cap and ``keep_freed_pages``).  Printed per arm: the wall inside ``run_point``, the task
+thread's CPU, the client's round trip, the worker process's whole CPU while the tasks ran, and
+the ratios to ``local``.  Round trip minus task wall is scheduling / serialization; worker CPU
+minus task-thread CPU is what the worker's other threads (event loop, profiler, monitors) burn.
+On a loaded machine compare the CPU columns and the ratios, not absolute walls.
 Not a test (not collected): a measurement tool.
 """
-import os, sys, time, statistics
-import dask, distributed
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import dask
+import distributed
+
 from empirical import experiment as reg, runner
-from empirical.scheduling import limit_threads
+from empirical.scheduling import THREAD_VARS, keep_freed_pages, limit_threads, local_cluster
 
-EXP = sys.argv[1] if len(sys.argv) > 1 else "kl.adaptive.n.k2_d1"
-REPS = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+EXP = sys.argv[1] if len(sys.argv) > 1 else "kl.adaptive.n.k2"
+REPS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 
-def task(exp_id, point, module):
+
+def task(exp_id: str, point: dict, module: str) -> tuple[float, float, float]:
+    """(run_point's own seconds, this thread's CPU, the task's wall)."""
     t0, c0 = time.perf_counter(), time.thread_time()
     limit_threads(1)
+    keep_freed_pages()
     rows = runner.run_point(exp_id, point, module)
     return rows[0]["seconds_per_point"], time.thread_time() - c0, time.perf_counter() - t0
 
-def local(exp):
+
+def _process_cpu() -> float:
+    import psutil
+
+    return sum(tuple(psutil.Process().cpu_times())[:2])
+
+
+def local(exp) -> list[tuple]:
     out = []
     for v in exp.quick_grid:
-        out.append(task(exp.id, exp.point(v), exp.run.__module__))
+        t0 = time.perf_counter()
+        out.append(task(exp.id, exp.point(v), exp.run.__module__) + (time.perf_counter() - t0,))
     return out
 
-def cluster(exp, profile):
-    with dask.config.set({"distributed.worker.profile.enabled": profile}):
-        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                      dashboard_address=None, silence_logs=50,
-                                      env={"OPENBLAS_NUM_THREADS": "1"}) as c, \
-             distributed.Client(c) as cl:
-            cl.submit(task, exp.id, exp.point(exp.quick_grid[0]), exp.run.__module__, pure=False).result()  # warm import
-            import psutil
-            cpu0 = cl.run(lambda: tuple(psutil.Process().cpu_times())[:2])
-            out = []
-            for v in exp.quick_grid:
-                t0 = time.perf_counter()
-                r = cl.submit(task, exp.id, exp.point(v), exp.run.__module__, pure=False).result()
-                out.append(r + (time.perf_counter() - t0,))
-            cpu1 = cl.run(lambda: tuple(psutil.Process().cpu_times())[:2])
-            (a,), (b,) = cpu0.values(), cpu1.values()
-            print(f"  worker process CPU during tasks {sum(b) - sum(a):.2f}s; task threads' CPU {sum(r[1] for r in out):.2f}s (profile {profile})")
-            return out
 
-def main():
+def _default_cluster():
+    return distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                    dashboard_address=None, silence_logs=50,
+                                    env={v: "1" for v in THREAD_VARS})
+
+
+def _no_profiler_cluster():
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        return _default_cluster()
+
+
+ARMS = {"dask default": _default_cluster, "dask no profiler": _no_profiler_cluster,
+        "dask dprates": lambda: local_cluster(1)}
+
+
+def cluster(exp, make) -> tuple[list[tuple], float]:
+    with make() as c, distributed.Client(c) as cl:
+        # warm: the worker imports the project and builds what the first point caches
+        cl.submit(task, exp.id, exp.point(exp.quick_grid[0]), exp.run.__module__,
+                  pure=False).result()
+        (cpu0,) = cl.run(_process_cpu).values()
+        out = []
+        for v in exp.quick_grid:
+            t0 = time.perf_counter()
+            r = cl.submit(task, exp.id, exp.point(v), exp.run.__module__, pure=False).result()
+            out.append(r + (time.perf_counter() - t0,))
+        (cpu1,) = cl.run(_process_cpu).values()
+        return out, cpu1 - cpu0
+
+
+def main() -> None:
     exp = reg.get(EXP)
     limit_threads(1)
-    local(exp)  # warm
-    res = {"local": [], "dask profile on": [], "dask profile off": []}
-    for rep in range(REPS):
+    keep_freed_pages()
+    local(exp)  # warm: imports, caches
+    res = {"local": [], **{k: [] for k in ARMS}}
+    proc = {k: 0.0 for k in ARMS}
+    for _ in range(REPS):
         res["local"] += local(exp)
-        res["dask profile on"] += cluster(exp, True)
-        res["dask profile off"] += cluster(exp, False)
+        for name, make in ARMS.items():
+            rows, cpu = cluster(exp, make)
+            res[name] += rows
+            proc[name] += cpu
+    base = {i: sum(r[i] for r in res["local"]) for i in range(4)}
+    print(f"{EXP}: {len(exp.quick_grid)} points x {REPS} repetitions; load average "
+          f"{os.getloadavg()[0]:.1f}")
+    print(f"{'arm':16s} {'run_point wall':>15s} {'task thread CPU':>16s} {'round trip':>11s} "
+          f"{'worker CPU':>11s}   wall/local  CPU/local")
     for k, rows in res.items():
-        sp = sum(r[0] for r in rows); cpu = sum(r[1] for r in rows); inner = sum(r[2] for r in rows)
-        rt = sum(r[3] for r in rows) if len(rows[0]) > 3 else inner
-        print(f"{k:18s} run_point wall {sp:7.2f}s  task thread-CPU {cpu:7.2f}s  task wall {inner:7.2f}s  client round trip {rt:7.2f}s")
-    print("load", os.getloadavg())
+        tot = {i: sum(r[i] for r in rows) for i in range(4)}
+        wcpu = f"{proc[k]:10.2f}s" if k in proc else f"{'-':>11s}"
+        print(f"{k:16s} {tot[0]:14.2f}s {tot[1]:15.2f}s {tot[3]:10.2f}s {wcpu}   "
+              f"{tot[0] / base[0]:10.2f} {tot[1] / base[1]:10.2f}")
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ from empirical.runner import (PointError, ResultWriteError, SweepError, SweepRow
                               SweepStats)
 
 __all__ = ["default_workers", "limit_threads", "keep_freed_pages", "estimate_costs", "sweep_all", "Outcome",
-           "COSTS_FILE", "THREAD_VARS"]
+           "COSTS_FILE", "THREAD_VARS", "DASK_WORKER_CONFIG", "local_cluster"]
 
 #: Timings shipped with the package (seconds per point on a 2-core machine), used when the
 #: results directory has none: {experiment id: {"quick"|"full": {repr(grid value): seconds}}}.
@@ -625,6 +625,43 @@ def _pool(run: _Run, workers: int) -> None:
             raise
         pool.shutdown(wait=True)
         return
+
+
+#: Dask settings for the workers of every cluster dprates starts (:func:`local_cluster`; for a
+#: cluster of your own, the same as environment variables of ``dask worker``, README).  Why:
+#: the worker's event loop wakes up for its statistical profiler every 10 ms (it samples the
+#: task thread's stack), for its health tick every 20 ms and its memory / system monitors every
+#: 0.1 / 0.5 s, and each wake-up takes the GIL from a task made of Python-level loops.  Measured
+#: (benchmarks/dask_overhead.py, docs/performance.md): the worker's other threads burned 24 %
+#: of the task's CPU with Dask's defaults, 18 % with the profiler off, 4 % with all of these.
+#: Slower monitors only delay the dashboard and memory-limit reactions, which dprates' short,
+#: bounded-memory tasks do not need.
+DASK_WORKER_CONFIG = {"distributed.worker.profile.enabled": False,
+                      "distributed.admin.tick.interval": "1s",
+                      "distributed.worker.memory.monitor-interval": "1s",
+                      "distributed.admin.system-monitor.interval": "5s"}
+
+
+def local_cluster(n_workers: int, **kwargs):
+    """A ``distributed.LocalCluster`` of ``n_workers`` processes set up as dprates' executors
+    want them: one thread each (numpy loops hold the GIL; more processes, not threads), BLAS
+    capped at one thread (also for the bits of dot products: :func:`limit_threads`), the
+    profiler off (:data:`DASK_WORKER_CONFIG`), no dashboard.  ``kwargs`` go to LocalCluster."""
+    import logging
+
+    import dask
+    import distributed
+
+    if not isinstance(n_workers, int) or isinstance(n_workers, bool) or n_workers < 1:
+        raise ValueError(f"n_workers must be an integer >= 1, got {n_workers!r}")
+    opts = dict(n_workers=n_workers, threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=logging.ERROR)
+    opts.update(kwargs)
+    if opts["processes"]:       # a worker process of its own (in-process workers take no env)
+        opts.setdefault("env", {v: "1" for v in THREAD_VARS})
+    # The workers are spawned inside the constructor and take the config active now with them.
+    with dask.config.set(DASK_WORKER_CONFIG):
+        return distributed.LocalCluster(**opts)
 
 
 def _dask(run: _Run, address: str, grace: float | None = None) -> None:

@@ -65,8 +65,16 @@ def test_rows_identical_to_direct_run_point_on_every_executor(tmp_path, one_blas
     for e in exps:
         assert _strip(pooled[e.id].rows) == old[e.id], f"{e.id}: pool"
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+    from empirical.scheduling import local_cluster
+
+    # The cluster dprates starts (one thread a worker, profiler off); in-process workers here
+    # (cheap to start), which also take the config active at their start.
+    with local_cluster(2, processes=False) as cluster:
+        with distributed.Client(cluster) as client:
+            # the profiler's 10 ms stack sampling is what made a 1-worker cluster slow
+            assert not any(client.run(lambda dask_worker: "profile" in
+                                      dask_worker.periodic_callbacks).values())
+            assert set(client.nthreads().values()) == {1}
         dask = sweep_all(exps, results=tmp_path / "dask", scheduler=cluster.scheduler_address,
                          analyse=True)
     for e in exps:
@@ -325,3 +333,12 @@ def test_comparison_analyses_are_cached_too():
     assert np.array_equal(b.columns[1.0]["acc"], a.columns[1.0]["acc"], equal_nan=True)
     with pytest.raises(TypeError, match="cannot cache"):
         analysis_cache.encode(Progress(1))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_local_cluster_rejects_a_bad_worker_count(bad):
+    from empirical.scheduling import local_cluster
+
+    pytest.importorskip("distributed")
+    with pytest.raises(ValueError, match="n_workers must be an integer >= 1"):
+        local_cluster(bad)
