@@ -116,7 +116,7 @@ def test_privacy_excess_is_the_schedules_propagated_noise(swept, exp):
     a, rows = swept[exp.id]
     xs, obs, pred = [], [], []
     for v in a.kept:
-        rr = [r for r in rows if r[exp.variable] == v]
+        rr = [r for r in rows if r["p_" + exp.variable] == v]
         assert not any(r["halted"] or r["halted_np"] for r in rr)
         assert all(r["keep_agree"] == 1 for r in rr)
         xs.append(v)
