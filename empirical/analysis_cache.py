@@ -106,14 +106,25 @@ def analysis_fingerprint(exp: Experiment) -> str:
         todo.extend(m for m in imported if m.split(".")[0] in ("empirical", "bounds", top)
                     and m not in code)
     for path in _bounds_files():
-        code.setdefault(f"bounds/{path.name}", _sha(path.read_bytes()))
-    versions = {}
-    for dist in _VERSIONED:
-        try:
-            versions[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            versions[dist] = "absent"
-    return _sha(json.dumps({"code": code, "versions": versions}, sort_keys=True).encode())
+        # pinned like the modules above (runner.forget_fingerprints re-reads): the digest of
+        # the bounds this process imported; the first 16 hex digits of SHA-256, as before
+        code.setdefault(f"bounds/{path.name}", runner._scan_file(f"bounds/{path.name}", path)[0])
+    return _sha(json.dumps({"code": code, "versions": _versions()}, sort_keys=True).encode())
+
+
+_VERSIONS: dict[str, str] = {}
+
+
+def _versions() -> dict[str, str]:
+    # Read once a process (importlib.metadata costs milliseconds a call, and this runs for every
+    # experiment of a run): a reinstall takes effect only in a new process anyway.
+    if not _VERSIONS:
+        for dist in _VERSIONED:
+            try:
+                _VERSIONS[dist] = importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                _VERSIONS[dist] = "absent"
+    return dict(_VERSIONS)
 
 
 def analysis_key(exp: Experiment, rows: list[dict], full: bool) -> str:
