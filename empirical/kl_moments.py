@@ -7,7 +7,8 @@ fourth-moment matrix of n ≤ 10⁸ design rows.  Generating the rows dominates 
 on this machine) and every process that validates, runs or analyses a grid point needs the
 moments of that point, so without sharing a ``dprates verify`` built each of them three or four
 times.  :func:`cached_arrays` stores the arrays in ``$DPRATES_CACHE`` (default
-``$XDG_CACHE_HOME/dprates`` or ``~/.cache/dprates``; ``DPRATES_CACHE=off`` disables it):
+``<tempdir>/dprates-cache-<uid>``, owned by the user and not writable by others;
+``DPRATES_CACHE=off`` disables it):
 
 * the file name is a digest of the key: every input (n, d, p, data seed, block size) plus the
   source of the code that computes the arrays and the numpy version (the generator's stream),
@@ -47,13 +48,27 @@ _OFF = ("", "0", "off", "none", "no")
 
 
 def cache_dir() -> Path | None:
-    """Where shared arrays live: $DPRATES_CACHE, else $XDG_CACHE_HOME/dprates, else
-    ~/.cache/dprates; None when $DPRATES_CACHE is 'off' (or '0', 'none', empty)."""
+    """Where shared arrays live: $DPRATES_CACHE, else ``<tempdir>/dprates-cache-<uid>`` (a
+    temporary directory: the test suite writes only to those, and the OS may clear it); None
+    when $DPRATES_CACHE is 'off' (or '0', 'none', empty)."""
     env = os.environ.get("DPRATES_CACHE")
     if env is not None:
         return None if env.strip().lower() in _OFF else Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "dprates"
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"dprates-cache-{uid}"
+
+
+def _usable(root: Path) -> bool:
+    """Create ``root`` (mode 0700) if needed; refuse a directory another user owns or can write
+    (in a shared /tmp it could hold forged arrays under the right key)."""
+    try:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = root.stat()
+    except OSError:
+        return False
+    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+        return False
+    return True
 
 
 def _key_text(key: dict) -> str:
@@ -94,7 +109,7 @@ def cached_arrays(name: str, key: dict, build: Callable[[], dict[str, np.ndarray
     ``name`` only prefixes the file name.  Arrays with a key named ``__key__`` are refused.
     """
     root = cache_dir()
-    if root is None:
+    if root is None or not _usable(root):
         return build()
     text = _key_text(key)
     path = root / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.npz"
@@ -102,7 +117,6 @@ def cached_arrays(name: str, key: dict, build: Callable[[], dict[str, np.ndarray
     if hit is not None:
         return hit
     try:
-        root.mkdir(parents=True, exist_ok=True)
         lock = open(path.with_suffix(".lock"), "a")
     except OSError:
         return build()

@@ -7,6 +7,7 @@ gradients against finite differences, the cancellation-free excess against F(w) 
 O(d) cost of a gradient whatever n is.
 """
 import math
+import tempfile
 import time
 
 import numpy as np
@@ -316,7 +317,8 @@ def test_design_moments_are_the_16_column_gram_bit_for_bit():
 def test_design_moments_cache_is_shared_exact_and_keyed(tmp_path, monkeypatch):
     """A second process-level build reads the file (the builder is not called), the arrays
     round-trip exactly, another input (data seed) or a file of another key is a miss, a corrupt
-    file is rebuilt, and DPRATES_CACHE=off writes nothing.  The cache can fail: each assertion
+    file is rebuilt, a directory others can write is not used, DPRATES_CACHE=off writes
+    nothing, and the default is a directory under the temporary directory.  The cache can fail: each assertion
     names what a broken cache would do."""
     import empirical.kl_problems as kp
 
@@ -343,11 +345,21 @@ def test_design_moments_cache_is_shared_exact_and_keyed(tmp_path, monkeypatch):
     os_name.write_bytes(other_file.read_bytes())
     again = MomentPowerRegression(3000, 4, 4.0, data_seed=1)
     assert len(calls) == 3 and np.array_equal(again.G, first.G)
+    shared = tmp_path / "shared"                 # writable by others: could hold forged files
+    shared.mkdir()
+    shared.chmod(0o777)
+    (shared / files[0].name).write_bytes(files[0].read_bytes())
+    monkeypatch.setenv("DPRATES_CACHE", str(shared))
+    MomentPowerRegression(3000, 4, 4.0, data_seed=1)
+    assert len(calls) == 4 and [f.name for f in shared.iterdir()] == [files[0].name]
     monkeypatch.setenv("DPRATES_CACHE", "off")
-    off_dir = tmp_path / "off"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(off_dir))
+    default = tmp_path / "tmp"
+    monkeypatch.setattr(tempfile, "tempdir", str(default))    # where the default would go
     MomentPowerRegression(3000, 4, 4.0, data_seed=3)
-    assert len(calls) == 4 and not off_dir.exists()
+    assert len(calls) == 5 and not default.exists()
+    monkeypatch.delenv("DPRATES_CACHE")
+    MomentPowerRegression(3000, 4, 4.0, data_seed=3)
+    assert len(calls) == 6 and len(list(default.glob("dprates-cache-*/kl-design-moments-*.npz"))) == 1
 
 
 @pytest.mark.parametrize("kw, name", [({"p": 3.0}, "p"), ({"p": 4.0, "B": 0.0}, "B"),
