@@ -632,8 +632,9 @@ def _pool(run: _Run, workers: int) -> None:
 #: the worker's event loop wakes up for its statistical profiler every 10 ms (it samples the
 #: task thread's stack), for its health tick every 20 ms and its memory / system monitors every
 #: 0.1 / 0.5 s, and each wake-up takes the GIL from a task made of Python-level loops.  Measured
-#: (benchmarks/dask_overhead.py, docs/performance.md): the worker's other threads burned 24 %
-#: of the task's CPU with Dask's defaults, 18 % with the profiler off, 4 % with all of these.
+#: (benchmarks/dask_overhead.py, docs/performance.md; two runs at load 10-17): the worker's
+#: other threads burned 20-24 % of the task's CPU with Dask's defaults, 9-18 % with the profiler
+#: off, 2-4 % with all of these.
 #: Slower monitors only delay the dashboard and memory-limit reactions, which dprates' short,
 #: bounded-memory tasks do not need.
 DASK_WORKER_CONFIG = {"distributed.worker.profile.enabled": False,
