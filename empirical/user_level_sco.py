@@ -32,7 +32,8 @@ Import from here or from the defining module: the objects are the same.
 """
 from __future__ import annotations
 
-from empirical.user_level_alg3 import (ALG3_D, ALG3_EPS, ALG3_GRADS_M, ALG3_GRADS_N,  # noqa: F401
+from empirical.user_level_alg3 import (ALG3_D, ALG3_EPS, ALG3_EPS_POLE, ALG3_GRADS_M,  # noqa: F401
+                                       ALG3_GRADS_N, ALG3_GRADS_N_LARGE,
                                        ALG3_LOGISTIC_M, ALG3_M, ALG3_N, BASELINE_M, M_OVERLAY,
                                        NS_GRADS_EPS, NS_GRADS_N, _alg3_settings,
                                        _alg3_theory_phase1, _run_alg3_counts,
@@ -45,7 +46,8 @@ from empirical.user_level_lemmas import (LEM23_T, LEM35_K, LEM35_M, _run_lem23, 
 from empirical.user_level_common import (_QUAD_L, _QUAD_MU_NORM, _QUAD_R, PAPER,  # noqa: F401
                                          PRIVACY_RTOL, _int, _privacy_cols, quadratic_values)
 
-__all__ = ["ALG3_M", "BASELINE_M", "ALG3_EPS", "ALG3_N", "ALG3_D", "ALG3_GRADS_M", "ALG3_GRADS_N",
+__all__ = ["ALG3_M", "BASELINE_M", "ALG3_EPS", "ALG3_EPS_POLE", "ALG3_N", "ALG3_D", "ALG3_GRADS_M",
+           "ALG3_GRADS_N", "ALG3_GRADS_N_LARGE",
            "ALG1_GRADS_N", "NS_GRADS_N", "NS_GRADS_EPS", "LEM35_K", "LEM35_M", "LEM23_T",
            "ALG1_EPS_POINT", "ALG1_EPS_GRID", "ALG3_LOGISTIC_M", "quadratic_values"]
 
