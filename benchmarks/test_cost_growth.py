@@ -163,41 +163,69 @@ def test_moment_regression_step_is_independent_of_n(var):
         assert slope < 1.0 - TOL, f"moment-form noisy_gd vs n: slope {slope:.2f} not below O(n)'s 1"
 
 
-def _per_gradient_call(algorithm: str, prob, long: int = 40, short: int = 2) -> Callable[[], float]:
-    """Seconds per full-gradient equivalent, marginal: (t(max_steps=long) − t(max_steps=short))
-    over the difference in gradient evaluations (÷ n), so the data-independent plan and the
-    accountant calls of each run (≈ 0.15 s for kl_spider's plan) cancel.  Each of the two times
-    is the minimum of ``REPEATS`` runs (the least disturbed by other processes), so a difference
-    of two noisy medians cannot go negative.  The call returns the metric itself."""
+class _GradientBudgetSpent(Exception):
+    """Raised by a budgeted problem's gradient once its calls are used up."""
+
+
+def _budgeted_gradient(prob, calls: int) -> None:
+    """Make ``prob``'s gradient raise after ``calls`` calls, so a run does exactly ``calls``
+    full gradients.  ``max_steps`` does not bound Spider's work: a round whose estimate is
+    already below its threshold stops at t = 0 without a step but after a full gradient, and
+    near w* (reached within 40 steps from n ≈ 10⁵ on) the K ≈ 27 000 rounds each do just that —
+    one max_steps = 40 run at n = 216k did not finish in 5 CPU-minutes (session 6), which is
+    why the earlier 64k grid "ran > 15 min"."""
+    inner = type(prob)._gradient.__get__(prob)
+    left = [calls]
+
+    def gradient(W):
+        if left[0] == 0:
+            raise _GradientBudgetSpent
+        left[0] -= 1
+        return inner(W)
+    prob._gradient = gradient          # instance attribute: the algorithms' fast oracle and
+    # Problem.gradient both call it
+
+
+def _per_gradient_call(algorithm: str, n: int, long: int = 40, short: int = 2) -> Callable[[], float]:
+    """Seconds per full gradient, marginal: (t(long gradients) − t(short gradients)) /
+    (long − short), so the data-independent plan and the accountant calls of each run
+    (≈ 0.15 s for kl_spider's plan) cancel.  Each run is cut after exactly that many gradients
+    (:func:`_budgeted_gradient`; one row, so a call is one full gradient of n records).  Each
+    of the two times is the minimum of ``REPEATS`` runs (the least disturbed by other
+    processes), so a difference of two noisy medians cannot go negative.  The call returns the
+    metric itself."""
     from algorithms.kl_condition import adaptive_noisy_gd, kl_spider
+    from empirical.kl_problems import PowerRegression
+
+    prob = PowerRegression.sample(n, 50, 2.0)           # not the cached instance: it is patched
     w0 = prob.start()
     F0 = float(prob.excess(w0)[0])
 
-    def run(steps: int) -> tuple[float, int]:
+    def run(calls: int) -> float:
+        _budgeted_gradient(prob, calls)
         t0 = time.process_time()
-        if algorithm == "kl_spider":
-            res = kl_spider(prob, rho=KL_RHO, w0=w0, L0=prob.L0, L1=prob.L1, gamma=prob.gamma,
-                            kappa=prob.kappa, F0=F0, beta=BETA, rng=np.random.default_rng(0),
-                            max_steps=steps)
-        else:
-            res = adaptive_noisy_gd(prob, rho=KL_RHO, w0=w0, L0=prob.L0, L1=prob.L1, beta=BETA,
-                                    rng=np.random.default_rng(0), max_steps=steps)
-        return time.process_time() - t0, int(res.grad_evals)
+        try:
+            if algorithm == "kl_spider":
+                kl_spider(prob, rho=KL_RHO, w0=w0, L0=prob.L0, L1=prob.L1, gamma=prob.gamma,
+                          kappa=prob.kappa, F0=F0, beta=BETA, rng=np.random.default_rng(0))
+            else:
+                adaptive_noisy_gd(prob, rho=KL_RHO, w0=w0, L0=prob.L0, L1=prob.L1, beta=BETA,
+                                  rng=np.random.default_rng(0))
+        except _GradientBudgetSpent:
+            return time.process_time() - t0
+        raise RuntimeError(f"{algorithm} finished before {calls} gradients: nothing to difference")
 
     def call() -> float:
-        longs = [run(long) for _ in range(REPEATS)]
-        shorts = [run(short) for _ in range(REPEATS)]
-        e1, e0 = longs[0][1], shorts[0][1]
-        if e1 <= e0:
-            raise RuntimeError(f"{algorithm} stopped before {short} steps: nothing to difference")
-        t1, t0 = min(t for t, _ in longs), min(t for t, _ in shorts)
-        return max(t1 - t0, 1e-9) / ((e1 - e0) / prob.n)
+        t1 = min(run(long) for _ in range(REPEATS))
+        t0 = min(run(short) for _ in range(REPEATS))
+        return max(t1 - t0, 1e-9) / (long - short)
     return call
 
 
 # p = 2 (κ = 2, in KL Spider's range) and a large ρ, so that neither algorithm stops at its noise
 # floor within the 40 steps (with p = 4 or ρ = 1 both stop after one gradient on these instances)
 KL_RHO = 100.0
+KL_PER_GRADIENT_GRID = (64000, 96000, 144000, 216000)
 
 
 @pytest.mark.parametrize("algorithm", ["kl_spider", "adaptive_noisy_gd"])
@@ -205,16 +233,16 @@ def test_time_per_gradient_is_linear_in_n(algorithm):
     """Only n is varied: the noise floor grows as √d while ‖∇F‖ shrinks as 1/d on this design, so
     at larger d both algorithms stop at once; their gradient is PowerRegression's, whose d-growth
     the noisy_gd check above measures."""
-    # Known confound (session 5, not fixed): this grid straddles the L3 boundary (32 MB).
-    # PowerRegression.gradient alone costs 26, 26, 51, 73, 74 ns per record at n = 8k … 128k
-    # (linear within each memory regime, flat only from 64k), which steepens the fitted slope
-    # (1.27–1.54 measured) without any superlinear work in the algorithms.  A grid from 64k, as
-    # the noisy-GD n check now uses, ran > 15 min for these two algorithms and was not finished.
-    xs = (8000, 16000, 32000, 64000)
+    # n from 64000, as in the noisy-GD n check: the design (n × 50 doubles, ≥ 25.6 MB against a
+    # 32 MB L3) is then out of cache at every grid point.  The earlier grid 8k … 64k straddled the
+    # boundary: PowerRegression.gradient alone costs 26, 26, 51, 73, 74 ns per record at
+    # n = 8k … 128k (linear within each memory regime, flat only from 64k), which steepened the
+    # fitted slope to 1.27–1.54 without any superlinear work in the algorithms.
+    xs = KL_PER_GRADIENT_GRID
     values, raw = [], []
     for x in xs:
         prob = _regr(int(x), 50, p=2.0)
-        call = _per_gradient_call(algorithm, prob)
+        call = _per_gradient_call(algorithm, int(x))
         call()                                          # warm-up
         values.append(np.array([call() for _ in range(REPEATS)]))
         raw.append(_time(lambda: prob.gradient(prob.start()), best_of=5))
