@@ -27,9 +27,9 @@ Stated costs checked (from the docstrings):
   in n and 2 in d.  (Issue 14 says "O(d) per step for the moment-based regression"; the class
   states O(d^p), which is what is checked.)
 * ``kl_spider`` and ``adaptive_noisy_gd`` (KL Algorithms 1, 3): their step counts depend on the
-  data (stopping rules), so the measured quantity is the time per full-gradient equivalent,
-  time·n/grad_evals (marginal, see below), which should be O(nd) on :class:`PowerRegression`;
-  only n is varied (see the test).
+  data (stopping rules), so the measured quantity is the time per full gradient, each run cut
+  after an exact number of gradients (marginal, see below), which should be O(nd) on
+  :class:`PowerRegression`; only n is varied (see the test).
 * ``dp_sgd_correlated`` (KAN Algorithm 1): "the cost per step is O(R·B·m·(d + p)·p)" — slope 1 in B
   and d, 1 in steps, 0 in n.  The fresh sampler draws a uniform key per example per step
   (``batch_schedule``: ``rng.random((steps, n))`` then ``argpartition``), which is O(n) per step:
@@ -223,7 +223,8 @@ def _per_gradient_call(algorithm: str, n: int, long: int = 40, short: int = 2) -
 
 
 # p = 2 (κ = 2, in KL Spider's range) and a large ρ, so that neither algorithm stops at its noise
-# floor within the 40 steps (with p = 4 or ρ = 1 both stop after one gradient on these instances)
+# floor within the 40 gradients (with p = 4 or ρ = 1 both stop after one gradient on these
+# instances; a run that finishes before its budget raises, so that cannot pass silently)
 KL_RHO = 100.0
 KL_PER_GRADIENT_GRID = (64000, 96000, 144000, 216000)
 
