@@ -486,7 +486,7 @@ class Bound:
                 with mpmath.workdps(30):
                     ok = bool(fn(*[mpmath.mpf(float(values[k])) for k in names]))
             except (TypeError, ValueError, ZeroDivisionError):
-                subs = {sym(k): (sp.nsimplify(values[k]) if isinstance(values[k], float)
+                subs = {sym(k): (_rational(values[k]) if isinstance(values[k], float)
                                  else values[k]) for k in names}
                 ok = c.subs(subs) not in (sp.false, False)
             if not ok:
@@ -569,8 +569,22 @@ class Bound:
                 if allow_partial:
                     continue
                 raise
-            subs[s] = sp.nsimplify(v) if isinstance(v, float) else v
+            subs[s] = _rational(v) if isinstance(v, float) else v
         return subs
+
+
+#: nsimplify of each float substituted so far.  ``nsimplify(float)`` is a pure function of the
+#: float (a PSLQ search, ~ms) and the same values recur at every grid point of an experiment:
+#: 37 % of the analyses' CPU before this memo (docs/performance.md, session 6).  NaN never hits
+#: (NaN != NaN) and is recomputed, as before; 0.0 and -0.0 share an entry, both give 0.
+_NSIMPLIFIED: dict[float, sp.Expr] = {}
+
+
+def _rational(v: float) -> sp.Expr:
+    hit = _NSIMPLIFIED.get(v)
+    if hit is None:
+        hit = _NSIMPLIFIED[v] = sp.nsimplify(v)
+    return hit
 
 
 _CONDITION_CACHE: dict[int, tuple] = {}
