@@ -27,6 +27,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+from empirical.runner import TIMING_COLUMNS
 from empirical import experiment as registry        # noqa: E402
 from empirical.scheduling import limit_threads, local_cluster, sweep_all   # noqa: E402
 
@@ -42,7 +43,7 @@ def _experiments():
 
 
 def _rows(outcomes) -> dict[str, list[str]]:
-    return {k: sorted(json.dumps({c: v for c, v in r.items() if c != "seconds_per_point"},
+    return {k: sorted(json.dumps({c: v for c, v in r.items() if c not in TIMING_COLUMNS},
                                  sort_keys=True) for r in o.rows)
             for k, o in outcomes.items()}
 

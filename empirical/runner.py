@@ -51,7 +51,12 @@ from empirical.experiment import Experiment, get, validate_experiment
 __all__ = ["seed_generators", "point_key", "run_point", "sweep", "load_rows", "results_dir",
            "code_fingerprint", "forget_fingerprints", "check_writable", "check_scheduler", "connect", "SweepStats",
            "SweepRows", "SweepError", "ResultWriteError", "SchedulerError", "PointError",
-           "RESULT_FORMAT", "stderr_progress"]
+           "RESULT_FORMAT", "stderr_progress", "TIMING_COLUMNS"]
+
+#: Per-point timing columns of every row: wall seconds (the scheduler's longest-first order) and
+#: CPU seconds of the process that ran the point.  They differ between runs of the same point, so
+#: row comparisons leave them out.
+TIMING_COLUMNS = ("seconds_per_point", "cpu_seconds_per_point")
 
 #: Layout of a result file; files of another format are stale and recomputed.
 RESULT_FORMAT = 2
@@ -302,9 +307,9 @@ def run_point(exp_id: str, point: dict, module: str | None = None) -> list[dict]
         importlib.import_module(module)
     exp = get(exp_id)
     gens = seed_generators(exp.id, point, exp.seeds)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     out = exp.run(dict(point), gens)
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     if exp.metric not in out:
         raise ValueError(f"{exp.id}: run() returned no {exp.metric!r} column")
     cols = {k: _jsonable(v) for k, v in out.items()}
@@ -315,7 +320,10 @@ def run_point(exp_id: str, point: dict, module: str | None = None) -> list[dict]
     for r in range(exp.seeds):
         row = {"experiment": exp.id, "seed": r, **{f"p_{k}": v for k, v in point.items()}}
         row.update({k: v[r] for k, v in cols.items()})
+        # wall time ranks points for the scheduler; CPU time (this process, one point at a time)
+        # is the cost that a loaded machine does not inflate
         row["seconds_per_point"] = elapsed
+        row["cpu_seconds_per_point"] = cpu
         rows.append(row)
     return rows
 

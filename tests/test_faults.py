@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import _toy
+from empirical.runner import TIMING_COLUMNS
 from empirical import runner
 from empirical.cli import main
 from empirical.runner import (PointError, ResultWriteError, SchedulerError, load_rows, point_key,
@@ -23,7 +24,7 @@ TESTS = Path(__file__).parent
 
 
 def _strip(rows):
-    return sorted(json.dumps({k: v for k, v in r.items() if k != "seconds_per_point"},
+    return sorted(json.dumps({k: v for k, v in r.items() if k not in TIMING_COLUMNS},
                              sort_keys=True) for r in rows)
 
 

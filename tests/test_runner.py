@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import _toy
+from empirical.runner import TIMING_COLUMNS
 from empirical import experiment as registry
 from empirical.checks import analyse
 from empirical.runner import load_rows, point_key, run_point, seed_generators, sweep
@@ -27,7 +28,7 @@ def test_same_seed_same_rows():
 
 
 def _strip(rows):
-    return sorted((json.dumps({k: v for k, v in r.items() if k != "seconds_per_point"},
+    return sorted((json.dumps({k: v for k, v in r.items() if k not in TIMING_COLUMNS},
                               sort_keys=True) for r in rows))
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import _toy
+from empirical.runner import TIMING_COLUMNS
 from empirical import analysis_cache, runner
 from empirical import experiment as registry
 from empirical.progress import Progress, format_seconds
@@ -20,7 +21,7 @@ REAL = "kl.adaptive.n.k2_d1"
 
 
 def _strip(rows):
-    return sorted(json.dumps({k: v for k, v in r.items() if k != "seconds_per_point"},
+    return sorted(json.dumps({k: v for k, v in r.items() if k not in TIMING_COLUMNS},
                              sort_keys=True) for r in rows)
 
 
