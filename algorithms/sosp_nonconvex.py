@@ -41,15 +41,3 @@ __all__ = ["gaussian_multiplier", "SpiderPlan", "spider_plan", "Design", "spider
            "SelectionResult", "private_model_selection", "selection_multiplier",
            "o1_sensitivity", "o2_sensitivity", "selection_sensitivities", "client_noise_std"]
 
-
-def _set_public_module() -> None:
-    # The public names keep the identity they had before the split (numpy's ``set_module``
-    # pattern): reprs, pickles and error messages say ``algorithms.sosp_nonconvex.X``, and
-    # empirical/report_data.py, which takes a paper's algorithm vocabulary from the public
-    # callables *defined* in ``algorithms.<paper module>`` (``__module__`` equal to it), still
-    # finds them, so audits stay linked to the experiments of the same algorithm.
-    for name in __all__:
-        globals()[name].__module__ = __name__
-
-
-_set_public_module()

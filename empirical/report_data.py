@@ -299,6 +299,12 @@ def _algorithm_names(paper: str) -> set[str]:
         m = importlib.import_module(f"algorithms.{mod}")
     except Exception:  # an unimportable algorithm module: fall back to algorithm numbers
         return set()
+    public = getattr(m, "__all__", None)
+    if public is not None:
+        # a paper module split by algorithm re-exports its public names (defined elsewhere)
+        # (callables of the project only: a typing alias such as an observer type is not one)
+        return {k for k in public if callable(v := getattr(m, k, None))
+                and str(getattr(v, "__module__", "")).startswith("algorithms.")}
     return {k for k, v in vars(m).items() if not k.startswith("_") and callable(v)
             and getattr(v, "__module__", None) == m.__name__}
 

@@ -447,3 +447,15 @@ def test_figures_and_exponents_are_cached_beside_the_results(built, monkeypatch)
     fresh = report_cache.exponent_key(b)
     assert store.get(b, lambda: "<ul>recomputed</ul>") == store.entries[fresh]
     assert store.entries[fresh] == report_articles.exponents_html(b)   # not stale: recomputed equal
+
+
+def test_algorithm_vocabulary_survives_module_splits():
+    """Audits link to experiments through the paper's algorithm names; a paper module split by
+    algorithm re-exports them (``__all__``), so the vocabulary must not come out empty (it did
+    for userlevel after its split) and must not pick up typing aliases."""
+    from empirical import report_data as rd
+    for paper, name in (("userlevel", "phased_sgd_outlier_removal"), ("sosp", "gauss_psgd"),
+                        ("kl", "kl_spider"), ("linreg", "dp_ambssgd"), ("kan", "KAN")):
+        names = rd._algorithm_names(paper)
+        assert name in names, (paper, sorted(names))
+        assert "Observer" not in names
