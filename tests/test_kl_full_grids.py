@@ -1,6 +1,7 @@
 """KL paper (Menart et al., ``kl_condition_zcdp.txt``; Theorems 1, 2, 4, 5, 9): every experiment of
 empirical/kl_condition.py on its **full** grid gives the verdicts it declares (`pytest -m slow`;
-the whole module is ≈ 13 CPU-min, ≈ 7 min on 2 idle cores).
+the whole module: ≈ 13 CPU-min of sweeps, measured 11 min 26 s wall with 2 workers on a shared,
+loaded machine, session 6).
 
 Predictions come from ``bounds/`` at each experiment's own parameters (empirical.checks); every
 tolerance's reason lives with its check in empirical/kl_condition.py.  Points dropped on a full
