@@ -70,7 +70,9 @@ _LEVELS: dict[tuple[str, str, str], tuple[float, float, float, float, float]] = 
     ("kl.adaptive.rho.k4_3", "kl:thm4", "one-sided"): (0.0597, 0.216, 0.0969, 0.123, 0.41),
     ("kl.adaptive.rho.k4_3_d1", "kl:thm4_floor", "two-sided"): (0.0315, 0.115, 0.0541, 0.0664, 0.54),
     ("kl.adaptive.rho.k4_3_d1", "kl:thm4", "one-sided"): (0.0313, 0.114, 0.0539, 0.0661, 0.54),
-    ("kl.negctl.n.spread", "kl:thm4_main", "two-sided"): (0.0132, 0.0376, 0.0208, 0.023, 0.41),
+    # KL-E32: on the whole of Theorem 4 (quick grid 0.0204-0.0213, trend +0.006 per e-fold of n,
+    # flat to the full grid's 8e7; the full grid then gave 0.0189-0.0239)
+    ("kl.negctl.n.spread", "kl:thm4", "two-sided"): (0.0136, 0.032, 0.0204, 0.0213, 0.41),
     ("kl.ppm.n.k3", "kl:lem3", "one-sided"): (0.000124, 0.00727, 0.000439, 0.00195, 1.19),
     ("kl.ppm.n.k4", "kl:lem3", "one-sided"): (0.000214, 0.0108, 0.000579, 0.00456, 0.86),
     ("kl.regr.n.k2", "kl:thm4_floor", "two-sided"): (0.0267, 0.219, 0.0605, 0.0967, 0.82),
@@ -626,10 +628,21 @@ NEGCTL = _adaptive_exp(
     problem="SpreadQuarticLoss(s=0.5): f_i = ‖w − x_i‖⁴ Huberized, x_i = ±s e_j",
     description="Same loss shape, algorithm, d and grid as kl.adaptive.n.k4_3; only the "
                 "per-example minimisers differ.",
-    checks=(Check("kl:thm4_main", "two-sided", 0.1,
+    # KL-E32: the check is on the whole of Theorem 4 at κ = 2, not its first term alone.  On the
+    # full grid (n up to 8e7 = 800d) the d-free term (slope −κ/2 = −1) reaches the first term
+    # (ratio 0.29 at 2e7, 1.05 at 8e7) and the run starts to stop at the noise of N_t
+    # (stopped_by = floor), so the first term alone is no longer the tight one there.
+    checks=(Check("kl:thm4", "two-sided", 0.1,
                   "evaluated at κ = 2 with the instance's PL constant γ₂ = 1/(2√(ac)): near w* the "
-                  "loss is quadratic, so Theorem 4's first term at κ = 2 is the tight one; 0.1 as "
-                  "for the shared-minimiser sweeps"),
+                  "loss is quadratic, so Theorem 4 at κ = 2 is tight; both terms, because on the "
+                  "full grid the d-free term reaches the first one (KL-E32: observed/bound stays "
+                  "in [0.019, 0.024] over n = 8e5…8e7 while observed/first term doubles); the "
+                  "band reaches the d-free asymptote −1, so the reject check below on that term "
+                  "alone is what keeps the slope from drifting there; 0.1 as for the "
+                  "shared-minimiser sweeps"),
+            Check("kl:thm4_floor", "reject", 0.1,
+                  "Theorem 4's d-free term alone at κ = 2 (slope −1): the first term still shapes "
+                  "the data on both grids, so the far end of the band above must be ruled out"),
             Check("kl:thm4_main", "reject", 0.1,
                   "the κ = 4/3 rate the same quartic has when all examples share the minimiser "
                   "(kl.adaptive.n.k4_3); the spread data must rule it out",
