@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.metadata
 import json
 import math
 import os
@@ -112,19 +111,10 @@ def analysis_fingerprint(exp: Experiment) -> str:
     return _sha(json.dumps({"code": code, "versions": _versions()}, sort_keys=True).encode())
 
 
-_VERSIONS: dict[str, str] = {}
-
-
 def _versions() -> dict[str, str]:
-    # Read once a process (importlib.metadata costs milliseconds a call, and this runs for every
-    # experiment of a run): a reinstall takes effect only in a new process anyway.
-    if not _VERSIONS:
-        for dist in _VERSIONED:
-            try:
-                _VERSIONS[dist] = importlib.metadata.version(dist)
-            except importlib.metadata.PackageNotFoundError:
-                _VERSIONS[dist] = "absent"
-    return dict(_VERSIONS)
+    from empirical import runner   # imported late, as above
+
+    return runner.installed_versions(_VERSIONED)
 
 
 def analysis_key(exp: Experiment, rows: list[dict], full: bool) -> str:

@@ -220,16 +220,20 @@ def forget_fingerprints() -> None:
 _VERSIONS: dict[str, str] = {}
 
 
-def _package_versions() -> dict[str, str]:
-    # Installed versions cannot change under a running process (a reinstall needs a restart to
-    # take effect), so they are read once.
-    if not _VERSIONS:
-        for dist in _VERSIONED:
+def installed_versions(dists: Iterable[str]) -> dict[str, str]:
+    """Installed versions of ``dists`` ("absent" when not installed).  They cannot change under a
+    running process (a reinstall needs a restart to take effect), so each is read once."""
+    for dist in dists:
+        if dist not in _VERSIONS:
             try:
                 _VERSIONS[dist] = importlib.metadata.version(dist)
             except importlib.metadata.PackageNotFoundError:
                 _VERSIONS[dist] = "absent"
-    return dict(_VERSIONS)
+    return {d: _VERSIONS[d] for d in dists}
+
+
+def _package_versions() -> dict[str, str]:
+    return installed_versions(_VERSIONED)
 
 
 def code_fingerprint(module: str) -> dict:
