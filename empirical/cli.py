@@ -301,7 +301,8 @@ def _run_and_analyse(exps, args, stats: SweepStats, figures: Path | None = None,
     outcomes = sweep_all(exps, full=args.full,
                          workers=args.workers, scheduler=args.scheduler, results=args.results,
                          say=stderr_progress, progress=_progress_bar, analyse=True,
-                         on_analysis=None if drawer is None else drawer.outcome)
+                         on_analysis=None if drawer is None else drawer.outcome,
+                         figures=drawer is not None)
     out, fitted, cached = [], 0, 0
     for exp in exps:
         o = outcomes[exp.id]
@@ -321,10 +322,13 @@ def _run_and_analyse(exps, args, stats: SweepStats, figures: Path | None = None,
 
 
 class _Drawer:
-    """Figures of a run, drawn in this process as analyses arrive (the workers go on meanwhile):
-    each experiment's, then each summary's once all its experiments are in, so that nothing but
-    the last analyses' figures is left for after the last point.  Each PNG is also handed to the
-    report's figure cache (``report_data.remember_*``): a report built afterwards redraws none."""
+    """Figures of a run, written as analyses arrive (the workers go on meanwhile): each
+    experiment's, then each summary's once all its experiments are in, so that nothing but the
+    last analyses' figures is left for after the last point.  An experiment's figure is drawn by
+    the worker that analysed it (``Outcome.figure``); one whose analysis came from the cache is
+    read from the report's figure cache when its analysis and the drawing code are unchanged,
+    else drawn here.  Each PNG goes into that cache (``report_data.cached_figure``,
+    ``remember_summary``): a report built afterwards redraws none."""
 
     def __init__(self, root: Path, exps, paper: str | None, full: bool, results) -> None:
         self.root, self.full, self.results = root, full, results
@@ -340,10 +344,20 @@ class _Drawer:
         self.analyses[a.experiment.id] = a
         if o.rows is not None:
             self.rows[a.experiment.id] = list(o.rows)
-        path = _draw_one(a, self.root)
-        if path is not None:
-            self._remember(a.experiment, path)
+        if a.fit is not None:
+            self._write(a, o.figure)
         self._summaries()
+
+    def _write(self, a: Analysis, png: bytes | None) -> None:
+        from empirical.figures import figure_path, render_analysis, write_png
+        from empirical.report_data import cached_figure
+
+        def draw() -> bytes:
+            return png if png is not None else render_analysis(a)
+        rows = self.rows.get(a.experiment.id)
+        data = draw() if rows is None else cached_figure(a.experiment, rows, draw,
+                                                         full=self.full, results=self.results)
+        write_png(data, figure_path(a, self.root))
 
     def _summaries(self) -> None:
         ready = [s for s in self.waiting if all(e in self.analyses for e in s.experiments)]
@@ -358,14 +372,6 @@ class _Drawer:
         for a in analyses:
             self.analyses.setdefault(a.experiment.id, a)
         self._summaries()
-
-    def _remember(self, exp, path: Path) -> None:
-        rows = self.rows.get(exp.id)
-        if rows is None:
-            return
-        from empirical.report_data import remember_figure
-
-        remember_figure(exp, rows, Path(path).read_bytes(), full=self.full, results=self.results)
 
     def _remember_summary(self, s, path: Path) -> None:
         if not all(e in self.rows for e in s.experiments):

@@ -209,13 +209,21 @@ def remember_figure(exp: Experiment, rows: list[dict], png: bytes, *, full: bool
     """Store ``png`` (drawn by :func:`empirical.figures.plot_analysis` from the analysis of
     exactly ``rows``) as the report's cached figure of ``exp``, so that a report built after
     ``verify`` draws nothing ``verify`` already drew.  Any failure only costs a redraw."""
+    cached_figure(exp, rows, lambda: png, full=full, results=results)
+
+
+def cached_figure(exp: Experiment, rows: list[dict], draw: Callable[[], bytes], *,
+                  full: bool = False, results: str | os.PathLike | None = None) -> bytes:
+    """The figure of ``exp``'s analysis of exactly ``rows``: the report's cached PNG when the
+    analysis and the drawing code are unchanged, else ``draw()`` (then cached).  A cache that
+    cannot be read or written only costs a redraw."""
     try:
         key = figure_key([analysis_key(exp, rows, full)], [_FIGURE_CODE])
         grid = "full" if full else "quick"
         path = results_dir(results) / exp.paper / exp.id / f"figure-{grid}.cache"
-        cached_bytes(path, key, lambda: png)
     except Exception:  # a cache is never worth failing a run
-        pass
+        return draw()
+    return cached_bytes(path, key, draw)
 
 
 def remember_summary(summary, analysed: list[tuple[Experiment, list[dict]]], png: bytes, *,

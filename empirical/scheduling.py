@@ -198,18 +198,33 @@ def estimate_costs(exps: Iterable[Experiment], full: bool = False,
 # Tasks run by workers
 # --------------------------------------------------------------------------------------------
 
-def _remote_analysis(exp_id: str, module: str, rows: list[dict]) -> dict:
+def _remote_analysis(exp_id: str, module: str, rows: list[dict],
+                     figure: bool = False) -> tuple[dict | None, bytes | None]:
     """An experiment's analysis, as the cache's typed JSON (Analysis holds functions and does
-    not pickle)."""
+    not pickle), and with ``figure`` its figure's PNG bytes.
+
+    The figure is drawn here rather than in the parent so that figures are drawn by all
+    workers at once (at the end of a run most experiments complete together, and one process
+    drawing ≈ 0.5 CPU-s per figure was the tail of ``verify``).  It is drawn from the decoded
+    analysis, exactly what the parent, ``dprates figures`` or the report would draw it from."""
     from empirical import analysis_cache
 
     if module:
         importlib.import_module(module)
     analysis = analysis_cache.analyse_quietly(get(exp_id), rows)
     try:
-        return analysis_cache.encode(analysis)
+        data = analysis_cache.encode(analysis)
     except TypeError:       # holds a type the cache cannot write: the parent analyses it
-        return None
+        return None, None
+    png = None
+    if figure and analysis.fit is not None:
+        from empirical.figures import render_analysis
+
+        try:
+            png = render_analysis(analysis_cache.decode(data))
+        except Exception:   # the parent draws it again and reports what went wrong there
+            png = None
+    return data, png
 
 
 def _remote_validate(exp_id: str, module: str, full: bool) -> str:
@@ -239,6 +254,7 @@ class Outcome:
     invalid: str = ""                          # the declaration does not match its bounds
     analysis: object | None = None
     analysis_cached: bool = False
+    figure: bytes | None = None                # PNG of the analysis, drawn by a worker
     stats: SweepStats = field(default_factory=SweepStats)
 
 
@@ -255,6 +271,7 @@ class _Exp:
     analysis_key: str = ""
     validated: bool = False
     full: bool = False
+    figure: bool = False                       # the analysis task also draws the figure
     points: list = field(default_factory=list)  # its point tasks, queued once validated
 
 
@@ -272,9 +289,10 @@ class _Run:
     """The bookkeeping of one :func:`sweep_all` call, whatever the executor."""
 
     def __init__(self, exps, full, results, say, progress, analyse, costs, validate=True,
-                 on_analysis=None, on_point=None):
+                 on_analysis=None, on_point=None, figures=False):
         self.full, self.root, self.say = full, runner.results_dir(results), say
         self.validate, self.on_analysis, self.on_point = validate, on_analysis, on_point
+        self.figures = figures
         # Without a progress bar, ``say`` gets a line per stored point (runner.sweep's log).
         self.per_point = progress is None
         # A worker's validation stands for this process only if it ran this process's code
@@ -314,7 +332,7 @@ class _Run:
         grid = exp.grid(self.full)
         scan = runner._scan(exp, grid, self.root, fp, self.message, recompute_hint="recomputing")
         st = _Exp(exp, module, fp, scan, grid, SweepStats(cached=len(scan.rows)),
-                  len(scan.todo), Outcome(exp), full=self.full)
+                  len(scan.todo), Outcome(exp), full=self.full, figure=self.figures)
         self.states[exp.id] = st
         if self.per_point and scan.rows and scan.todo:
             self.say(f"[{exp.id}] {len(scan.rows)}/{len(grid)} points already stored, resuming")
@@ -385,10 +403,11 @@ class _Run:
             heapq.heappush(self.queue, _Task((0, 0.0, st.exp.id, 0.0), "analysis", st.exp.id,
                                              rows=list(rows)))
 
-    def analysed(self, task: _Task, data: dict | None) -> None:
+    def analysed(self, task: _Task, out: tuple[dict | None, bytes | None]) -> None:
         from empirical import analysis_cache
 
         st = self.states[task.exp_id]
+        data, st.outcome.figure = out
         if data is None:
             st.outcome.analysis = analysis_cache.analyse_quietly(st.exp, task.rows)
         else:
@@ -488,7 +507,7 @@ class _Run:
 def _call(task: _Task, st: _Exp):
     """(function, args) that compute ``task`` on a worker."""
     if task.kind == "analysis":
-        return _remote_analysis, (task.exp_id, st.module, task.rows)
+        return _remote_analysis, (task.exp_id, st.module, task.rows, st.figure)
     if task.kind == "validate":
         return _remote_validate, (task.exp_id, st.module, st.full)
     return _remote_point, (task.exp_id, st.exp.point(task.value), st.module, os.getpid())
@@ -720,8 +739,8 @@ def sweep_all(exps: Iterable[Experiment], *, full: bool = False, workers: int | 
               costs: Mapping[tuple[str, float], float] | None = None,
               order: list | None = None, validate: bool = True,
               on_analysis: Callable[[Outcome], None] | None = None,
-              on_point: Callable[[Experiment, float], None] | None = None
-              ) -> dict[str, Outcome]:
+              on_point: Callable[[Experiment, float], None] | None = None,
+              figures: bool = False) -> dict[str, Outcome]:
     """Run the missing (stale, corrupt) points of all ``exps`` through one queue; see the
     module docstring.  Returns ``{experiment id: Outcome}`` in the order given.
 
@@ -732,7 +751,9 @@ def sweep_all(exps: Iterable[Experiment], *, full: bool = False, workers: int | 
     cached points).  ``costs`` overrides :func:`estimate_costs`; ``order``, if a list, receives
     the tasks' (experiment id, value) in the order they are queued (tests); ``validate=False``
     skips validating the declarations against their bounds (the caller already did);
-    ``on_analysis(outcome)`` is called in this process as each analysis becomes available;
+    ``on_analysis(outcome)`` is called in this process as each analysis becomes available
+    (with ``figures=True`` a fresh analysis comes with its figure's PNG bytes, drawn on the
+    worker that analysed it: ``outcome.figure``; a cached one without);
     ``on_point(experiment, value)`` after each point is stored (what it raises stops the run,
     stored points kept).  Without ``progress``, ``say`` also gets one line per stored point.
     Raises :class:`~empirical.runner.SweepError` subclasses (one line) for what stops the whole
@@ -741,7 +762,7 @@ def sweep_all(exps: Iterable[Experiment], *, full: bool = False, workers: int | 
     """
     workers = default_workers() if workers is None else runner._check_workers(workers)
     run = _Run(list(exps), full, results, say or (lambda m: None), progress, analyse, costs,
-               validate, on_analysis, on_point)
+               validate, on_analysis, on_point, figures)
     if order is not None:
         order.extend((t.exp_id, t.value)
                      for t in sorted(t for st in run.states.values() for t in st.points))

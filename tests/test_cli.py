@@ -4,6 +4,7 @@ import sys
 
 import pytest
 
+from empirical import runner
 from empirical.cli import main
 
 
@@ -270,3 +271,69 @@ def test_verify_draws_summaries_as_analyses_arrive_and_hands_figures_to_the_repo
     summaries = report_data._draw_figures(states, results=res)
     assert states[0].figure == png and not states[0].figure_error
     assert summaries["toy.summary"] == b"summary of toy.power_law"
+
+
+def test_verify_figures_are_drawn_by_the_workers_and_read_back_when_cached(
+        tmp_path, capsys, monkeypatch):
+    """With a pool, each experiment's figure is drawn by the worker that analysed it, not by
+    the parent (at the end of a run the parent drawing every figure alone was verify's tail);
+    the bytes are those the figure of a fresh analysis of the stored rows has; a repeated
+    verify (analyses cached) draws nothing and leaves the PNG as it was."""
+    import os
+
+    import _toy  # noqa: F401
+    from empirical import experiment as registry
+    from empirical import figures
+    from empirical.checks import analyse
+
+    calls = tmp_path / "render-calls"
+    real = figures.render_analysis
+
+    def render(a):
+        with open(calls, "a") as f:     # forked workers inherit the patch: log to a file
+            f.write(f"{os.getpid()}\n")
+        return real(a)
+
+    monkeypatch.setattr(figures, "render_analysis", render)
+    res, fig = tmp_path / "res", tmp_path / "fig"
+    args = ["verify", "--experiment", "toy.power_law", "--results", str(res),
+            "--figures", str(fig), "--workers", "2"]
+    assert main(args) == 0, capsys.readouterr().out
+    pids = calls.read_text().split()
+    assert pids and str(os.getpid()) not in pids, pids
+    png = (fig / "kl" / "toy.power_law.png").read_bytes()
+    exp = registry.get("toy.power_law")
+    rows, _ = runner.load_rows(exp, results=res)
+    assert png == real(analyse(exp, rows))
+    calls.unlink()
+    assert main(args) == 0, capsys.readouterr().out
+    assert not calls.exists(), "a cached analysis's figure was drawn again"
+    assert (fig / "kl" / "toy.power_law.png").read_bytes() == png
+
+
+def test_figure_png_skips_the_redundant_draw_and_keeps_the_bytes(tmp_path):
+    """figure_png drops the placeholder layout engine tight_layout leaves behind (with it,
+    savefig draws the figure twice); the PNG is byte for byte what savefig writes with it."""
+    import io
+
+    import matplotlib.pyplot as plt
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    from empirical import figures
+
+    def drawn():
+        with figures.figure_style():
+            f, ax = plt.subplots(figsize=(4, 3))
+            ax.loglog([1, 10, 100], [3, 2, 1], label="a line")
+            ax.set_title("title\nsecond line")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            f.tight_layout()
+            return f
+
+    f = drawn()
+    assert isinstance(f.get_layout_engine(), PlaceHolderLayoutEngine)
+    with figures.figure_style():
+        buf = io.BytesIO()
+        f.savefig(buf, format="png", metadata={"Software": None})
+        plt.close(f)
+        assert figures.figure_png(drawn()) == buf.getvalue()

@@ -330,12 +330,12 @@ def test_figure_legend_names_every_element(built, monkeypatch, tmp_path):
     analysis = analyse(exp, runner.load_rows(exp, results=built["results"])[0])
     seen = {}
 
-    def keep(fig, path):
+    def keep(fig):
         seen["labels"] = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-        return real(fig, path)
+        return real(fig)
 
-    real = figures.save_figure
-    monkeypatch.setattr(figures, "save_figure", keep)
+    real = figures.figure_png
+    monkeypatch.setattr(figures, "figure_png", keep)
     figures.plot_analysis(analysis, tmp_path)
     labels = " | ".join(seen["labels"])
     for part in ("each seed", "spread over seeds", "CI of the fitted slope", "fit: slope",
