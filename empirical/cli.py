@@ -345,10 +345,10 @@ class _Drawer:
         if o.rows is not None:
             self.rows[a.experiment.id] = list(o.rows)
         if a.fit is not None:
-            self._write(a, o.figure)
+            self.write_figure(a, o.figure)
         self._summaries()
 
-    def _write(self, a: Analysis, png: bytes | None) -> None:
+    def write_figure(self, a: Analysis, png: bytes | None) -> None:
         from empirical.figures import figure_path, render_analysis, write_png
         from empirical.report_data import cached_figure
 
@@ -367,8 +367,7 @@ class _Drawer:
                           self._remember_summary)
 
     def finish(self, analyses: list[Analysis]) -> None:
-        """The summaries still waiting, with the error analyses of failed experiments (as
-        ``_draw`` does when drawing everything at the end)."""
+        """The summaries still waiting, drawn with the error analyses of failed experiments."""
         for a in analyses:
             self.analyses.setdefault(a.experiment.id, a)
         self._summaries()
@@ -382,14 +381,6 @@ class _Drawer:
                          Path(path).read_bytes(), full=self.full, results=self.results)
 
 
-def _draw_one(a: Analysis, root: Path) -> Path | None:
-    from empirical.figures import plot_analysis
-
-    if a.fit is not None:
-        return plot_analysis(a, root)
-    return None
-
-
 def _draw_summary(s, analyses: list[Analysis], root: Path, done=None) -> None:
     from empirical.figures import figure_style
 
@@ -397,15 +388,6 @@ def _draw_summary(s, analyses: list[Analysis], root: Path, done=None) -> None:
         path = s.plot(analyses, root)
     if done is not None and path is not None:
         done(s, path)
-
-
-def _draw(analyses: list[Analysis], root: Path, paper: str | None) -> None:
-    for a in analyses:
-        _draw_one(a, root)
-    by_id = {a.experiment.id: a for a in analyses}
-    for s in registry.summaries(paper):
-        if all(e in by_id for e in s.experiments):
-            _draw_summary(s, [by_id[e] for e in s.experiments], root)
 
 
 def _cmd_bounds(args) -> int:
@@ -465,7 +447,7 @@ def _cmd_figures(args) -> int:
     paper = _paper(args)
     exps = registry.experiments(paper)
     _check_figures_dir(args)
-    analyses = []
+    analyses, rows_of = [], {}
     for exp in exps:
         rows, missing = load_rows(exp, full=args.full, results=args.results)
         if missing:
@@ -473,8 +455,17 @@ def _cmd_figures(args) -> int:
                   file=sys.stderr)
             continue
         analyses.append(_analyse(exp, rows, args.full, args.results)[0])
+        rows_of[exp.id] = rows
     root = _figure_root(args)
-    _draw(analyses, root, paper)
+    # Each experiment's figure through the report's figure cache (unchanged analysis and
+    # drawing code: the stored PNG, not a redraw), as verify leaves it.
+    drawer = _Drawer(root, exps, paper, args.full, args.results)
+    for a in analyses:
+        drawer.rows[a.experiment.id] = rows_of[a.experiment.id]
+        drawer.analyses[a.experiment.id] = a
+        if a.fit is not None:
+            drawer.write_figure(a, None)
+    drawer.finish(analyses)
     print(f"drew figures for {len(analyses)} experiments under {root}/")
     return 0
 

@@ -309,6 +309,10 @@ def test_verify_figures_are_drawn_by_the_workers_and_read_back_when_cached(
     assert main(args) == 0, capsys.readouterr().out
     assert not calls.exists(), "a cached analysis's figure was drawn again"
     assert (fig / "kl" / "toy.power_law.png").read_bytes() == png
+    (fig / "kl" / "toy.power_law.png").unlink()
+    assert main(["figures", "--paper", "kl", "--results", str(res), "--figures", str(fig)]) == 0
+    assert not calls.exists(), "dprates figures redrew a figure verify drew"
+    assert (fig / "kl" / "toy.power_law.png").read_bytes() == png
 
 
 def test_figure_png_skips_the_redundant_draw_and_keeps_the_bytes(tmp_path):
