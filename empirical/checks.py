@@ -12,7 +12,12 @@ Verdicts are regressions: a check must come out as declared.
 * ``expect="hold"``: PASS, or FAIL (fails ``verify``);
 * ``expect="finding"`` (a claim that careful experiments contradict, docs/errata.md): FINDING
   when the check still fails as documented, NOT REPRODUCED when it passes (fails ``verify``: the
-  recorded finding no longer describes the code, so either the code or the record is wrong);
+  recorded finding no longer describes the code, so either the code or the record is wrong).
+  ``Check.finding_on`` says what fails: the slope (a level band is still enforced: a level out
+  of band is FAIL), the level (the slope must pass: else FAIL) or both; every part declared
+  must still deviate, else NOT REPRODUCED;
+* the expectation is per grid: ``Check.expect`` on the quick grid, ``Check.expect_full`` on
+  the full grid, told apart by the rows' grid values (``Experiment.is_full``);
 * ``reject`` (a competing rate): REJECTED when the data rule out the competitor at its local
   slope over the grid **and** at its asymptotic exponent (a competitor whose local slope is bent
   by log factors or lower-order terms must not escape on its asymptotic one, nor the reverse),
@@ -44,6 +49,7 @@ __all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "check_setting
 NOT_REPRODUCED = "NOT REPRODUCED"
 #: Verdicts that let ``verify`` succeed; everything else (FAIL, NOT REJECTED, NOT REPRODUCED) fails.
 OK_VERDICTS = ("PASS", "REJECTED", "FINDING")
+_GRIDS = {False: "quick", True: "full"}
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class CheckResult:
     level_band: tuple[float, float] | None = None
     level_range: tuple[float, float] | None = None   # min, max of observed / bound over the grid
     ratios: tuple[float, ...] | None = None          # observed / bound at each kept point
+    finding_on: str = ""     # what an expected finding is a finding of ("" when expect is hold)
 
     @property
     def ok(self) -> bool:
@@ -82,6 +89,7 @@ class Analysis:
     error: str = ""
     privacy: str = ""          # what the privacy verdict checked
     privacy_error: str = ""    # non-empty: a stored run broke its privacy claim
+    grid: str = "quick"        # which grid the rows came from ("quick" or "full")
 
     def _repr_html_(self) -> str:
         """Jupyter display: the checks as a table (rendered by empirical.report)."""
@@ -221,54 +229,95 @@ def _judge_level(check: Check, ratios: np.ndarray) -> tuple[bool, str]:
                 f"{'inside' if ok else 'OUTSIDE'} band [{lo:g}, {hi:g}]")
 
 
-def _judge(check: Check, observed: SlopeFit, local: float, asym: float,
-           ratios: np.ndarray | None = None) -> tuple[str, str]:
+def _judge_reject(observed: SlopeFit, local: float, asym: float, tol: float) -> tuple[str, str]:
+    s = observed.slope
+
+    # Both the local slope and the asymptotic exponent must be ruled out: each must lie
+    # outside the CI and more than the tolerance from the observed slope.
+    def ruled_out(c: float) -> bool:
+        return abs(s - c) > tol and not observed.covers(c)
+
+    far_local = ruled_out(local)
+    if math.isnan(asym):
+        far, where = far_local, (f"local slope {local:+.3f} "
+                                 f"{'outside' if far_local else 'not ruled out by'} the data; "
+                                 "no asymptotic exponent in this variable (local only)")
+    else:
+        far_asym = ruled_out(asym)
+        far = far_local and far_asym
+        where = (f"local slope {local:+.3f} {'outside' if far_local else 'NOT ruled out'}, "
+                 f"asymptotic {asym:+.3f} {'outside' if far_asym else 'NOT ruled out'}")
+    verdict = "REJECTED" if far else "NOT REJECTED"
+    return verdict, f"competing rate: {where} ({observed}, tolerance {tol})"
+
+
+def _judge_slope(check: Check, observed: SlopeFit, local: float, asym: float
+                 ) -> tuple[bool, str]:
     lo_band, hi_band = min(local, asym), max(local, asym)
     s, tol, hw = observed.slope, check.tolerance, observed.half_width
-    if check.kind == "reject":
-        # Both the local slope and the asymptotic exponent must be ruled out: each must lie
-        # outside the CI and more than the tolerance from the observed slope.
-        def ruled_out(c: float) -> bool:
-            return abs(s - c) > tol and not observed.covers(c)
-
-        far_local = ruled_out(local)
-        if math.isnan(asym):
-            far, where = far_local, (f"local slope {local:+.3f} "
-                                     f"{'outside' if far_local else 'not ruled out by'} the data; "
-                                     "no asymptotic exponent in this variable (local only)")
-        else:
-            far_asym = ruled_out(asym)
-            far = far_local and far_asym
-            where = (f"local slope {local:+.3f} {'outside' if far_local else 'NOT ruled out'}, "
-                     f"asymptotic {asym:+.3f} {'outside' if far_asym else 'NOT ruled out'}")
-        verdict = "REJECTED" if far else "NOT REJECTED"
-        return verdict, f"competing rate: {where} ({observed}, tolerance {tol})"
     if hw > tol:
-        ok, msg = False, f"inconclusive: CI half-width {hw:.3f} exceeds tolerance {tol}"
-    elif check.kind == "two-sided":
+        return False, f"inconclusive: CI half-width {hw:.3f} exceeds tolerance {tol}"
+    if check.kind == "two-sided":
         dist = max(lo_band - s, s - hi_band, 0.0)
-        ok = dist <= tol
-        msg = f"distance {dist:.3f} from band [{lo_band:+.3f}, {hi_band:+.3f}] (tol {tol})"
-    else:  # one-sided: an upper bound's slope may be beaten, not exceeded
-        excess = s - hi_band
-        ok = excess <= tol
-        msg = f"observed − upper end of band = {excess:+.3f} (tol {tol}; lower is allowed)"
+        return dist <= tol, (f"distance {dist:.3f} from band [{lo_band:+.3f}, {hi_band:+.3f}] "
+                             f"(tol {tol})")
+    # one-sided: an upper bound's slope may be beaten, not exceeded
+    excess = s - hi_band
+    return excess <= tol, f"observed − upper end of band = {excess:+.3f} (tol {tol}; lower is allowed)"
+
+
+def _judge_finding(finding_on: str | None, slope_ok: bool, level_ok: bool | None
+                   ) -> tuple[str, str]:
+    """The verdict of a check expected to be a finding, from its two parts.  Every part the
+    finding is declared on must still deviate (else the record is stale: NOT REPRODUCED); every
+    part it is not declared on must still hold (else FAIL: something else broke)."""
+    if finding_on is None and level_ok is not None:
+        # Undeclared on a check with a level band: the reading before finding_on existed.
+        if slope_ok and level_ok:
+            return NOT_REPRODUCED, ("; the recorded finding is NOT reproduced (check passes); "
+                                    "finding_on undeclared: slope or level may carry it, the "
+                                    "band is not enforced")
+        return "FINDING", ("; finding_on undeclared: slope or level may carry it, the band is "
+                           "not enforced")
+    on = finding_on or "slope"
+    what = on.replace("+", " and ")
+    parts = {"slope": slope_ok, "level": level_ok}
+    stale = [k for k in parts if k in on.split("+") and parts[k]]
+    broken = [k for k in parts if k not in on.split("+") and parts[k] is False]
+    if stale:
+        return NOT_REPRODUCED, (f"; the recorded finding (of the {what}) is NOT reproduced: the "
+                                f"{' and '.join(stale)} now passes")
+    if broken:
+        return "FAIL", (f"; finding of the {what} reproduced, but the {' and '.join(broken)}, "
+                        "which must hold for this finding, does not")
+    return "FINDING", f"; finding of the {what}"
+
+
+def _judge(check: Check, observed: SlopeFit, local: float, asym: float,
+           ratios: np.ndarray | None = None, full: bool = False) -> tuple[str, str]:
+    if check.kind == "reject":
+        return _judge_reject(observed, local, asym, check.tolerance)
+    slope_ok, msg = _judge_slope(check, observed, local, asym)
+    level_ok = None
     if check.level is not None and ratios is not None:
         level_ok, level_msg = _judge_level(check, ratios)
-        ok, msg = ok and level_ok, msg + level_msg
-    if check.expect == "finding":
+        msg += level_msg
+    if check.expectation(full) == "finding":
         # A finding is a regression test too: if the check now passes, the record is stale.
-        return ((NOT_REPRODUCED, msg + "; the recorded finding is NOT reproduced (check passes)")
-                if ok else ("FINDING", msg))
-    return ("PASS" if ok else "FAIL"), msg
+        verdict, why = _judge_finding(check.finding_on, slope_ok, level_ok)
+        return verdict, msg + why
+    return ("PASS" if slope_ok and level_ok is not False else "FAIL"), msg
 
 
 def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
     """Fit the experiment's stored rows and evaluate every check (a
-    :class:`ComparisonExperiment` is judged by its contrasts instead)."""
+    :class:`ComparisonExperiment` is judged by its contrasts instead).  Whether the rows are
+    the full grid's (which decides ``Check.expect_full``) is read from their grid values
+    (:meth:`Experiment.is_full`) and recorded in ``Analysis.grid``."""
     if isinstance(exp, ComparisonExperiment):
         return analyse_contrasts(exp, rows)
     per_point = _group(exp, rows)
+    full = exp.is_full(per_point)
     privacy, privacy_error = check_privacy(exp, rows)
     _, settings_error = check_settings(exp, rows)
     primary = bounds.get(exp.bound)
@@ -298,7 +347,7 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
         return Analysis(exp, None, (), tuple(kept), tuple(dropped), per_point,
                         error="; ".join(x for x in (f"only {len(kept)} usable grid points (need 3)",
                                                     settings_error) if x),
-                        privacy=privacy, privacy_error=privacy_error)
+                        privacy=privacy, privacy_error=privacy_error, grid=_GRIDS[full])
     fit = fit_slope(kept, [per_point[v] for v in kept], aggregate=exp.aggregate,
                     rng=np.random.default_rng(0))
     results = []
@@ -318,15 +367,18 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
         if check.kind != "reject" and math.isnan(asym):
             raise ValueError(f"{exp.id}: bound {b.id} has no symbol {exp.variable!r}")
         ratios = fit.y / np.asarray(bvals, dtype=float)
-        verdict, msg = _judge(check, fit, local, asym, ratios)
-        results.append(CheckResult(exp.id, b.id, exp.variable, check.kind, check.expect, local,
+        verdict, msg = _judge(check, fit, local, asym, ratios, full)
+        expect = check.expectation(full)
+        results.append(CheckResult(exp.id, b.id, exp.variable, check.kind, expect, local,
                                    asym, str(sp.sstr(asym_expr)), fit, check.tolerance, check.reason,
                                    verdict, msg, check.level,
                                    (float(ratios.min()), float(ratios.max())),
-                                   tuple(float(x) for x in ratios)))
+                                   tuple(float(x) for x in ratios),
+                                   (check.finding_on or "slope") if expect == "finding" else ""))
     # A theorem setting not exercised as stated is an error of the run, whatever the slopes say.
     return Analysis(exp, fit, tuple(results), tuple(kept), tuple(dropped), per_point,
-                    error=settings_error, privacy=privacy, privacy_error=privacy_error)
+                    error=settings_error, privacy=privacy, privacy_error=privacy_error,
+                    grid=_GRIDS[full])
 
 
 # ==============================================================================================

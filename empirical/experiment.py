@@ -10,13 +10,16 @@ worker only needs the id and the point.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
-__all__ = ["PRIVACY_UNITS", "PAPER_MODULES", "Check", "Experiment", "Summary", "register",
+__all__ = ["PRIVACY_UNITS", "FINDING_ON", "PAPER_MODULES", "Check", "Experiment", "Summary", "register",
            "register_summary", "summaries", "get", "ids", "experiments", "validate_experiment",
            "is_validated", "mark_validated"]
 
 _KINDS = ("two-sided", "one-sided", "reject")
+_EXPECT = ("hold", "finding")
+#: What a finding check is a finding of (``Check.finding_on``).
+FINDING_ON = ("slope", "level", "slope+level")
 #: Units a private experiment may state its privacy in: ρ-zCDP, or ε at the run's δ.
 PRIVACY_UNITS = ("rho", "epsilon")
 
@@ -39,7 +42,23 @@ class Check:
     expect
         ``hold`` for a claim that should check out; ``finding`` when careful experiments showed
         it does not (then a failed check is reported as FINDING, documented in docs/errata.md,
-        and does not fail ``dprates verify``).
+        and does not fail ``dprates verify``).  This is the expectation on the quick grid.
+    expect_full
+        The expectation on the full grid (same values; None: as ``expect``), for a claim that
+        holds in the quick grid's range and is contradicted past it (e.g. LR-E18:
+        ``linreg.amb.d.privacy`` passes for d ≤ 64 and is a finding with d = 128, 256).  The
+        analysis tells the grids apart by the rows' grid values (:meth:`Experiment.is_full`),
+        so an experiment whose expectations differ must have a full-grid value outside its
+        quick grid.
+    finding_on
+        What a finding is a finding *of* (only for a check expected to be a finding on some
+        grid): ``"slope"`` (the slope deviates; a level band, if given, is still enforced: a
+        level outside it FAILS), ``"level"`` (the slope must pass and the level must leave its
+        band, e.g. a hidden constant that blows up) or ``"slope+level"`` (both must deviate).
+        A finding that does not reproduce in every part declared is NOT REPRODUCED.  None: the
+        slope (a check without a level band); on a check *with* a level band None keeps the
+        old reading (FINDING when the slope or the level deviates, the band not enforced),
+        which the message flags: declare it.
     values
         Optional map from the experiment's point to the bound's symbol values, when the bound
         needs different ones than the experiment's primary bound (e.g. a competitor's ``D``).
@@ -60,14 +79,25 @@ class Check:
     values: Callable[[Mapping[str, float]], dict] | None = None
     level: tuple[float, float] | None = None
     level_reason: str = ""
+    expect_full: str | None = None
+    finding_on: str | None = None
+
+    def expectation(self, full: bool = False) -> str:
+        """``hold`` or ``finding`` on the quick (``full=False``) or the full grid."""
+        return (self.expect_full or self.expect) if full else self.expect
+
+    def expected_verdict_for(self, full: bool) -> str:
+        """The verdict this check declares on that grid: REJECTED for a competitor, FINDING
+        for a recorded finding, PASS otherwise.  ``verify`` treats any other outcome as a
+        regression."""
+        if self.kind == "reject":
+            return "REJECTED"
+        return "FINDING" if self.expectation(full) == "finding" else "PASS"
 
     @property
     def expected_verdict(self) -> str:
-        """The verdict this check declares: REJECTED for a competitor, FINDING for a recorded
-        finding, PASS otherwise.  ``verify`` treats any other outcome as a regression."""
-        if self.kind == "reject":
-            return "REJECTED"
-        return "FINDING" if self.expect == "finding" else "PASS"
+        """The verdict declared on the quick grid (:meth:`expected_verdict_for`)."""
+        return self.expected_verdict_for(False)
 
     def __post_init__(self) -> None:
         if self.level is not None:
@@ -83,10 +113,26 @@ class Check:
             raise ValueError(f"kind must be one of {_KINDS}, got {self.kind!r}")
         if not self.tolerance > 0:
             raise ValueError(f"tolerance must be in (0, inf), got {self.tolerance!r}")
-        if self.expect not in ("hold", "finding"):
+        if self.expect not in _EXPECT:
             raise ValueError(f"expect must be 'hold' or 'finding', got {self.expect!r}")
+        if self.expect_full is not None and self.expect_full not in _EXPECT:
+            raise ValueError(f"expect_full must be None, 'hold' or 'finding', "
+                             f"got {self.expect_full!r}")
+        self._check_finding_on()
         if not self.reason.strip():
             raise ValueError("every check must state the reason for its tolerance")
+
+    def _check_finding_on(self) -> None:
+        if self.finding_on is None:
+            return
+        if self.finding_on not in FINDING_ON:
+            raise ValueError(f"finding_on must be None or one of {FINDING_ON}, "
+                             f"got {self.finding_on!r}")
+        if self.kind == "reject" or "finding" not in (self.expect, self.expect_full):
+            raise ValueError("finding_on is only for a check expected to be a finding on some "
+                             "grid (expect or expect_full 'finding', kind not 'reject')")
+        if "level" in self.finding_on and self.level is None:
+            raise ValueError(f"finding_on={self.finding_on!r} needs a level band (level)")
 
 
 @dataclass(frozen=True)
@@ -143,6 +189,11 @@ class Experiment:
             raise ValueError(f"{self.id}: an experiment must declare at least one check")
         if self.variable in self.fixed:
             raise ValueError(f"{self.id}: swept variable {self.variable!r} is also fixed")
+        if (any(c.expectation(True) != c.expectation(False) for c in self.checks)
+                and not self._full_only()):
+            raise ValueError(f"{self.id}: a check's expect_full differs from its expect, but "
+                             "full_grid has no value outside quick_grid, so the analysis "
+                             "cannot tell the grids' rows apart")
 
     @property
     def bound(self) -> str:
@@ -151,6 +202,17 @@ class Experiment:
 
     def grid(self, full: bool = False) -> tuple[float, ...]:
         return self.full_grid if full else self.quick_grid
+
+    def _full_only(self) -> set[float]:
+        return {float(v) for v in self.full_grid} - {float(v) for v in self.quick_grid}
+
+    def is_full(self, values: Iterable[float]) -> bool:
+        """Whether grid values (e.g. the rows' ``p_<variable>``) come from the full grid:
+        some value lies on the full grid only.  Stored rows are always those of one grid
+        (``runner.load_rows``), so this decides which expectation of a check applies
+        (``Check.expect_full``) without every caller passing the grid along."""
+        full_only = self._full_only()
+        return any(float(v) in full_only for v in values)
 
     def point(self, value: float) -> dict:
         p = dict(self.fixed)
