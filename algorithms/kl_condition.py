@@ -178,9 +178,9 @@ def _check_w0(problem: Problem, w0) -> np.ndarray:
 _sq_norms = getattr(np, "vecdot", None) or (lambda a, b: np.einsum("...i,...i->...", a, b))
 
 
-#: x.max() and x.any() without the ndarray methods' Python-level wrappers (same reductions).
+#: x.max() and x.all() without the ndarray methods' Python-level wrappers (same reductions).
 _max = np.maximum.reduce
-_any = np.logical_or.reduce
+_all = np.logical_and.reduce
 
 
 def _counted_gradient(problem: Problem, rows: int) -> tuple[Callable, int]:
@@ -352,29 +352,69 @@ def kl_spider_plan(n: int, d: int, *, rho: float, kappa: float, gamma: float, L0
                       z_full=z_full_paper * scale, z_by_T=z_by_T)
 
 
-def _spider_steps_all_rows(gradient: Callable, gens: Sequence[np.random.Generator], W: np.ndarray,
-                           est: np.ndarray, G: np.ndarray, T: int, threshold: float,
-                           step_len: float, sigma: float,
-                           observe: Observer | None) -> tuple[int, np.ndarray, np.ndarray]:
-    """The steps of one Spider round while every row moves (the usual case): the per-step
-    body of :func:`kl_spider` on whole arrays, W updated in place, no masks, gathers or
-    per-step counters (the caller adds them).  Returns (t, est, G) at the first t at which some
-    row's estimate is below the threshold (the caller's masked loop takes over from there with
-    the same state) or t = T.  Each row's operations and draws are those of the masked loop.
-    ``gradient``: the oracle of :func:`_counted_gradient` (the caller counts its calls)."""
-    rows = np.arange(W.shape[0])
+#: How a row left a Spider round: it ran all T_k steps, stopped on the gradient test, or hit
+#: ``max_steps``.
+_RAN, _STOPPED, _CAPPED = 0, 1, 2
+
+
+def _spider_round(gradient: Callable, gens: Sequence[np.random.Generator], W: np.ndarray,
+                  rows: np.ndarray, whole: bool, T: int, threshold: float, step_len: float,
+                  sigma_hat: float, sigma_k: float, room: np.ndarray | None,
+                  observe: Observer | None) -> tuple:
+    """One round of Algorithm 1 (its full release and up to T steps) for the listed rows
+    (ascending; ``whole``: every row of W, which is then updated in place, else W[rows] is
+    worked on and written back).
+
+    Rows that leave (stop on the test, or reach ``room``, the steps left before the cap) are
+    dropped from the working arrays, so every later gradient, draw and update is on exactly the
+    rows still moving, in the same order: the calls and operands of the masked per-step loop
+    this replaces, without its masks, gathers and scatters.  Returns (t, reason, gradient rows):
+    t and reason (``_RAN``/``_STOPPED``/``_CAPPED``) as ints when every row left at the same step
+    for the same reason (the usual case: every row stops at t = 0), else arrays aligned with
+    ``rows``; gradient rows is the number of rows the oracle evaluated (the caller counts them)."""
+    Wc = W if whole else W[rows]
+    G = gradient(Wc)
+    est = G + sigma_hat * _draw(gens, rows, W.shape[1])
+    if observe is not None:
+        observe("full", rows, est.copy(), sigma_hat)
+    grad_rows = rows.size
+    ids = rows                    # rows still moving
+    pos = None                    # their positions in ``rows`` (None: all of them)
+    t_exit = reason = None        # per-row results, allocated when rows leave at different steps
     for t in range(T):
         norms = row_norms(est)
-        if _any(norms < threshold):
-            return t, est, G
-        W -= (step_len / norms)[:, None] * est
+        stop = norms < threshold
+        leave = stop if room is None else stop | (room <= t)
+        n_leave = np.count_nonzero(leave)
+        if n_leave:
+            if pos is None and n_leave == ids.size and (room is None or _all(stop)):
+                return t, _STOPPED, grad_rows
+            if pos is None:
+                pos = np.arange(rows.size)
+                t_exit, reason = np.full(rows.size, T), np.full(rows.size, _RAN)
+            if Wc is not W:
+                W[ids[leave]] = Wc[leave]
+            t_exit[pos[leave]] = t
+            reason[pos[leave]] = np.where(stop[leave], _STOPPED, _CAPPED)
+            if n_leave == ids.size:
+                return t_exit, reason, grad_rows
+            keep = ~leave
+            ids, pos, Wc, est, G, norms = ids[keep], pos[keep], Wc[keep], est[keep], G[keep], norms[keep]
+            if room is not None:
+                room = room[keep]
+        Wc -= (step_len / norms)[:, None] * est
         if t + 1 < T:
-            G_new = gradient(W)
-            est = _spider_update(est, G_new, G, sigma * _draw(gens, rows, W.shape[1]))
+            G_new = gradient(Wc)
+            grad_rows += ids.size
+            est = _spider_update(est, G_new, G, sigma_k * _draw(gens, ids, W.shape[1]))
             if observe is not None:
-                observe("difference", rows, est.copy(), sigma)
+                # what the round has released so far: the new estimate (the previous one is
+                # public, so this is equivalent to releasing the noisy difference)
+                observe("difference", ids, est.copy(), sigma_k)
             G = G_new
-    return T, est, G
+    if Wc is not W:
+        W[ids] = Wc
+    return (T, _RAN, grad_rows) if pos is None else (t_exit, reason, grad_rows)
 
 
 def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: float, gamma: float,
@@ -448,72 +488,50 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
     diff_counts = {T: np.zeros(R, dtype=np.int64) for T in z_by_T}
     alive = np.ones(R, dtype=bool)
     capped = np.zeros(R, dtype=bool)
+    # Counts shared by every row (rounds that all rows left at the same step for the same
+    # reason, without a step cap), kept as ints and added once at the end.
+    shared = {"steps": 0, "grads": 0, "full": 0, "early": 0, "diffs": dict.fromkeys(z_by_T, 0)}
 
     all_rows = np.arange(R)
-    gradient, uncounted = _counted_gradient(problem, R)
+    gradient, per_row = _counted_gradient(problem, 1)
+    grad_rows = 0
     for k in range(plan.K):
-        # Rows leave for good only at the step cap, so without one every round has every row:
-        # then a slice replaces the index array (same elements, no gathers or scatters).
-        every = max_steps is None
-        rows = all_rows if every else np.flatnonzero(alive)
+        # Rows leave for good only at the step cap, so without one every round has every row.
+        rows = all_rows if max_steps is None else np.flatnonzero(alive)
         if rows.size == 0:
             break
-        sel = slice(None) if every else rows
         phi_root = plan.phi_hat[k] ** (1.0 / kappa)
         T = int(plan.T_k[k])
         threshold = 7.0 / (8.0 * gamma) * phi_root
         step_len = phi_root / (4.0 * gamma * L1)
-        G = problem.gradient(W[sel])
-        grad_calls[sel] += 1
-        full_releases[sel] += 1
-        est = G + plan.sigma_hat * _draw(gens, rows, d)
-        if observe is not None:
-            observe("full", rows, est.copy(), plan.sigma_hat)
-        t_all = 0
-        if every:
-            t_all, est, G = _spider_steps_all_rows(gradient, gens, W, est, G, T, threshold,
-                                                   step_len, plan.sigma_k[k], observe)
-            problem.grad_evals += uncounted * min(t_all, T - 1)
-            diffs = min(t_all, T - 1)
-            steps += t_all
-            grad_calls += diffs
-            diff_counts[T] += diffs
-            if t_all == T:
-                continue
-        active = np.ones(rows.size, dtype=bool)
-        for t in range(t_all, T):
-            norms = row_norms(est)
-            stop = active & (norms < threshold)
-            if stop.any():
-                early[rows[stop]] += 1
-                active &= ~stop
-            if max_steps is not None:
-                hit = active & (steps[rows] >= max_steps)
-                if hit.any():
-                    capped[rows[hit]] = True
-                    alive[rows[hit]] = False
-                    active &= ~hit
-            if not active.any():
-                break
-            # While every row moves (the usual case) slices replace index arrays: the same
-            # elements and operations, without the gathers and scatters.
-            whole = rows.size == R and active.all()
-            idx = slice(None) if whole else np.flatnonzero(active)
-            r_ids = rows[idx]
-            r_idx = slice(None) if whole else r_ids
-            W[r_idx] = W[r_idx] - (step_len / norms[idx])[:, None] * est[idx]
-            steps[r_idx] += 1
-            if t + 1 < T:
-                G_new = problem.gradient(W[r_idx])
-                grad_calls[r_idx] += 1
-                est[idx] = _spider_update(est[idx], G_new, G[idx],
-                                          plan.sigma_k[k] * _draw(gens, r_ids, d))
-                if observe is not None:
-                    # what the round has released so far: the new estimate (the previous one is
-                    # public, so this is equivalent to releasing the noisy difference)
-                    observe("difference", r_ids, est[idx].copy(), plan.sigma_k[k])
-                G[idx] = G_new
-                diff_counts[T][r_idx] += 1
+        room = None if max_steps is None else max_steps - steps[rows]
+        t, reason, n_grad = _spider_round(gradient, gens, W, rows, rows.size == R, T, threshold,
+                                          step_len, plan.sigma_hat, plan.sigma_k[k], room, observe)
+        grad_rows += n_grad
+        if room is None and isinstance(t, int):
+            diffs = min(t, T - 1)
+            shared["steps"] += t
+            shared["grads"] += 1 + diffs
+            shared["full"] += 1
+            shared["early"] += reason == _STOPPED
+            shared["diffs"][T] += diffs
+            continue
+        diffs = np.minimum(t, T - 1)
+        steps[rows] += t
+        grad_calls[rows] += 1 + diffs
+        full_releases[rows] += 1
+        diff_counts[T][rows] += diffs
+        early[rows] += np.equal(reason, _STOPPED).astype(np.int64)
+        hit = rows[np.broadcast_to(np.equal(reason, _CAPPED), rows.shape)]
+        capped[hit] = True
+        alive[hit] = False
+    steps += shared["steps"]
+    grad_calls += shared["grads"]
+    full_releases += shared["full"]
+    early += shared["early"]
+    for T, m in shared["diffs"].items():
+        diff_counts[T] += m
+    problem.grad_evals += per_row * grad_rows
 
     privacy = [accounting.PrivacySpent.from_event(
         _spider_event(z_full, int(full_releases[r]), z_by_T, {T: c[r] for T, c in diff_counts.items()}),
