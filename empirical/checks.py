@@ -263,7 +263,8 @@ def _judge_slope(check: Check, observed: SlopeFit, local: float, asym: float
                              f"(tol {tol})")
     # one-sided: an upper bound's slope may be beaten, not exceeded
     excess = s - hi_band
-    return excess <= tol, f"observed − upper end of band = {excess:+.3f} (tol {tol}; lower is allowed)"
+    return excess <= tol, (f"observed − upper end of band = {excess:+.3f} "
+                           f"(tol {tol}; lower is allowed)")
 
 
 def _judge_finding(finding_on: str | None, slope_ok: bool, level_ok: bool | None

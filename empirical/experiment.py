@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-__all__ = ["PRIVACY_UNITS", "FINDING_ON", "PAPER_MODULES", "Check", "Experiment", "Summary", "register",
-           "register_summary", "summaries", "get", "ids", "experiments", "validate_experiment",
-           "is_validated", "mark_validated"]
+__all__ = ["PRIVACY_UNITS", "FINDING_ON", "PAPER_MODULES", "Check", "Experiment", "Summary",
+           "register", "register_summary", "summaries", "get", "ids", "experiments",
+           "validate_experiment", "is_validated", "mark_validated"]
 
 _KINDS = ("two-sided", "one-sided", "reject")
 _EXPECT = ("hold", "finding")

@@ -291,8 +291,8 @@ def test_full_grid_verdicts_as_declared(full_root, exp_id):
     a = analyse(exp, sweep(exp, full=True, results=full_root, workers=2))
     assert not a.error and not a.privacy_error, (a.error, a.privacy_error)
     assert a.grid == "full"
-    assert [(r.bound, r.verdict) for r in a.results] == \
-        [(c.bound, c.expected_verdict_for(True)) for c in exp.checks], [r.message for r in a.results]
+    want = [(c.bound, c.expected_verdict_for(True)) for c in exp.checks]
+    assert [(r.bound, r.verdict) for r in a.results] == want, [r.message for r in a.results]
     assert len(a.kept) == len(exp.grid(full=True)), a.dropped
 
 
