@@ -120,3 +120,20 @@ def test_logistic_gradients_match_the_loss_and_reject_bad_input():
         LogisticUsers(4, 2, 2, rng)
     with pytest.raises(ValueError, match="w_norm must be"):
         LogisticUsers(4, 2, 3, rng, w_norm=3.0)
+
+
+@pytest.mark.parametrize("shape,d", [((7,), 1), ((4096, 5), 4), ((40_000,), 3), ((300, 70), 7),
+                                     ((1000, 37), 9), ((20_000,), 16), ((2, 3), 64), ((0, 5), 4)])
+def test_sphere_blocks_equal_one_shot_normalisation_bit_for_bit(shape, d):
+    """``_sphere`` fills blocks (and sums squares column by column for d < 8) for speed: its draws
+    must be exactly those of normalising one ``standard_normal((*shape, d))`` call, and leave
+    the generator where that call does (otherwise every stored row would change).  Shapes cross
+    the block size (2^14 vectors), d on both sides of numpy's pairwise-sum cut-off (8)."""
+    from empirical import user_level_problems as ulp
+
+    r1, r2 = np.random.default_rng([5, d]), np.random.default_rng([5, d])
+    g = r1.standard_normal((*shape, d))
+    want = g / np.linalg.norm(g, axis=-1, keepdims=True)
+    got = ulp._sphere(r2, shape, d)
+    assert got.shape == want.shape and np.array_equal(got, want)
+    assert r1.random() == r2.random()
