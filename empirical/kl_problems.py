@@ -476,7 +476,9 @@ def regression_design(n: int, d: int, data_seed: int = 0, chunk: int = _DESIGN_C
         m = min(chunk, n - start)
         rng = np.random.default_rng([data_seed, n, d, 7, c])
         Z = rng.standard_normal((m, d))
-        Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+        # ‖z‖ as np.linalg.norm computes it for a real array, sqrt(add.reduce(z·z)), without its
+        # conj() copy: the same reduction on the same products
+        Z /= np.sqrt(np.add.reduce(Z * Z, axis=1, keepdims=True))
         Z *= rng.random((m, 1)) ** (1.0 / d)
         yield Z
 
@@ -497,12 +499,18 @@ def _design_moments(n: int, d: int, p: float, data_seed: int) -> dict[str, np.nd
     S = np.zeros((d, d))
     Gu = np.zeros((ju.size, ju.size)) if p == 4.0 else None
     amax2 = 0.0
+    pairs = list(zip(ju.tolist(), ku.tolist()))
+    Q = np.empty((0, 0))
     for Z in regression_design(n, d, data_seed):
         amax2 = max(amax2, float(np.max(np.einsum("ij,ij->i", Z, Z))))
         S += Z.T @ Z
         if Gu is not None:
-            Zt = np.ascontiguousarray(Z.T)                 # products of whole rows: 2x faster
-            Q = Zt[ju] * Zt[ku]
+            # Q[i] = a_j a_k for the i-th pair: one multiply per pair straight into a reused
+            # C-contiguous (pairs, rows) buffer, the array Q @ Q.T had before (no gathered copies)
+            if Q.shape[1] != Z.shape[0]:
+                Q = np.empty((len(pairs), Z.shape[0]))
+            for i, (j, k) in enumerate(pairs):
+                np.multiply(Z[:, j], Z[:, k], out=Q[i])
             Gu += Q @ Q.T
     out = {"M2": S / n, "amax2": np.array(amax2)}
     if Gu is not None:
