@@ -509,6 +509,7 @@ class ContrastResult:
     level_band: tuple[float, float] | None = None
     level_range: tuple[float, float] | None = None
     ratios: tuple[float, ...] | None = None
+    finding_on: str = ""        # as CheckResult's; a contrast has no level part
 
     @property
     def ok(self) -> bool:
