@@ -122,7 +122,8 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
     t = 1
     while t <= steps:
         m = min(block, steps - t + 1)
-        noise = _noise_block(gens, m, dim) * sigma
+        noise = _noise_block(gens, m, dim)
+        noise *= sigma                   # in place: a block is up to 2¹⁸ numbers per row
         for j in range(m):
             data_grad = gradient(w)
             if observe is not None:
@@ -135,11 +136,11 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
             step += noise[j]
             step /= L1t * t
             np.subtract(w, step, out=step)
-            w, diff = _project_offset(step, w0, radius, inside)
+            w, diff, sq = _project_offset(step, w0, radius, inside, track_distance)
             t += 1
             wsum += t * w
             if track_distance:
-                np.maximum(max_sq, np.add.reduce(diff * diff, axis=-1), out=max_sq)
+                np.maximum(max_sq, sq, out=max_sq)
     w_bar = wsum * (2.0 / (T * (T + 1)))
     max_dist = np.sqrt(max_sq)
     problem.grad_evals += uncounted * steps
@@ -201,23 +202,43 @@ def _inside_threshold(radius: float, d: int) -> float:
     return thr if thr < math.inf else -math.inf
 
 
-def _project_offset(w: np.ndarray, center: np.ndarray, radius: float,
-                    inside: float) -> tuple[np.ndarray, np.ndarray]:
-    """(Π(w), Π(w) − center), Π the projection onto B(center, radius): project_ball's own fast
-    exit (every row's squared offset ≤ ``inside``: w unchanged) done here, so that the offset
-    the caller needs next is not computed twice; otherwise project_ball decides (and a
-    mutant that replaces it still takes effect)."""
+def _project_offset(w: np.ndarray, center: np.ndarray, radius: float, inside: float,
+                    track: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(Π(w), Π(w) − center, ‖Π(w) − center‖² per row or None), Π the projection onto
+    B(center, radius): project_ball's own fast exit (every row's squared offset ≤ ``inside``:
+    w unchanged) done here, so that the offset the caller needs next is not computed twice;
+    otherwise project_ball decides (and a mutant that replaces it still takes effect).
+
+    ``track``: also return the squared offsets as ``add.reduce(diff·diff)`` (the distance the
+    caller records); they then serve the fast exit too, which holds for any summation order,
+    and are recomputed from the projected offset when the projection moves a row."""
     diff = w - center
-    if _max(_sq_norms(diff, diff)) <= inside:
-        return w, diff
+    sq = _squared_offsets(diff, track)
+    if _max(sq) <= inside:
+        return w, diff, sq if track else None
     w = project_ball(w, center, radius)
-    return w, w - center
+    diff = w - center
+    return w, diff, _squared_offsets(diff, track) if track else None
+
+
+def _squared_offsets(diff: np.ndarray, track: bool) -> np.ndarray:
+    """‖diff‖² per row: ``add.reduce(diff·diff)`` when tracked (the recorded distance), else
+    any summation order.  At d = 1 both are the one product itself (a reduction over one term
+    returns it), taken without the reduction's or the gufunc's per-call cost."""
+    if diff.shape[-1] == 1:
+        return (diff * diff)[:, 0]
+    return np.add.reduce(diff * diff, axis=-1) if track else _sq_norms(diff, diff)
 
 
 def _noise_block(gens: Sequence[np.random.Generator], m: int, d: int) -> np.ndarray:
     """Standard normals of shape (m, R, d): m steps of noise for every row, row r from gens[r].
     (A module-level function so that the mutation self-test can replace the noise draw.)"""
-    return np.stack([g.standard_normal((m, d)) for g in gens], axis=1)
+    # Each row's m×d normals are drawn straight into its own contiguous slab (the numbers of
+    # g.standard_normal((m, d))); the (m, R, d) result is a transposed view, not a stacked copy.
+    out = np.empty((len(gens), m, d))
+    for g, slab in zip(gens, out):
+        g.standard_normal(out=slab)
+    return out.transpose(1, 0, 2)
 
 
 def _spider_update(est: np.ndarray, G_new: np.ndarray, G_old: np.ndarray,
@@ -774,9 +795,14 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
             noise = _draw(gens, r_idx, d)
             noise *= np.asarray(step_sigma)[:, None]
             # G[idx] + noise, then η·(…) and W − η·(…), in place (same operations, fewer
-            # (R, d) temporaries: d reaches 1e5 here)
-            noisy = G[idx]
-            noisy += noise
+            # (R, d) temporaries: d reaches 1e5 here); when every row steps the sum goes into
+            # the noise buffer (addition commutes exactly), saving the copy G[idx]
+            if idx.size == rows.size:
+                noisy = noise
+                noisy += G
+            else:
+                noisy = G[idx]
+                noisy += noise
             if observe is not None:
                 observe("gradient", r_idx, noisy.copy(), np.asarray(step_sigma))
             noisy *= eta

@@ -166,6 +166,9 @@ class RadialPowerLoss(Problem):
         self.L0 = self.c * self.p * self.B ** (self.p - 1.0)
         self.F_star = 0.0
         self._cp, self._p1 = self.c * self.p, self.p - 1.0     # the gradient's constants
+        # w* = +0 in every coordinate (the default): w − w* is w itself, bit for bit (x − (+0) = x
+        # for every x, −0 included), so the gradient skips that subtraction
+        self._origin = not (np.any(self.w_star) or np.any(np.signbit(self.w_star)))
 
     @property
     def smooth(self) -> bool:
@@ -199,7 +202,7 @@ class RadialPowerLoss(Problem):
     def _gradient(self, W):
         # c·p·min(r, B)^{p−1}/r · (w − w*), called once per step of every inner loop (10⁶ steps
         # per sweep point at d = 1), so kept to a few ufuncs with no error-state switch
-        diff = W - self.w_star
+        diff = W if self._origin else W - self.w_star
         if self.d == 1:
             r = np.sqrt(diff * diff)            # what the einsum below sums: its only term
         else:

@@ -441,6 +441,19 @@ def test_bench_kl_spider_d1(benchmark):
     assert res.w.shape == (4, 1)
 
 
+def test_noise_block_is_each_rows_own_draws_without_a_stacked_copy():
+    # Algorithm 4's noise: row r of every step from gens[r], as g.standard_normal((m, d)) draws
+    # them, and each generator left where those draws leave it
+    from algorithms.kl_condition import _noise_block
+    z = _noise_block(gens(1, 2, 3), 5, 4)
+    ref = gens(1, 2, 3)
+    np.testing.assert_array_equal(z, np.stack([g.standard_normal((5, 4)) for g in ref], axis=1))
+    assert z.shape == (5, 3, 4)
+    after = gens(1, 2, 3)
+    _noise_block(after, 5, 4)
+    assert [g.standard_normal() for g in after] == [g.standard_normal() for g in ref]
+
+
 # ================================================= pinned outputs (speed changes keep the numbers)
 REFERENCE = __import__("pathlib").Path(__file__).with_name("data") / "kl_algorithms_52c6549.npz"
 
