@@ -80,15 +80,15 @@ class DigitsClients(ClientData):
     def batch_gradient(self, gen: np.random.Generator, x: np.ndarray, b: int) -> np.ndarray:
         Xb, yb = self._next(gen, b)
         G = per_example_gradients(self.shape, x, Xb, yb)                # (m, b, P)
-        return clip_rows(G, self.G_sens).mean(axis=1)
+        return clip_rows(G, self.G_sens, out=G).mean(axis=1)
 
     def batch_difference(self, gen: np.random.Generator, x: np.ndarray, x_prev: np.ndarray,
                          b: int) -> np.ndarray:
         Xb, yb = self._next(gen, b)
         step = float(np.linalg.norm(x - x_prev))
-        D = (per_example_gradients(self.shape, x, Xb, yb)
-             - per_example_gradients(self.shape, x_prev, Xb, yb))
-        return clip_rows(D, self.M_sens * step).mean(axis=1)
+        D = per_example_gradients(self.shape, x, Xb, yb)
+        np.subtract(D, per_example_gradients(self.shape, x_prev, Xb, yb), out=D)
+        return clip_rows(D, self.M_sens * step, out=D).mean(axis=1)
 
 
 # =============================================================================================
@@ -144,10 +144,12 @@ def _select(shape: MLPShape, cands: np.ndarray, Xh: np.ndarray, yh: np.ndarray, 
 
     def client_grad_hess(_gen, X, n):
         if "g" not in cache:
-            gh = [[clipped_hessian_columns(shape, X[t], Xh[j], yh[j], clip, M_hess)
-                   for t in range(T)] for j in range(m)]
-            cache["g"] = np.array([[g for g, _ in row] for row in gh])      # (m, T, P)
-            cache["h"] = np.array([[h for _, h in row] for row in gh])      # (m, T, P, P)
+            # all m clients in one call per candidate (each client's rows stay its own)
+            cache["g"] = np.empty((m, T, shape.P))
+            cache["h"] = np.empty((m, T, shape.P, shape.P))
+            for t in range(T):
+                cache["g"][:, t], cache["h"][:, t] = clipped_hessian_columns(
+                    shape, X[t], Xh, yh, clip, M_hess)
         return cache["g"], cache["h"]
 
     def true_grad_hess(X):

@@ -78,6 +78,89 @@ def test_clipping_bounds_the_sensitivities(net):
     assert np.linalg.norm(H - H2) <= 2 * 0.1 * np.sqrt(shape.P) / len(y) * (1 + 1e-9)
 
 
+# --- the fast paths compute exactly what the plain definitions compute (issue 14) -----------
+# The definitions below are the code the fast paths replaced (broadcast outer products and a
+# concatenation, np.linalg.norm, each perturbed θ through the whole forward pass, one client at a
+# time); the fast paths must agree with them bit for bit, not to a tolerance, since stored rows
+# of real.sosp.* were made with them.
+
+def _plain_gradients(shape, theta, X, y):
+    from algorithms.real_models import _forward, _softmax
+    pre, hid, out, W2 = _forward(shape, theta, X)
+    d2 = _softmax(out) - np.broadcast_to(np.arange(shape.C) == np.asarray(y)[..., None],
+                                         out.shape)
+    d1 = np.einsum("...nc,...hc->...nh", d2, W2) * (pre > 0)
+    Xb = np.broadcast_to(X, (*d1.shape[:-1], shape.D))
+    gW1 = (Xb[..., :, None] * d1[..., None, :]).reshape(*d1.shape[:-1], shape.D * shape.H)
+    gW2 = (hid[..., :, None] * d2[..., None, :]).reshape(*d2.shape[:-1], shape.H * shape.C)
+    return np.concatenate([gW1, d1, gW2, d2], axis=-1)
+
+
+def _plain_clip(G, limit):
+    norms = np.linalg.norm(G, axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return G * np.where(norms > limit, limit / np.where(norms > 0, norms, 1.0), 1.0)
+
+
+def _plain_hessian(shape, theta, X, y, clip_g, M, h=1e-5, chunk=64):
+    base = _plain_gradients(shape, theta, X, y)
+    grad = _plain_clip(base, clip_g).mean(axis=0)
+    A = np.empty((shape.P, shape.P))
+    for s in range(0, shape.P, chunk):
+        idx = np.arange(s, min(s + chunk, shape.P))
+        thetas = np.repeat(theta[None], idx.size, axis=0)
+        thetas[np.arange(idx.size), idx] += h
+        A[idx] = _plain_clip((_plain_gradients(shape, thetas, X, y) - base) / h, M).mean(axis=1)
+    return grad, 0.5 * (A + A.T)
+
+
+def _bitwise(a, b):
+    return a.shape == b.shape and np.array_equal(a, b) and np.array_equal(np.signbit(a),
+                                                                          np.signbit(b))
+
+
+@pytest.fixture(scope="module")
+def digits_net():
+    """The experiment's own shape (D = 64, H = 8: the strides the einsums see) on digits rows
+    (constant border pixels give zero features, ReLU gives inactive units)."""
+    shape = MLPShape(64, 8, 10)
+    rng = np.random.default_rng(3)
+    theta = kaiming_init(shape, rng) + 0.1 * rng.standard_normal(shape.P)
+    Xtr, ytr, _, _ = real_sosp.load_digits_split()
+    Xs, ys = real_sosp.client_shards(Xtr, ytr, 3)
+    return shape, theta, Xs[:, :5], ys[:, :5]
+
+
+def test_fast_gradients_and_clipping_are_the_plain_definitions_bit_for_bit(digits_net, net):
+    for shape, theta, X, y in (digits_net, net):
+        thetas = theta + 0.01 * np.arange(3)[:, None, None] * np.ones(shape.P)   # (3, 1, P)
+        for th in (theta, thetas):
+            G = per_example_gradients(shape, th, X, y)
+            assert _bitwise(G, _plain_gradients(shape, th, X, y))
+            assert _bitwise(clip_rows(G, 0.05), _plain_clip(G, 0.05))
+            lim = np.full(G.shape[:-1], 0.05)
+            assert _bitwise(clip_rows(G, lim), _plain_clip(G, lim[..., None]))
+            expected = _plain_clip(G, 0.05)
+            assert _bitwise(clip_rows(G, 0.05, out=G), expected)      # in place
+
+
+def test_fast_hessian_is_the_plain_definition_bit_for_bit(digits_net):
+    """All clients in one call, any chunk, equal the plain per-client computation exactly.
+    Fails if the changed X·W1 column were summed in another order (a contiguous copy of the
+    column takes einsum's SIMD dot product and differs in the last bits: seen while writing)."""
+    shape, theta, X, y = digits_net
+    g, H = clipped_hessian_columns(shape, theta, X, y, clip_g=0.5, M=0.3)
+    assert g.shape == (3, shape.P) and H.shape == (3, shape.P, shape.P)
+    for j in range(3):
+        g0, H0 = _plain_hessian(shape, theta, X[j], y[j], 0.5, 0.3)
+        assert _bitwise(g[j], g0) and _bitwise(H[j], H0)
+        # one client per call, a chunk that does not divide P = 610, or all columns at once
+        chunk = (7, 610, 64)[j]
+        gc, Hc = clipped_hessian_columns(shape, theta, X[j], y[j], clip_g=0.5, M=0.3,
+                                         chunk=chunk)
+        assert _bitwise(gc, g0) and _bitwise(Hc, H0)
+
+
 def test_shards_and_passes_use_each_record_once():
     Xtr, ytr, _, _ = real_sosp.load_digits_split()
     Xs, ys = real_sosp.client_shards(Xtr, ytr, 5)
