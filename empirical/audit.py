@@ -22,7 +22,10 @@ the audit's power; :data:`POWER` targets (the Gaussian mechanism, full-batch DP-
 gradient canary) state the fraction reached.
 
 Registry.  ``register_audit(AuditTarget(...))`` at import time of a paper's module (see
-docs/auditing.md).  Core targets live here; KL targets in :mod:`empirical.audit_kl`.
+docs/auditing.md).  Core targets live here; each paper's in its audit module
+(:mod:`empirical.audit_kl`, ``audit_kan``, ``audit_linreg``, ``audit_userlevel``,
+``sosp_audit``); docs/auditing.md lists which algorithm each target audits, and why the few
+private functions without a target have none.
 """
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ import importlib.util
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats
@@ -44,7 +47,8 @@ from algorithms.validation import check_int, check_open_interval
 from empirical.runner import ResultWriteError, check_writable, results_dir
 
 __all__ = ["AuditTarget", "AuditResult", "RELATIONS", "register_audit", "targets", "get_target",
-           "run_audit", "epsilon_lower_bound", "exact_gaussian_epsilon", "clopper_pearson", "spawn_rows",
+           "select_registered", "run_audit", "epsilon_lower_bound", "exact_gaussian_epsilon",
+           "clopper_pearson", "spawn_rows",
            "add_arguments", "run_cli", "format_audit_table", "store_result", "load_audits"]
 
 #: Neighbouring relations an algorithm may claim.
@@ -247,15 +251,24 @@ def targets(selection: Sequence[str] | None = None) -> list[AuditTarget]:
     sel = list(selection or [])
     papers = [s for s in sel if s in registry.PAPER_MODULES]
     _load(papers[0] if len(papers) == 1 and len(sel) == 1 else None)
-    if not sel:
-        return [t for _, t in sorted(_AUDITS.items())]
-    out = []
-    for s in sel:
-        hits = [t for n, t in sorted(_AUDITS.items()) if t.paper == s or n == s
-                or n.startswith(s + ".")]
+    return select_registered(_AUDITS, sel, "audit target or paper")
+
+
+def select_registered(registry: Mapping[str, Any], selection: Sequence[str] | None,
+                      what: str) -> list:
+    """The entries of ``registry`` (name → entry with a ``paper``) that ``selection`` names, in
+    order, each once: a name, a name prefix ending before a ``.``, or a paper key; all entries
+    (sorted by name) when ``selection`` is empty.  KeyError naming ``what`` for a selector that
+    matches nothing (audit targets here, mutants in :mod:`empirical.mutants`)."""
+    if not selection:
+        return [e for _, e in sorted(registry.items())]
+    out: list = []
+    for s in selection:
+        hits = [e for n, e in sorted(registry.items())
+                if e.paper == s or n == s or n.startswith(s + ".")]
         if not hits:
-            raise KeyError(f"no audit target or paper {s!r}; known: {sorted(_AUDITS)}")
-        out += [t for t in hits if t not in out]
+            raise KeyError(f"no {what} {s!r}; known: {sorted(registry)}")
+        out += [e for e in hits if e not in out]
     return out
 
 

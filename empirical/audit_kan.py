@@ -61,12 +61,7 @@ Claimed ε: the calibration's own ``epsilon_guarantee`` (= the target ε; F.12 o
 """
 from __future__ import annotations
 
-import contextlib
-import json
 import math
-import os
-import subprocess
-import sys
 import tempfile
 import warnings
 from functools import lru_cache, partial
@@ -79,8 +74,8 @@ from scipy import stats as _stats
 
 import algorithms.kan_correlated_noise as kan
 from empirical.audit import AuditTarget, ReleaseFn, register_audit, spawn_rows
-from empirical.mutants import Mutant, Patch
-from empirical.mutants import register_mutant as _register_mutant
+from empirical.mutants import (Mutant, Patch, get_mutant, register_mutant, run_mutant,
+                               scaled_result)
 
 __all__ = ["EPS", "DELTA", "LAM", "CYCLIC", "FRESH", "PAPER51", "D9", "E2E", "whiten",
            "whitened_shift", "gaussian_epsilon_exact", "fresh_block", "measure_e2e",
@@ -425,17 +420,6 @@ _register()
 # =============================================================================================
 # mutants
 # =============================================================================================
-def register_mutant(m: Mutant) -> Mutant:
-    """Register with :mod:`empirical.mutants` and, when this process is ``python -m
-    empirical.mutants`` (a different module object), with ``__main__`` too (as sosp_audit)."""
-    _register_mutant(m)
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    if spec is not None and spec.name == "empirical.mutants" and hasattr(main, "register_mutant"):
-        main.register_mutant(m)
-    return m
-
-
 _ALG = "algorithms.kan_correlated_noise"
 _PRIM = "algorithms.primitives"
 _PRIV = "algorithms.kan_privacy"      # the calibrations and accountants (split from _ALG)
@@ -493,36 +477,16 @@ register_mutant(Mutant(
 register_mutant(Mutant(
     "kan.accountant_off_by_2", "kan",
     "the KAN accountant under-reports ε by a factor 2 (gaussian_epsilon and the RDP route)",
-    (Patch(_PRIV, "gaussian_epsilon", lambda orig: (lambda *a, **k: 0.5 * orig(*a, **k))),
-     Patch(_PRIV, "_rdp_epsilon", lambda orig: (lambda *a, **k: 0.5 * orig(*a, **k)))),
+    (Patch(_PRIV, "gaussian_epsilon", scaled_result(0.5)),
+     Patch(_PRIV, "_rdp_epsilon", scaled_result(0.5))),
     experiments=("kan.lam.tight.cyclic",), audits=_MECH, audit_trials=400_000,
     tests=(f"{_TESTS}::test_gaussian_epsilon_inverts_dp_accounting",)))
 
 
 def run_kan_mutant(name: str, results: str | None = None, audit_trials: int | None = None,
                    timeout: float = 1800) -> dict:
-    """:func:`empirical.mutants.run_mutant` for a KAN mutant, in a subprocess that imports this
-    module first: ``python -m empirical.mutants`` alone does not (its loader imports the paper
-    modules and :mod:`empirical.audit`, not ``audit._EXTRA_MODULES``), so it would not know the
-    KAN mutants."""
+    """:func:`empirical.mutants.run_mutant` for the KAN mutant ``name`` (kept for
+    tests/test_kan_mutants.py).  The subprocess's loader imports every audit module, this one
+    included (``mutants._load``), so it knows the KAN mutants."""
     root = results or tempfile.mkdtemp(prefix="dprates-kan-mutants-")
-    fd, out = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    args = ["--one", name, "--results", root, "--json", out]
-    if audit_trials:
-        args += ["--audit-trials", str(audit_trials)]
-    code = ("import sys, empirical.audit_kan; from empirical import mutants; "
-            f"sys.exit(mutants._main({args!r}))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=timeout,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    try:
-        with open(out) as fh:
-            rep = json.load(fh)
-    except (OSError, json.JSONDecodeError):
-        rep = {"mutant": name, "caught": False, "caught_by": [],
-               "error": f"subprocess exit {proc.returncode}: {proc.stderr[-2000:]}"}
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(out)
-    return rep
+    return run_mutant(get_mutant(name), results=root, audit_trials=audit_trials, timeout=timeout)

@@ -33,6 +33,7 @@ from algorithms import accounting
 from algorithms import kl_condition as alg
 from algorithms.base import Problem
 from empirical.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
+from empirical.mutants import with_mutant
 
 __all__ = ["CanaryLinear", "canary_pair", "RHO", "DELTA"]
 
@@ -175,15 +176,6 @@ def _claim() -> float:
     return accounting.zcdp_to_epsilon(RHO, DELTA)
 
 
-def _with_mutant(name: str, fn):
-    def release(side, rng, trials):
-        from empirical import mutants
-
-        with mutants.applied(mutants.get_mutant(name)):
-            return fn(side, rng, trials)
-    return release
-
-
 _NOTE = "canary ∓L0·e1 among L0·e2 records (linear losses): shift 2L0/n = the sensitivity"
 
 register_audit(AuditTarget(
@@ -219,18 +211,18 @@ register_audit(AuditTarget(
     name="kl.spider.no_correction", paper="kl", algorithm="Spider querying fresh gradients "
     "with the difference noise σ_k", relation="replace-one", delta=DELTA,
     claimed_epsilon=_claim,
-    release=_with_mutant("kl.spider.no_correction", _spider_release(("full", "difference"))),
+    release=with_mutant("kl.spider.no_correction", _spider_release(("full", "difference"))),
     view="stepwise", trials=2_000, expect="broken", note=_NOTE))
 register_audit(AuditTarget(
     name="kl.noisy_gd.add_remove_sensitivity", paper="kl", algorithm="Algorithm 4 with the "
     "add/remove sensitivity L0/n for its replace-one claim", relation="replace-one",
     delta=DELTA, claimed_epsilon=_claim,
-    release=_with_mutant("kl.noisy_gd.add_remove_sensitivity", _noisy_gd_release("stepwise")),
+    release=with_mutant("kl.noisy_gd.add_remove_sensitivity", _noisy_gd_release("stepwise")),
     view="stepwise", trials=100_000, expect="broken", note=_NOTE))
 register_audit(AuditTarget(
     name="kl.noisy_gd.noise_halved", paper="kl", algorithm="Algorithm 4 drawing half its "
     "noise", relation="replace-one", delta=DELTA, claimed_epsilon=_claim,
-    release=_with_mutant("kl.noisy_gd.noise_halved", _noisy_gd_release("stepwise")),
+    release=with_mutant("kl.noisy_gd.noise_halved", _noisy_gd_release("stepwise")),
     view="stepwise", trials=100_000, expect="broken", note=_NOTE))
 
 

@@ -41,6 +41,7 @@ accountant bug shows up in the claim):
 * ``linreg.fixed_clip`` — the baseline's final output, gradient canary;
 * ``linreg.dp_ssgd`` — DP-SSGD's final output at Theorem 3.1's amplified ε, inside the range
   where dp_ssgd_privacy reports it (ε₀ ≤ log(n/(16 log(8/δ)))), at the δ it holds at;
+  ``linreg.dp_ssgd.stepwise`` — its per-step releases (``observe``) at n = 4000;
 * controls (``expect="broken"``): DP-STAT replaced by the true max residual, noise halved,
   the fixed-clip baseline's noise calibrated to the add/remove sensitivity ζ/b, and DP-SSGD with
   its noise removed (the only DP-SSGD break its final-output audit can see: an unshuffled
@@ -51,7 +52,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import sys
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -59,8 +59,7 @@ import numpy as np
 from algorithms import accounting
 from algorithms import linreg_adaptive_clipping as lr
 from empirical.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
-from empirical.mutants import Mutant, Patch
-from empirical.mutants import register_mutant as _register_mutant
+from empirical.mutants import Mutant, Patch, register_mutant
 
 __all__ = ["FixedStream", "EPSILON", "DELTA", "noise_scaled", "dp_stat_bypassed",
            "ambssgd_claim", "fixed_claim", "dp_stat_claim", "ssgd_claim", "SSGD_DELTA"]
@@ -446,8 +445,9 @@ register_audit(AuditTarget(
     relation="replace-one", delta=SSGD_DELTA, claimed_epsilon=ssgd_claim,
     release=_ssgd_release, view="final", trials=4_000,
     exact_epsilon=lambda: exact_gaussian_epsilon(_SSGD_ALPHA, 1, DELTA),
-    note="canary (e1, ∓Y) among zero records, per-run shuffle; final output only (no observe "
-         "hook): one step's shift is diluted ≈ √(n/2) by the tail average, so no power"))
+    note="canary (e1, ∓Y) among zero records, per-run shuffle; final output only (the "
+         "per-step view is linreg.dp_ssgd.stepwise): one step's shift is diluted ≈ √(n/2) by "
+         "the tail average, so no power"))
 
 register_audit(AuditTarget(
     name="linreg.dp_ssgd.stepwise", paper="linreg",
@@ -503,17 +503,6 @@ register_audit(AuditTarget(
 # =============================================================================================
 # mutants (DPRATES_MUTATION=1 pytest tests/test_linreg_mutants.py)
 # =============================================================================================
-def register_mutant(m: Mutant) -> Mutant:
-    """Register with :mod:`empirical.mutants` and, when this process is ``python -m
-    empirical.mutants``, with that ``__main__`` registry too (as empirical/sosp_audit.py)."""
-    _register_mutant(m)
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    if spec is not None and spec.name == "empirical.mutants" and hasattr(main, "register_mutant"):
-        main.register_mutant(m)
-    return m
-
-
 _TESTS = "tests/test_audit_linreg.py"
 
 register_mutant(Mutant(

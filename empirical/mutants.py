@@ -14,21 +14,31 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import importlib
 import json
-import math
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+if __name__ == "__main__":  # pragma: no cover
+    # `python -m empirical.mutants` (run_mutant's subprocess) would run this file twice: as
+    # __main__ and, once an audit module imports it, as empirical.mutants, each with a registry
+    # of its own.  Handing over before anything is defined leaves one module and one registry,
+    # so every audit module's mutants are known here (tests/test_mutants.py checks it).
+    from empirical.mutants import _main
+
+    sys.exit(_main())
+
 __all__ = ["Patch", "Mutant", "register_mutant", "mutants", "get_mutant", "applied",
-           "run_mutant", "run_all", "format_mutant_table", "run_cli"]
+           "with_mutant", "scaled_result", "run_mutant", "run_all", "format_mutant_table",
+           "run_cli"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,15 @@ _MUTANTS: dict[str, Mutant] = {}
 
 
 def register_mutant(m: Mutant) -> Mutant:
+    """Add ``m`` to the registry (at import time of an audit module).
+
+    Registering the same mutant again (a module imported twice, e.g. once as ``__main__``)
+    replaces it; a different mutant under a registered name is a ValueError, because the
+    first would silently never run."""
+    old = _MUTANTS.get(m.name)
+    if old is not None and (old.paper, old.description) != (m.paper, m.description):
+        raise ValueError(f"mutant name {m.name!r} is registered already "
+                         f"({old.paper}: {old.description})")
     _MUTANTS[m.name] = m
     return m
 
@@ -96,17 +115,12 @@ def _load() -> None:
 
 
 def mutants(selection: Sequence[str] | None = None) -> list[Mutant]:
+    """Registered mutants by name, name prefix or paper key; all when empty (KeyError for a
+    selector matching none)."""
+    from empirical.audit import select_registered
+
     _load()
-    if not selection:
-        return [m for _, m in sorted(_MUTANTS.items())]
-    out = []
-    for s in selection:
-        hits = [m for n, m in sorted(_MUTANTS.items()) if n == s or n.startswith(s + ".")
-                or m.paper == s]
-        if not hits:
-            raise KeyError(f"no mutant {s!r}; known: {sorted(_MUTANTS)}")
-        out += [m for m in hits if m not in out]
-    return out
+    return select_registered(_MUTANTS, selection, "mutant")
 
 
 def get_mutant(name: str) -> Mutant:
@@ -145,6 +159,24 @@ def applied(m: Mutant) -> Iterator[Mutant]:
     finally:
         for holder, attr, val in reversed(saved):
             setattr(holder, attr, val)
+
+
+def with_mutant(name: str, release: Callable[..., Any]) -> Callable[..., Any]:
+    """``release(side, rng, trials)`` run under the registered mutant ``name``: an audit's
+    broken control, which must be CAUGHT.  The wrapper keeps ``release``'s ``__module__``
+    (functools.wraps): the audit store fingerprints the module that defines a target's release
+    (empirical/audit_store.py), which must stay the audit module, not this one."""
+    @functools.wraps(release)
+    def broken(side: int, rng: np.random.Generator, trials: int) -> Any:
+        with applied(get_mutant(name)):
+            return release(side, rng, trials)
+    return broken
+
+
+def scaled_result(factor: float) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``make(orig)`` for a :class:`Patch`: the function returning ``factor`` × what ``orig``
+    returns (a noise draw, a sensitivity, an accountant's ε)."""
+    return lambda orig: (lambda *a, **k: factor * orig(*a, **k))
 
 
 # =============================================================================================
@@ -358,8 +390,7 @@ register_mutant(Mutant(
     tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",)))
 register_mutant(Mutant(
     "kl.accountant_off_by_2", "kl", "the zCDP accountant under-reports ρ by a factor 2",
-    (Patch("algorithms.accounting", "zcdp_rho",
-           lambda orig: (lambda *a, **k: 0.5 * orig(*a, **k))),),
+    (Patch("algorithms.accounting", "zcdp_rho", scaled_result(0.5)),),
     experiments=("kl.thm9.n", "kl.spider.n.k4_3"), audits=("kl.spider.stepwise",),
     tests=("tests/test_accounting.py",)))
 
@@ -371,8 +402,13 @@ def _main(argv: list[str] | None = None) -> int:
     p.add_argument("--json")
     p.add_argument("--results", default=None)
     p.add_argument("--audit-trials", type=int, default=None)
+    p.add_argument("--list", action="store_true", help="list the registered mutants and exit")
     p.add_argument("mutant", nargs="*")
     a = p.parse_args(argv)
+    if a.list:
+        for m in mutants(a.mutant or None):
+            print(f"{m.name:<44} {m.paper:<10} {m.description}")
+        return 0
     if a.one:
         rep = _run_here(get_mutant(a.one), a.results or tempfile.mkdtemp(), a.audit_trials)
         with open(a.json, "w") as fh:
@@ -380,11 +416,3 @@ def _main(argv: list[str] | None = None) -> int:
         return 0
     ns = argparse.Namespace(mutant=a.mutant or None, results=a.results, trials=a.audit_trials)
     return run_cli(ns)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    # Run through the importable module: paper and audit modules register their mutants into
-    # `empirical.mutants`, not into this `__main__` copy of it.
-    from empirical import mutants as _registry
-
-    sys.exit(_registry._main())

@@ -42,8 +42,7 @@ from algorithms.sosp_privacy import selection_multiplier
 from algorithms.sosp_selection import private_model_selection
 from algorithms.sosp_spider import ClientData, spider_psgd
 from empirical.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
-from empirical.mutants import Mutant, Patch
-from empirical.mutants import register_mutant as _register_mutant
+from empirical.mutants import Mutant, Patch, register_mutant, scaled_result, with_mutant
 from empirical.sosp_common import accountant_multiplier, theory_batches
 
 __all__ = ["AuditRecords", "audit_plan", "EPS", "DELTA",
@@ -246,15 +245,6 @@ def _selection_exact() -> float:
                                   2 * _SEL["T"], DELTA)
 
 
-def _with_mutant(name: str, fn):
-    def release(side, rng, trials):
-        from empirical import mutants
-
-        with mutants.applied(mutants.get_mutant(name)):
-            return fn(side, rng, trials)
-    return release
-
-
 #: Clients of the distributed audits: a client adding σ/√m (the split-noise bug) then has
 #: μ = 4/z, exact ε ≈ 4.6 against the claimed 1 (caught with 20 000 runs; at m = 4 it would be
 #: 1.97, which 100 000 runs only just resolve).
@@ -311,7 +301,7 @@ for _name, _rel, _trials, _what in (
         name=_name, paper="sosp", algorithm=_what, relation="replace-one", delta=DELTA,
         claimed_epsilon=_selection_claim if "selection" in _name else
         _claim(_M_DIST if "dist" in _name else 1),
-        release=_with_mutant(_name, _rel), view="stepwise", trials=_trials, expect="broken",
+        release=with_mutant(_name, _rel), view="stepwise", trials=_trials, expect="broken",
         note=_NOTE if "selection" not in _name else "as sosp.selection.stepwise"))
 
 
@@ -384,22 +374,6 @@ def measure_selection_noise(rows: int = 200, seed: int = 0) -> dict:
 # =============================================================================================
 # Mutants (DPRATES_MUTATION=1 pytest tests/test_sosp_mutants.py; dprates audit --mutants sosp)
 # =============================================================================================
-def register_mutant(m: Mutant) -> Mutant:
-    """Register ``m`` with :mod:`empirical.mutants` — and, when the mutation self-test runs this
-    process as ``python -m empirical.mutants --one NAME``, also with that ``__main__`` module,
-    whose registry is a different module object from the imported ``empirical.mutants`` (a
-    paper module's mutants would otherwise be unknown in the subprocess that must apply them;
-    the harness is not this module's to change)."""
-    import sys
-
-    _register_mutant(m)
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    if spec is not None and spec.name == "empirical.mutants" and hasattr(main, "register_mutant"):
-        main.register_mutant(m)
-    return m
-
-
 # Each patch names the module that defines the function; Patch.everywhere (the default) also
 # replaces the copies that ``from module import name`` bound in the callers (sosp_spider,
 # sosp_plan, sosp_selection, the re-exports of algorithms.sosp_nonconvex), so the bug reaches
@@ -411,23 +385,17 @@ _NOISE_TEST = "tests/test_sosp_audit.py::test_injected_noise_matches_the_theorem
 _RATE = ("sosp.ada.n",)
 
 
-def _scaled(factor: float):
-    def make(orig):
-        return lambda *a, **k: factor * orig(*a, **k)
-    return make
-
-
 register_mutant(Mutant(
     "sosp.spider.noise_halved", "sosp", "Ada-DP-SPIDER draws half the noise it reports",
-    (Patch(_PRIV_MOD, "_spider_noise", _scaled(0.5)),),
+    (Patch(_PRIV_MOD, "_spider_noise", scaled_result(0.5)),),
     experiments=_RATE, audits=("sosp.spider.stepwise",), tests=(_NOISE_TEST,)))
 register_mutant(Mutant(
     "sosp.spider.noise_doubled", "sosp", "Ada-DP-SPIDER draws twice the noise it reports",
-    (Patch(_PRIV_MOD, "_spider_noise", _scaled(2.0)),),
+    (Patch(_PRIV_MOD, "_spider_noise", scaled_result(2.0)),),
     experiments=_RATE, tests=(_NOISE_TEST,)))
 register_mutant(Mutant(
     "sosp.spider.noise_removed", "sosp", "Ada-DP-SPIDER adds no noise (accounting unchanged)",
-    (Patch(_PRIV_MOD, "_spider_noise", _scaled(0.0)),),
+    (Patch(_PRIV_MOD, "_spider_noise", scaled_result(0.0)),),
     experiments=_RATE, audits=("sosp.spider.stepwise",), tests=(_NOISE_TEST,)))
 register_mutant(Mutant(
     "sosp.spider.o2_step_squared", "sosp",
@@ -467,6 +435,6 @@ register_mutant(Mutant(
 register_mutant(Mutant(
     "sosp.accountant_off_by_2", "sosp",
     "the (ε, δ) accountant under-reports ε by a factor 2 (noise calibrated to it)",
-    (Patch("algorithms.accounting", "epsilon", _scaled(0.5)),),
+    (Patch("algorithms.accounting", "epsilon", scaled_result(0.5)),),
     experiments=("sosp.ada.n",), audits=("sosp.spider.stepwise",),
     tests=("tests/test_sosp_audit.py::test_multiplier_against_the_analytic_gaussian_mechanism",)))

@@ -3,7 +3,6 @@ statistic rests on, the end-to-end reconstruction against the algorithm's own no
 the relations each calibration claims, honest audits not beaten, broken controls caught, and the
 KAN mutants registered with catchers that exist."""
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +11,6 @@ import algorithms.kan_correlated_noise as K
 from algorithms.primitives import correlated_sensitivity
 from empirical import audit, mutants
 from empirical import audit_kan as ak
-from empirical import experiment as registry
 
 
 def test_whitening_inverts_the_correlated_noise():
@@ -149,18 +147,11 @@ def test_broken_kan_controls_are_caught(kan_results):
 
 
 def test_kan_mutants_registered_with_existing_catchers():
-    root = Path(__file__).resolve().parents[1]
+    """The KAN mutants are registered under the paper (their catchers exist and are KAN's:
+    tests/test_mutants.py checks that for every mutant)."""
     ms = {m.name: m for m in mutants.mutants(["kan"])}
     assert set(ak.KAN_MUTANTS) <= set(ms)
-    names = {t.name for t in audit.targets(["kan"])}
-    for m in ms.values():
-        assert m.paper == "kan"
-        for e in m.experiments:
-            assert registry.get(e).paper == "kan"
-        for a in m.audits:
-            assert a in names, (m.name, a)
-        for t in m.tests:
-            assert (root / t.split("::")[0]).exists(), (m.name, t)
+    assert all(m.paper == "kan" and (m.experiments or m.audits) for m in ms.values())
 
 
 def test_kan_patches_apply_and_restore():

@@ -16,28 +16,63 @@ from empirical import user_level_sensitivity as uls
 
 _TRIALS = {"userlevel.alg3.stepwise": 600, "userlevel.alg1.final": 600,
            "userlevel.above_threshold": 20_000}
+#: Controls whose break only many runs resolve (exact ε 4.12 against the claimed 2 needs ≈ 10⁴
+#: runs per side, ≈ 20 s): run at their own trials by the slow test below, not here.
+_SLOW_CONTROLS = ("userlevel.item_level_baseline.add_remove_sensitivity",)
+_BASELINE = "userlevel.item_level_baseline.stepwise"
 
 
 def test_userlevel_audits_come_out_as_expected():
     ts = audit.targets(["userlevel"])
     names = {t.name for t in ts}
-    assert {"userlevel.alg3.stepwise", "userlevel.alg1.final",
-            "userlevel.above_threshold"} <= names
-    assert sum(t.expect == "broken" for t in ts) >= 4
+    assert {"userlevel.alg3.stepwise", "userlevel.alg1.final", _BASELINE,
+            "userlevel.above_threshold", *_SLOW_CONTROLS} <= names
+    assert sum(t.expect == "broken" for t in ts) >= 5
     results = {}
     for t in ts:
         assert t.relation == "user-replace"
+        if t.name in _SLOW_CONTROLS:
+            continue
         r = results[t.name] = audit.run_audit(t, trials=_TRIALS.get(t.name, 300))
         assert r.ok, (t.name, r.verdict, r.claimed, r.audited)
         if t.expect == "private":                                  # the run's target ε
-            target = (aul.ALG1 if "alg1" in t.name else aul.ALG3 if "alg3" in t.name
-                      else {"epsilon": 2 * aul.AT["epsilon"] / 2})["epsilon"]
-            assert r.claimed == pytest.approx(target if "above" not in t.name
-                                              else aul.AT["epsilon"] / 2, rel=1e-3)
+            target = (aul.ALG1["epsilon"] if "alg1" in t.name
+                      else aul.AT["epsilon"] / 2 if "above" in t.name
+                      else aul.ALG3["epsilon"])                    # Algorithm 3, the baseline
+            assert r.claimed == pytest.approx(target, rel=1e-3)
     # power where the audit can have it: AboveThreshold reaches most of its ε/2 (the same
     # 20 000-trial audit as above, not a second run)
     at = results["userlevel.above_threshold"]
     assert at.audited >= 0.5 * at.claimed
+
+
+def test_baseline_canary_moves_each_release_by_the_calibrated_sensitivity():
+    """The premise of the baseline's audit (and of its exact ε): at ALG3's setting the canary
+    user is in every phase-1 minibatch (K_1 = n_1), its mean gradient ±L·e1 moves the minibatch
+    mean by 2L/K_1, which is the sensitivity σ_1 is calibrated to, with z equal to the one
+    recomputed independently (so exact ε is the ε of what is released, and power is possible)."""
+    res = ul.item_level_baseline(aul._alg3_data("extreme", 0), aul.ALG3["epsilon"],
+                                 aul.ALG3["delta"], np.random.default_rng(0), **aul._alg3_kw())
+    p = res.phases[0]
+    assert p["K_i"] == p["n_i"] and p["T_i"] == math.ceil(aul.ALG3["c_T"])
+    assert p["sensitivity"] == pytest.approx(2 * aul.ALG3["L"] / p["K_i"], rel=1e-12)
+    z = aul.independent_multiplier(aul.ALG3["epsilon"], p["T_i"], aul.ALG3["delta"])
+    assert p["z"] == pytest.approx(z, rel=1e-4) and p["sigma_i"] == pytest.approx(
+        p["z"] * p["sensitivity"], rel=1e-12)
+    assert aul._baseline_exact() < aul._baseline_claim() == pytest.approx(aul.ALG3["epsilon"],
+                                                                          rel=1e-3)
+
+
+@pytest.mark.slow
+def test_baseline_audit_has_power_and_catches_the_add_remove_sensitivity():
+    """At their registered trials (≈ 60 s): the honest baseline audit stays below its claim and
+    reaches ≥ 0.45 of the exact ε (≈ 0.6 expected from Gaussian scores with this shift), and the
+    same statistic on the σ-halved baseline exceeds the claim (CAUGHT), so the audit can fail."""
+    honest = audit.run_audit(audit.get_target(_BASELINE))
+    assert honest.verdict == "OK" and honest.audited >= 0.45 * honest.exact, honest
+    for name in _SLOW_CONTROLS:
+        r = audit.run_audit(audit.get_target(name))
+        assert r.verdict == "CAUGHT", (name, r.claimed, r.audited)
 
 
 def test_alg3_injected_noise_matches_the_theorem():
