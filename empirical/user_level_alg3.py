@@ -424,7 +424,8 @@ _LOGISTIC_LEVEL_REASON = (
     "paper's log(1/ζ) ≈ 25) times √log(ndm) in τ, with the last phases' noise divided by λ_i "
     "on a loss of curvature ≈ 0.06.  Measured 377–675 on the quick grid (session 6; it rises "
     "as m^{0.31}, the slope finding); band ×3 beyond each end, which also holds the full "
-    "grid's ends extrapolated along that trend (≈ 305 at m = 16, ≈ 1040 at m = 1024; not run).  "
+    "grid's ends extrapolated along that trend (≈ 305 at m = 16, ≈ 1040 at m = 1024; measured "
+    "311–1250 on the full grid, session 7).  "
     "The excess is quadratic in the noise near x*, so a 2× error in the sensitivity or z (4× "
     "in the level) leaves the band on the quick grid, at the end it moves towards")
 
