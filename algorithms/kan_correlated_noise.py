@@ -166,13 +166,36 @@ def spline_contract(v: np.ndarray, coef: np.ndarray, p: int, derivs: tuple[int, 
     four coefficients and the four B-spline weights with generic powers, 4–6× slower per call.
     ``table`` = ``_contract_table(coef, p)`` when the caller has it already (the model caches its
     own: c is fixed)."""
+    v = np.asarray(v, dtype=float)
+    tab = _contract_table(coef, p) if table is None else table
+    if not v.flags.c_contiguous:
+        return _contract_textbook(v, tab, p, derivs)
+    # C-ordered input (Algorithm 1's steps): every array below is C-ordered too, so the in-place
+    # form has the textbook form's floats *and* memory layout (callers' reductions sum in memory
+    # order); it spares the temporaries, whose cache misses cost as much as the arithmetic
     h, _ = _knots(p)
-    x = (np.asarray(v, dtype=float) + 1.0) / h
+    x = v + 1.0
+    x /= h
     # x ≥ 0 on [−1, 1], so truncation is floor; the clip keeps v = 1 on the last interval
+    idx = x.astype(np.intp)
+    np.clip(idx, 0, p - 4, out=idx)
+    x -= idx                                   # x is now f, the local coordinate
+    idx += np.arange(coef.shape[0]) * (p - 3)
+    t = [row.take(idx) for row in tab]
+    # the last derivative asked for may overwrite the gathered coefficients
+    return [_horner(k, t, x, h, in_place=i == len(derivs) - 1) for i, k in enumerate(derivs)]
+
+
+def _contract_textbook(v: np.ndarray, tab: np.ndarray, p: int, derivs: tuple[int, ...]
+                       ) -> list[np.ndarray]:
+    """:func:`spline_contract` for inputs in any memory layout (e.g. einsum's transposed
+    results): numpy picks each temporary's layout from its operands, so only these expressions
+    reproduce the stored rows' layouts there."""
+    h, _ = _knots(p)
+    x = (v + 1.0) / h
     j = np.clip(x.astype(np.intp), 0, p - 4)
     f = x - j
-    idx = j + np.arange(coef.shape[0]) * (p - 3)
-    tab = _contract_table(coef, p) if table is None else table
+    idx = j + np.arange(tab.shape[1] // (p - 3)) * (p - 3)
     t0, t1, t2, t3 = (row.take(idx) for row in tab)
     out = []
     for k in derivs:
@@ -185,6 +208,33 @@ def spline_contract(v: np.ndarray, coef: np.ndarray, p: int, derivs: tuple[int, 
         else:
             raise ValueError(f"deriv must be in {{0, 1, 2}}, got {k}")
     return out
+
+
+def _horner(k: int, t: list[np.ndarray], f: np.ndarray, h: float, in_place: bool) -> np.ndarray:
+    """In place, the floats of :func:`_contract_textbook`'s k-th expression (C-ordered inputs)."""
+    t0, t1, t2, t3 = t
+    if k == 0:
+        r = t3 * f
+        r += t2
+        r *= f
+        r += t1
+        r *= f
+        r += t0
+    elif k == 1:
+        r = np.multiply(t3, 3.0, out=t3 if in_place else None)
+        r *= f
+        r += np.multiply(t2, 2.0, out=t2 if in_place else None)
+        r *= f
+        r /= h
+        r += np.divide(t1, h, out=t1 if in_place else None)
+    elif k == 2:
+        r = np.multiply(t3, 6.0, out=t3 if in_place else None)
+        r *= f
+        r += np.multiply(t2, 2.0, out=t2 if in_place else None)
+        r /= h * h
+    else:
+        raise ValueError(f"deriv must be in {{0, 1, 2}}, got {k}")
+    return r
 
 
 def logistic_loss(z: np.ndarray) -> np.ndarray:
@@ -271,12 +321,29 @@ class KAN:
     def forward_and_factors(self, W: np.ndarray, H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(f, a): f_W(x_i) of shape (R, N) and the left factors a(x_i) of shape (R, N, m), so that
         ∇_W f_W(x_i) = a(x_i) h(x_i)ᵀ (Lemma B.6)."""
-        u = self._pre(W, H)
-        s = np.tanh(u)
+        s = np.tanh(self._pre(W, H))
         hc, dhc = spline_contract(s, self.c, self.p, (0, 1), self._c_table)
         f = hc.sum(axis=-1) / math.sqrt(self.m)
-        a = (1.0 - s * s) * dhc
-        return f, a / math.sqrt(self.m * self.d)
+        return f, self._left_factors(s, dhc)
+
+    def factors(self, W: np.ndarray, H: np.ndarray) -> np.ndarray:
+        """The left factors a(x_i) of :meth:`forward_and_factors` alone (the same floats), shape
+        (R, N, m): the tangent features need no forward value."""
+        s = np.tanh(self._pre(W, H))
+        (dhc,) = spline_contract(s, self.c, self.p, (1,), self._c_table)
+        return self._left_factors(s, dhc)
+
+    def _left_factors(self, s: np.ndarray, dhc: np.ndarray) -> np.ndarray:
+        # a = (1 − s²)·⟨c_j, h'(s_j)⟩/√(md).  In place only for C-ordered s (then every operand
+        # is C-ordered): otherwise numpy lays the product out from both operands, and callers'
+        # reductions over m sum in memory order, so only the expression keeps their last bits
+        if not (s.flags.c_contiguous and dhc.flags.c_contiguous):
+            return (1.0 - s * s) * dhc / math.sqrt(self.m * self.d)
+        a = s * s
+        np.subtract(1.0, a, out=a)
+        a *= dhc
+        a /= math.sqrt(self.m * self.d)
+        return a
 
     def smoothness(self, W: np.ndarray, H: np.ndarray) -> np.ndarray:
         """¼‖∇_W f_W(x_i)‖² + ‖∇²_W f_W(x_i)‖₂ per row and example, shape (R, N): the quantity
@@ -344,6 +411,17 @@ class KanRun:
     projection_active: np.ndarray   # fraction of steps where Π_K moved the iterate
     clip_fraction: np.ndarray       # fraction of per-example gradients that were clipped
     params: dict = field(default_factory=dict)
+
+
+def _row_gather(a: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """(idx, flat_idx) ↦ a[rows, idx] for a of shape (R, n, …) and batches idx of shape (R, B),
+    flat_idx = idx + r·n: one ``take`` on a flattened view, the same elements as the fancy
+    index (which costs ≈ 4× as much); an ``a`` broadcast over rows is read from its one copy."""
+    if a.strides[0] == 0:
+        base = a[0]
+        return lambda idx, fidx: base.take(idx, axis=0)
+    flat = a.reshape((-1,) + a.shape[2:])
+    return lambda idx, fidx: flat.take(fidx, axis=0)
 
 
 def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: float, B: int,
@@ -414,7 +492,8 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
     sched = np.repeat(sched, k, axis=0)
     full_batch = sampler == "fresh" and B == n
     Hnorm = np.linalg.norm(H, axis=2)                                           # ‖h(x_i)‖
-    rows = np.arange(R)[:, None]
+    take_H, take_y, take_norm = (_row_gather(a) for a in (H, y, Hnorm))
+    flat_sched = sched + (np.arange(R) * n)[:, None, None]      # row r's examples at r·n + i
     z_prev = np.zeros((R, m, dp))
     noisy = bool(np.any(kap_rows > 0))
     lam_r = np.tile(lam_rows, len(gens))[:, None, None]           # per row (seed-major)
@@ -447,8 +526,8 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
             # the batch is every example in order: read H in place instead of copying it
             Hb, yb, hb_norm = H, y, Hnorm
         else:
-            idx = sched[:, t - 1, :]                               # (R, B)
-            Hb, yb, hb_norm = H[rows, idx], y[rows, idx], Hnorm[rows, idx]   # (R, B, dp), …
+            idx, fidx = sched[:, t - 1, :], flat_sched[:, t - 1, :]     # (R, B)
+            Hb, yb, hb_norm = take_H(idx, fidx), take_y(idx, fidx), take_norm(idx, fidx)
         f, a = model.forward_and_factors(W, Hb)
         if pending:
             train_curve.append(logistic_loss(y_eval * f[:, :ne]).mean(axis=-1))

@@ -39,8 +39,7 @@ def tangent_factors(model: KAN, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(a₀, h): the rank-one factors of the tangent features φ(x_i) = a₀(x_i) h(x_i)ᵀ at W₀,
     shapes (n, m) and (n, dp)."""
     H = model.features(X)
-    _, a = model.forward_and_factors(model.W0[None], H)
-    return a[0], H
+    return model.factors(model.W0[None], H)[0], H
 
 
 @dataclass(frozen=True)
@@ -726,7 +725,7 @@ def _run_stability(point: dict, rngs: list) -> dict:
     bmax = []
     for r in range(R):
         for Wc in (inst.model.W0, run.W[r * 2 * (k + 1)]):
-            _, a = inst.model.forward_and_factors(Wc[None], H2[r * 2 * (k + 1)])
+            a = inst.model.factors(Wc[None], H2[r * 2 * (k + 1)])
             bmax.append(np.max(np.linalg.norm(a[0], axis=1) * np.linalg.norm(H2[0], axis=1)))
     b = float(max(bmax))
     return {"stab_distance": dist[:, 0], "stab_distance_nonprivate": dist[:, 1],

@@ -52,6 +52,54 @@ def test_spline_contraction_equals_full_basis():
         np.testing.assert_allclose(got, want, atol=1e-12)
 
 
+def _textbook_contract(v, coef, p, derivs):
+    """spline_contract as it was written before it went in place (session 7): the reference
+    its floats and memory layouts must equal bit for bit (stored rows depend on both)."""
+    h, _ = K._knots(p)
+    x = (np.asarray(v, dtype=float) + 1.0) / h
+    j = np.clip(x.astype(np.intp), 0, p - 4)
+    f = x - j
+    t0, t1, t2, t3 = (row.take(j + np.arange(coef.shape[0]) * (p - 3))
+                      for row in K._contract_table(coef, p))
+    forms = {0: lambda: ((t3 * f + t2) * f + t1) * f + t0,
+             1: lambda: ((3.0 * t3) * f + 2.0 * t2) * f / h + t1 / h,
+             2: lambda: ((6.0 * t3) * f + 2.0 * t2) / (h * h)}
+    return [forms[k]() for k in derivs]
+
+
+def test_spline_contraction_in_place_is_the_textbook_form_bit_for_bit():
+    """The in-place Horner evaluation (a speed change) gives the textbook expressions' floats and
+    layouts for every order of derivatives, C-ordered and transposed inputs (einsum's output),
+    the interval ends included; the model's factors and forward pass likewise."""
+    rng = np.random.default_rng(11)
+    for m, p in ((5, 7), (16, 6), (3, 4)):
+        c = rng.standard_normal((m, p))
+        s = np.tanh(2 * rng.standard_normal((2, 40, m)))
+        s[0, 0, :2] = (-1.0, 1.0)
+        for v in (s, np.ascontiguousarray(s.transpose(2, 1, 0)).transpose(2, 1, 0)):
+            for derivs in ((0,), (1,), (2,), (0, 1), (1, 0), (0, 1, 2), (2, 0, 1)):
+                got = K.spline_contract(v, c, p, derivs)
+                want = _textbook_contract(v, c, p, derivs)
+                for g, w in zip(got, want, strict=True):
+                    assert np.array_equal(g, w) and g.strides == w.strides
+    model = K.KAN.init(8, 3, 6, rng)
+    W2 = model.W0[None] + rng.standard_normal((2,) + model.W0.shape)
+    # (W, H): shared features (einsum, transposed result), per-row features (matmul, C order),
+    # and one row at many examples, where einsum's result has an odd stride on its unit axis
+    for W, H in ((W2, model.features(rng.uniform(-1, 1, (30, 3)) / 2)),
+                 (W2, model.features(rng.uniform(-1, 1, (60, 3)) / 2).reshape(2, 30, -1)),
+                 (model.W0[None], model.features(rng.uniform(-1, 1, (20_000, 3)) / 2))):
+        s = np.tanh(np.einsum("nq,rmq->rnm", H, W, optimize=True) / math.sqrt(3) if H.ndim == 2
+                    else np.matmul(H, np.swapaxes(W, 1, 2)) / math.sqrt(3))
+        hc, dhc = _textbook_contract(s, model.c, 6, (0, 1))
+        a_want = (1.0 - s * s) * dhc / math.sqrt(8 * 3)
+        f, a = model.forward_and_factors(W, H)
+        assert np.array_equal(f, hc.sum(axis=-1) / math.sqrt(8))
+        assert np.array_equal(model.forward(W, H), f)
+        for got in (a, model.factors(W, H)):
+            assert np.array_equal(got, a_want) and got.strides == a_want.strides
+
+
 def test_per_example_gradient_matches_finite_differences(small):
     model, X, _ = small
     H = model.features(X)
@@ -316,3 +364,33 @@ def test_smoothness_matches_finite_differences():
             hess[:, k] = (gp - gm) / (2 * eps)
         want = 0.25 * g[i] @ g[i] + np.abs(np.linalg.eigvalsh((hess + hess.T) / 2)).max()
         assert got[i] == pytest.approx(want, rel=1e-5)
+
+
+def test_wor_rdp_inside_searches_is_dp_accountings_bit_for_bit(monkeypatch):
+    """Calibration searches evaluate the WOR-sampled Gaussian's RDP with one shared table of
+    forward differences (a speed change): its floats must be dp-accounting's own at every order
+    (integer and fractional), over the suite's range of q and σ, so that the κ a search returns,
+    and every stored row, stay as they were; ε from the search route equals the accountant's.
+    A changed dp-accounting (simulated: its function off by one ulp) must turn the route off."""
+    from dp_accounting.rdp import rdp_privacy_accountant as dpa_impl
+
+    from algorithms import kan_privacy as kp
+
+    orders = np.array(kp._RDP_ORDERS)
+    rng = np.random.default_rng(5)
+    for q in (1 / 1000, 21 / 8000, 8 / 1000, 0.05, 0.2, 1 / 3, 0.5, 0.9):
+        for z in np.exp(rng.uniform(np.log(0.25), np.log(40.0), 2)):
+            assert np.array_equal(kp._wor_rdp(q, float(z), orders),
+                                  dpa_impl._compute_rdp_sample_wor_gaussian(q, float(z), orders))
+    for kappa, n, B, steps, delta in ((2.5, 8000, 21, 300, 1e-6), (0.8, 1000, 8, 136, 1e-6),
+                                      (5.0, 2000, 200, 50, 1e-5)):
+        assert (kp._wor_epsilon(kappa, n, B, steps, delta, search=True)
+                == kp._wor_epsilon(kappa, n, B, steps, delta, search=False))
+    kp._wor_rdp_is_exact.cache_clear()
+    original = dpa_impl._compute_rdp_sample_wor_gaussian
+    monkeypatch.setattr(dpa_impl, "_compute_rdp_sample_wor_gaussian",
+                        lambda q, z, o: np.nextafter(original(q, z, o), np.inf))
+    try:
+        assert not kp._wor_rdp_is_exact()
+    finally:
+        kp._wor_rdp_is_exact.cache_clear()
