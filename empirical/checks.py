@@ -89,7 +89,9 @@ class Analysis:
     error: str = ""
     privacy: str = ""          # what the privacy verdict checked
     privacy_error: str = ""    # non-empty: a stored run broke its privacy claim
-    grid: str = "quick"        # which grid the rows came from ("quick" or "full")
+    # Whose expectations were applied: "full" when the rows hold a value only the full grid has
+    # (Experiment.is_full); a full grid inside the quick grid (real.userlevel.*) reads "quick".
+    grid: str = "quick"
 
     def _repr_html_(self) -> str:
         """Jupyter display: the checks as a table (rendered by empirical.report)."""
