@@ -529,23 +529,28 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
         t, reason, n_grad = _spider_round(gradient, gens, W, rows, rows.size == R, T, threshold,
                                           step_len, plan.sigma_hat, plan.sigma_k[k], room, observe)
         grad_rows += n_grad
-        if room is None and isinstance(t, int):
-            diffs = min(t, T - 1)
-            shared["steps"] += t
-            shared["grads"] += 1 + diffs
-            shared["full"] += 1
-            shared["early"] += reason == _STOPPED
-            shared["diffs"][T] += diffs
-            continue
+        if isinstance(t, int):          # every row left at step t, all stopped or all ran T
+            if room is None:
+                diffs = min(t, T - 1)
+                shared["steps"] += t
+                shared["grads"] += 1 + diffs
+                shared["full"] += 1
+                shared["early"] += reason == _STOPPED
+                shared["diffs"][T] += diffs
+                continue
+            stopped, hit = int(reason == _STOPPED), None
+        else:
+            stopped = (reason == _STOPPED).astype(np.int64)
+            hit = None if room is None else rows[reason == _CAPPED]
         diffs = np.minimum(t, T - 1)
         steps[rows] += t
         grad_calls[rows] += 1 + diffs
         full_releases[rows] += 1
         diff_counts[T][rows] += diffs
-        early[rows] += np.equal(reason, _STOPPED).astype(np.int64)
-        hit = rows[np.broadcast_to(np.equal(reason, _CAPPED), rows.shape)]
-        capped[hit] = True
-        alive[hit] = False
+        early[rows] += stopped
+        if hit is not None:
+            capped[hit] = True
+            alive[hit] = False
     steps += shared["steps"]
     grad_calls += shared["grads"]
     full_releases += shared["full"]
