@@ -16,8 +16,8 @@ from empirical import user_level_sensitivity as uls
 
 _TRIALS = {"userlevel.alg3.stepwise": 600, "userlevel.alg1.final": 600,
            "userlevel.above_threshold": 20_000}
-#: Controls whose break only many runs resolve (exact ε 4.12 against the claimed 2 needs ≈ 10⁴
-#: runs per side, ≈ 20 s): run at their own trials by the slow test below, not here.
+#: Controls whose break only many runs resolve (exact ε 4.12 against the claimed 2 needs ≈ 2·10⁴
+#: runs per side, ≈ 40 s): run at their own trials by the slow test below, not here.
 _SLOW_CONTROLS = ("userlevel.item_level_baseline.add_remove_sensitivity",)
 _BASELINE = "userlevel.item_level_baseline.stepwise"
 
@@ -65,7 +65,7 @@ def test_baseline_canary_moves_each_release_by_the_calibrated_sensitivity():
 
 @pytest.mark.slow
 def test_baseline_audit_has_power_and_catches_the_add_remove_sensitivity():
-    """At their registered trials (≈ 60 s): the honest baseline audit stays below its claim and
+    """At their registered trials (≈ 80 CPU-s): the honest baseline audit stays below its claim and
     reaches ≥ 0.45 of the exact ε (≈ 0.6 expected from Gaussian scores with this shift), and the
     same statistic on the σ-halved baseline exceeds the claim (CAUGHT), so the audit can fail."""
     honest = audit.run_audit(audit.get_target(_BASELINE))
