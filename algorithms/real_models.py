@@ -141,13 +141,20 @@ def _repeat_features(shape: MLPShape, X: np.ndarray) -> np.ndarray:
     return np.repeat(X, shape.H, axis=-1)
 
 
-def per_example_gradients(shape: MLPShape, theta: np.ndarray, X: np.ndarray, y: np.ndarray
-                          ) -> np.ndarray:
-    """∇_θ of each example's cross-entropy, shape (..., n, P) (backpropagation by hand)."""
-    pre, hid, out, W2 = _forward(shape, theta, X)
-    d1, d2 = _backprop(shape, pre, out, W2, y)
-    return _write_gradients(shape, np.asarray(X, dtype=float), hid, d1, d2,
-                            np.empty((*d1.shape[:-1], shape.P)))
+def per_example_gradients(shape: MLPShape, theta: np.ndarray, X: np.ndarray, y: np.ndarray,
+                          out: np.ndarray | None = None) -> np.ndarray:
+    """∇_θ of each example's cross-entropy, shape (..., n, P) (backpropagation by hand).
+    ``out``: a float array of that shape to write into (a caller reusing one buffer avoids a
+    fresh multi-MB allocation per call, which glibc maps and the kernel zero-fills each time)."""
+    pre, hid, logit, W2 = _forward(shape, theta, X)
+    d1, d2 = _backprop(shape, pre, logit, W2, y)
+    full = (*d1.shape[:-1], shape.P)
+    if out is None:
+        out = np.empty(full)
+    elif out.shape != full or out.dtype != np.float64:
+        raise ValueError(f"out must be a float64 array of shape {full}, got {out.dtype} "
+                         f"{out.shape}")
+    return _write_gradients(shape, np.asarray(X, dtype=float), hid, d1, d2, out)
 
 
 def _row_norms(G: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
@@ -163,12 +170,12 @@ def _clip_scale(norms: np.ndarray, lim: float | np.ndarray) -> np.ndarray:
         return np.where(norms > lim, lim / np.where(norms > 0, norms, 1.0), 1.0)
 
 
-def clip_rows(G: np.ndarray, limit: float | np.ndarray, out: np.ndarray | None = None
-              ) -> np.ndarray:
+def clip_rows(G: np.ndarray, limit: float | np.ndarray, out: np.ndarray | None = None,
+              work: np.ndarray | None = None) -> np.ndarray:
     """Scale each row (last axis) to norm ≤ ``limit`` (broadcast over the leading axes);
-    ``out=G`` clips in place."""
+    ``out=G`` clips in place; ``work``: float scratch of G's shape for the squared entries."""
     G = np.asarray(G)
-    norms = _row_norms(G if np.issubdtype(G.dtype, np.inexact) else G.astype(float))
+    norms = _row_norms(G if np.issubdtype(G.dtype, np.inexact) else G.astype(float), work)
     lim = np.asarray(limit, dtype=float)[..., None] if np.ndim(limit) else float(limit)
     return np.multiply(G, _clip_scale(norms, lim), out=out)
 
@@ -193,8 +200,8 @@ def clipped_mean_difference(shape: MLPShape, theta: np.ndarray, theta_prev: np.n
 
 
 def clipped_hessian_columns(shape: MLPShape, theta: np.ndarray, X: np.ndarray, y: np.ndarray,
-                            clip_g: float, M: float, h: float = 1e-5, chunk: int = 8
-                            ) -> tuple[np.ndarray, np.ndarray]:
+                            clip_g: float, M: float, h: float = 1e-5, chunk: int = 8,
+                            out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Clipped mean gradient (..., P) and a clipped mean Hessian (..., P, P) at one θ (P,) over
     the n examples of each data set X (..., n, D), y (..., n) (a leading axis: one per client).
 
@@ -204,7 +211,8 @@ def clipped_hessian_columns(shape: MLPShape, theta: np.ndarray, X: np.ndarray, y
     M_s = M); the result is symmetrised ((A + Aᵀ)/2 does not increase the Frobenius norm).
     ReLU makes ℓ piecewise smooth, so the difference quotient is the one-sided derivative.
     Memory: 2·``chunk``·(…)·n·P floats, reused across chunks (8 columns at a time keep them in
-    cache; the result does not depend on ``chunk``)."""
+    cache; the result does not depend on ``chunk``).  ``out``: a float64 (..., P, P) array (a
+    view is fine) that receives the Hessian instead of a fresh one."""
     theta = np.asarray(theta, dtype=float)
     if theta.shape != (shape.P,):
         raise ValueError(f"theta must have shape ({shape.P},), got {theta.shape}")
@@ -225,7 +233,11 @@ def clipped_hessian_columns(shape: MLPShape, theta: np.ndarray, X: np.ndarray, y
         np.divide(cols, h, out=cols)
         np.multiply(cols, _clip_scale(_row_norms(cols, work[:idx.size]), M), out=cols)
         A[..., idx, :] = np.moveaxis(cols.mean(axis=-2), 0, -2)
-    return grad, 0.5 * (A + np.swapaxes(A, -1, -2))
+    if out is not None and (out.shape != A.shape or out.dtype != np.float64):
+        raise ValueError(f"out must be a float64 array of shape {A.shape}, got {out.dtype} "
+                         f"{out.shape}")
+    sym = np.add(A, np.swapaxes(A, -1, -2), out=out)
+    return grad, np.multiply(sym, 0.5, out=sym)              # (A + Aᵀ)/2
 
 
 def _perturbed_gradients(shape: MLPShape, theta: np.ndarray, idx: np.ndarray, h: float,

@@ -63,6 +63,20 @@ class DigitsClients(ClientData):
         self.d = shape.P
         self.G_sens, self.M_sens = float(clip), float(M_sens)
         self._state: dict[int, list] = {}
+        self._buffers: dict[tuple, np.ndarray] = {}
+
+    def _scratch(self, name: str, shape: tuple) -> np.ndarray:
+        """A float buffer reused across calls: per-example gradients are MBs, and glibc maps a
+        fresh block of a size it has just freed each time (≈ 1000 page faults a call)."""
+        buf = self._buffers.get((name, shape))
+        if buf is None:
+            buf = self._buffers[(name, shape)] = np.empty(shape)
+        return buf
+
+    def _gradients(self, name: str, x: np.ndarray, Xb: np.ndarray, yb: np.ndarray
+                   ) -> np.ndarray:
+        out = self._scratch(name, (*yb.shape, self.shape.P))             # (m, b, P)
+        return per_example_gradients(self.shape, x, Xb, yb, out=out)
 
     def _next(self, gen: np.random.Generator, b: int) -> tuple[np.ndarray, np.ndarray]:
         st = self._state.get(id(gen))
@@ -79,16 +93,17 @@ class DigitsClients(ClientData):
 
     def batch_gradient(self, gen: np.random.Generator, x: np.ndarray, b: int) -> np.ndarray:
         Xb, yb = self._next(gen, b)
-        G = per_example_gradients(self.shape, x, Xb, yb)                # (m, b, P)
-        return clip_rows(G, self.G_sens, out=G).mean(axis=1)
+        G = self._gradients("g", x, Xb, yb)
+        return clip_rows(G, self.G_sens, out=G, work=self._scratch("w", G.shape)).mean(axis=1)
 
     def batch_difference(self, gen: np.random.Generator, x: np.ndarray, x_prev: np.ndarray,
                          b: int) -> np.ndarray:
         Xb, yb = self._next(gen, b)
         step = float(np.linalg.norm(x - x_prev))
-        D = per_example_gradients(self.shape, x, Xb, yb)
-        np.subtract(D, per_example_gradients(self.shape, x_prev, Xb, yb), out=D)
-        return clip_rows(D, self.M_sens * step, out=D).mean(axis=1)
+        D = self._gradients("g", x, Xb, yb)
+        np.subtract(D, self._gradients("g_prev", x_prev, Xb, yb), out=D)
+        return clip_rows(D, self.M_sens * step, out=D,
+                         work=self._scratch("w", D.shape)).mean(axis=1)
 
 
 # =============================================================================================
@@ -148,8 +163,8 @@ def _select(shape: MLPShape, cands: np.ndarray, Xh: np.ndarray, yh: np.ndarray, 
             cache["g"] = np.empty((m, T, shape.P))
             cache["h"] = np.empty((m, T, shape.P, shape.P))
             for t in range(T):
-                cache["g"][:, t], cache["h"][:, t] = clipped_hessian_columns(
-                    shape, X[t], Xh, yh, clip, M_hess)
+                cache["g"][:, t] = clipped_hessian_columns(shape, X[t], Xh, yh, clip, M_hess,
+                                                           out=cache["h"][:, t])[0]
         return cache["g"], cache["h"]
 
     def true_grad_hess(X):

@@ -141,7 +141,12 @@ def test_fast_gradients_and_clipping_are_the_plain_definitions_bit_for_bit(digit
             lim = np.full(G.shape[:-1], 0.05)
             assert _bitwise(clip_rows(G, lim), _plain_clip(G, lim[..., None]))
             expected = _plain_clip(G, 0.05)
-            assert _bitwise(clip_rows(G, 0.05, out=G), expected)      # in place
+            assert _bitwise(clip_rows(G, 0.05, out=G, work=np.empty_like(G)), expected)
+            buf = np.full_like(G, np.nan)                             # into a reused buffer
+            assert per_example_gradients(shape, th, X, y, out=buf) is buf
+            assert _bitwise(buf, _plain_gradients(shape, th, X, y))
+    with pytest.raises(ValueError, match="out must be"):
+        per_example_gradients(shape, theta, X, y, out=np.empty((2, shape.P)))
 
 
 def test_fast_hessian_is_the_plain_definition_bit_for_bit(digits_net):
@@ -156,9 +161,12 @@ def test_fast_hessian_is_the_plain_definition_bit_for_bit(digits_net):
         assert _bitwise(g[j], g0) and _bitwise(H[j], H0)
         # one client per call, a chunk that does not divide P = 610, or all columns at once
         chunk = (7, 610, 64)[j]
+        into = np.full((2, shape.P, shape.P), np.nan)[1]       # a view, as real_sosp passes
         gc, Hc = clipped_hessian_columns(shape, theta, X[j], y[j], clip_g=0.5, M=0.3,
-                                         chunk=chunk)
-        assert _bitwise(gc, g0) and _bitwise(Hc, H0)
+                                         chunk=chunk, out=into)
+        assert Hc is into and _bitwise(gc, g0) and _bitwise(Hc, H0)
+    with pytest.raises(ValueError, match="out must be"):
+        clipped_hessian_columns(shape, theta, X, y, 0.5, 0.3, out=np.empty((shape.P, shape.P)))
 
 
 def test_shards_and_passes_use_each_record_once():
