@@ -35,7 +35,7 @@ import bounds
 from bounds.core import (LOAD_ERRORS, OptionalExtraMissing, OutsideConditionsWarning,
                          PaperLoadWarning, check_paper)
 from empirical import experiment as registry
-from empirical.checks import Analysis
+from empirical.checks import NOT_REPRODUCED, Analysis
 from empirical.runner import (SweepError, SweepStats, check_scheduler, check_writable,
                               load_rows, results_dir, stderr_progress)
 
@@ -171,7 +171,7 @@ def format_table(analyses: list[Analysis]) -> str:
             lines.append((r.experiment, r.bound, r.variable, r.kind + ("*" if r.expect == "finding" else ""),
                           f"{r.local:+.3f}", "n/a" if r.asymptotic != r.asymptotic else f"{r.asymptotic:+.3f}",
                           str(r.observed),
-                          f"{r.tolerance:g}", r.verdict))
+                          f"{r.tolerance:g}", _verdict(r)))
     widths = [max(len(str(x[i])) for x in [head, *lines]) for i in range(len(head))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     out = [fmt.format(*head), fmt.format(*["-" * w for w in widths])]
@@ -189,8 +189,14 @@ def format_table(analyses: list[Analysis]) -> str:
         out += ["", "Notes:", *notes]
     out += ["", "kind: two-sided = tight on this instance; one-sided = upper bound only; "
             "reject = competing rate that the data must rule out; * = recorded finding "
-            "(docs/errata.md)"]
+            "(docs/errata.md), FINDING (slope | level | slope+level) = what it is a finding of, "
+            "the other part still enforced"]
     return "\n".join(out)
+
+
+def _verdict(r) -> str:
+    on = getattr(r, "finding_on", "")
+    return f"{r.verdict} ({on})" if on and r.verdict in ("FINDING", NOT_REPRODUCED) else r.verdict
 
 
 # --------------------------------------------------------------------------------------------

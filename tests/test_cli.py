@@ -37,7 +37,8 @@ def test_verify_one_experiment_prints_table_and_figure(tmp_path, capsys, results
 
 
 @pytest.mark.parametrize("exp_id, code, verdict", [
-    ("toy.power_law", 0, "PASS"), ("toy.wrong_rate", 1, "FAIL"), ("toy.finding", 0, "FINDING")])
+    ("toy.power_law", 0, "PASS"), ("toy.wrong_rate", 1, "FAIL"),
+    ("toy.finding", 0, "FINDING (slope)")])       # the table says what a finding is of
 def test_verify_exit_status(tmp_path, capsys, exp_id, code, verdict):
     import _toy  # noqa: F401  (registers the toy experiments)
 
