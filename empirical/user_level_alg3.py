@@ -9,143 +9,19 @@ two-sided ones use Remark 3.6, tight on this instance (the noise enters the exce
 The privacy part of the error is measured by coupled runs (``coupled`` in the point): the same
 generator copy runs without Gaussian noise (separate noise stream), and on the quadratic
 ``privacy_excess`` = ½‖x_priv − x_np‖² has the mean of F(x_priv) − F(x_np) exactly.
+
+The run functions (what each experiment's ``run`` is, and what they import) live in
+:mod:`empirical.user_level_alg3_runs`, so that editing a declaration here does not change the
+rows' code fingerprint; they are re-exported here under their old names.
 """
 from __future__ import annotations
 
-import copy
-import math
-
 import numpy as np
 
-from algorithms.user_level_alg3 import accelerated_phased_erm, item_level_baseline
-from empirical import user_level_sensitivity as uls
 from empirical.experiment import Check, Experiment, register
-from empirical.user_level_common import (PAPER, PRIVACY_RTOL, _USER_PROBLEMS, _alg3_kw, _int,
-                                         _phase_epsilon, _privacy_cols, _risk_vacuous,
-                                         _sensitivity_limits, quadratic_values)
-from empirical.user_level_problems import QuadraticUsers
-
-def _run_alg3_quadratic(point: dict, rngs: list) -> dict:
-    """Algorithm 3 (or the item-level baseline) on QuadraticUsers (or, with ``problem`` =
-    "logistic", LogisticUsers; ``privacy_excess`` is then not the excess's mean difference,
-    the loss not being quadratic, and only ``nonprivate_excess`` is used).
-
-    With ``coupled`` in the point, the same generator copy also runs without Gaussian noise
-    (same minibatches, Laplace draws and coins; separate noise stream), giving
-    ``privacy_excess`` = ½‖x_priv − x_np‖², whose mean equals F(x_priv) − F(x_np) exactly on the
-    quadratic (iterates are affine in the noise).  Tests use it to show the excess is all
-    privacy at these sizes; sweeps skip it (it doubles the cost)."""
-    n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
-    eps, delta = float(point["epsilon"]), float(point["delta"])
-    algo = accelerated_phased_erm if point["algorithm"] == "alg3" else item_level_baseline
-    coupled = bool(point.get("coupled", 0))
-    name = point.get("problem", "quadratic")
-    if name not in _USER_PROBLEMS:
-        raise ValueError(f"problem must be one of {sorted(_USER_PROBLEMS)}, got {name!r}")
-    problem = _USER_PROBLEMS[name]
-    cols: dict[str, list] = {}
-    for g in rngs:
-        data_rng, alg_rng, noise_rng = g.spawn(3)
-        data = problem(n, m, d, data_rng)
-        alg_copy = copy.deepcopy(alg_rng)
-        res = algo(data, eps, delta, alg_rng, noise_rng=noise_rng, **_alg3_kw(point))
-        row = {"excess": float(data.excess(res.x)[0]),
-               "grad_evals": res.grad_evals, "halted": int(res.halted),
-               "removed": res.info.get("removed", 0), "at_fired": res.info.get("at_fired", 0),
-               "phases": len(res.phases), "tau": res.info["tau"],
-               "T_1": res.phases[0]["T_i"], "K_1": res.phases[0]["K_i"],
-               "n_1": res.phases[0]["n_i"], "sigma_1": res.phases[0]["sigma_i"],
-               "lambda_1": res.phases[0]["lambda_i"],
-               "sensitivity_1": res.phases[0]["sensitivity"],
-               "schedule_grads": sum(p["T_i"] * p["K_i"] for p in res.phases) * m,
-               **{k: v[0] for k, v in _privacy_cols(res, eps, 1).items()}}
-        row.update(_alg3_settings(point, res, data.L, data.R, data.beta))
-        if coupled:
-            ref = algo(data, eps, delta, alg_copy, noise=False, **_alg3_kw(point))
-            diff = res.x - ref.x
-            row["privacy_excess"] = 0.5 * float(diff @ diff)
-            row["nonprivate_excess"] = float(data.excess(ref.x)[0])
-        for k, v in row.items():
-            cols.setdefault(k, []).append(v)
-    return {k: np.asarray(v) for k, v in cols.items()}
-
-
-def _alg3_theory_phase1(point: dict, L: float, R: float, beta: float) -> dict:
-    """Phase 1 of Algorithm 3 (rates mode, q = ½, c_τ = 1) as Theorem C.3 and Lemma C.2 set it,
-    recomputed here from the formulas (not by calling the algorithm's schedule): n_1, λ_1, T_1,
-    K_1 and the sensitivity Δ_1 of Lemma C.2 as corrected in UL-E13 (empirical.user_level_sensitivity,
-    an independent implementation); the item-level baseline
-    runs the m = 1 schedule with Δ_1 = 2L/K_1."""
-    n, d = _int(point, "n"), _int(point, "d")
-    baseline = point["algorithm"] != "alg3"
-    m = 1 if baseline else _int(point, "m")
-    eps, dl = float(point["epsilon"]), float(point["delta"])
-    kw = _alg3_kw(point)
-    q = 0.5
-    lam = (L / R) * (1 / math.sqrt(n * m) + math.sqrt(d) / (eps * n * math.sqrt(m)))
-    p = 3 * q + 2.5 + math.log(math.sqrt(m)) / math.log(n)
-    n1 = int(math.floor((1 - 2 ** -q) * n / 2 ** q))
-    lam1 = lam * 2 ** p
-    T1 = max(1, int(math.ceil(kw["c_T"] * (1 + math.sqrt(beta / lam1)))))
-    K1 = int(min(n1, math.ceil(kw["c_K1"] * math.log(1 / dl) / eps
-                               + kw["c_K2"] * n1 * eps / math.sqrt(T1))))
-    if baseline:
-        sens = 2.0 * L / K1
-    else:
-        tau = L * math.sqrt(math.log(n * d * m) / m)
-        sens = uls.alg3_phase_sensitivity(tau, K1, T1, eps, dl)
-    return {"n_1": n1, "T_1": T1, "K_1": K1, "sensitivity_1": sens, "baseline": baseline}
-
-
-def _alg3_settings(point: dict, res, L: float, R: float, beta: float) -> dict:
-    """``used_<x>``/``theory_<x>`` (phase 1's T, K, n and sensitivity) and
-    ``max_epsilon_1``/``limit_epsilon_1``: phase 1's ε recomputed with dp-accounting from the σ
-    the algorithm USED and the theorem's sensitivity, which must not exceed the target.  The
-    settings verdict (empirical/checks.py) fails the experiment on any mismatch, so a wrong
-    step count, a sensitivity of the wrong relation or an accountant that under-reports is
-    caught even where the rate cannot see it."""
-    th = _alg3_theory_phase1(point, L, R, beta)
-    ph = res.phases[0]
-    eps, dl = float(point["epsilon"]), float(point["delta"])
-    z_eff = ph["sigma_i"] / th["sensitivity_1"]
-    d_gauss = dl if th["baseline"] else dl / 2.0
-    e1 = (0.0 if th["baseline"] else eps / 2.0) + _phase_epsilon(
-        round(z_eff, 12), th["T_1"], d_gauss, th["n_1"], th["K_1"])
-    out = {}
-    for k in ("n_1", "T_1", "K_1"):
-        out[f"used_{k}"], out[f"theory_{k}"] = float(ph[k[:-2] + "_i"]), float(th[k])
-    out["used_sensitivity_1"] = float(ph["sensitivity"])
-    out.update(_sensitivity_limits(float(ph["sensitivity"]), th["sensitivity_1"]))
-    out["max_epsilon_1"], out["limit_epsilon_1"] = e1, eps * (1 + PRIVACY_RTOL)
-    return out
-
-
-def _run_alg3_counts(point: dict, rngs: list) -> dict:
-    """Gradient evaluations of Algorithm 3's schedule, counted by the oracle on a run.
-
-    AboveThreshold is evaluated but cannot halt (``halt=False``) so that every run completes
-    its schedule, and no Gaussian noise is drawn (``noise=False``; the noise never changes what
-    is evaluated): a count is a property of the schedule, and with c_K1 = 1 (unsaturated
-    minibatches, the regime of Theorem 3.2's count) the test's margin K/5 is below its Laplace
-    noise.  Such runs certify no privacy; the experiment is declared non-private.
-    """
-    n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
-    eps, delta = float(point["epsilon"]), float(point["delta"])
-    nonsmooth = bool(point.get("nonsmooth", 0))
-    cols: dict[str, list] = {}
-    for g in rngs:
-        data = QuadraticUsers(n, m, d, g)
-        res = accelerated_phased_erm(data, eps, delta, g, halt=False, nonsmooth_T=nonsmooth,
-                                     noise=False, **_alg3_kw(point))
-        row = {"grad_evals": res.grad_evals,
-               "schedule_grads": sum(p["T_i"] * p["K_i"] for p in res.phases) * m,
-               "phases": len(res.phases), "T_1": res.phases[0]["T_i"],
-               "K_1": res.phases[0]["K_i"], "n_1": res.phases[0]["n_i"],
-               "saturated_phases": sum(p["K_i"] == p["n_i"] for p in res.phases)}
-        for k, v in row.items():
-            cols.setdefault(k, []).append(v)
-    return {k: np.asarray(v) for k, v in cols.items()}
-
+from empirical.user_level_alg3_runs import (_alg3_settings, _alg3_theory_phase1,  # noqa: F401
+                                            _run_alg3_counts, _run_alg3_quadratic)
+from empirical.user_level_common import PAPER, PRIVACY_RTOL, _risk_vacuous, quadratic_values
 
 # =============================================================================================
 # Experiments
@@ -164,15 +40,23 @@ _ALG3_M_LEVEL_REASON = (
     "0.14 steeper than the bound's over the 1.8 decades).  Band ×3 below the lowest and above "
     "the highest measured value: a 2× error in the sensitivity or z (4× in the level) at "
     "either end fails it")
-_TWO_SIDED_SC = ("two-sided: on the quadratic the noise ζ enters the excess as ½‖ζ‖², so the "
-                 "privacy excess is dσ²/2 per phase-output, σ² ∝ τ² ∝ 1/m (calibrated noise, "
-                 "fixed K_i/n_i): Remark 3.6's privacy term is exact in this variable up to the "
-                 "log factors of τ and ζ; 0.1 allows those logs (≤ 0.05 over the grid) and seed "
-                 "noise")
 
-ALG3_M = register(Experiment(
+_QUAD_PROBLEM = "QuadraticUsers: f = ½‖x − z‖², z = μ0 + Rademacher/√d (exact F)"
+_ALG3_ALGORITHM = "algorithms.user_level_sco.accelerated_phased_erm (Algorithms 2+3), rates mode"
+
+
+def _risk_experiment(**kw) -> Experiment:
+    """Register a private excess-risk sweep of Algorithm 3 (or of the item-level baseline) run by
+    ``_run_alg3_quadratic`` and checked against ``quadratic_values``; ``kw`` gives what the
+    sweep declares itself and may override the family's problem, algorithm or bound values."""
+    family = dict(paper=PAPER, run=_run_alg3_quadratic, metric="excess",
+                  bound_values=quadratic_values, vacuous=_risk_vacuous, problem=_QUAD_PROBLEM,
+                  algorithm=_ALG3_ALGORITHM, privacy_rtol=PRIVACY_RTOL)
+    return register(Experiment(**{**family, **kw}))
+
+
+ALG3_M = _risk_experiment(
     id="userlevel.alg3.m",
-    paper=PAPER,
     title="Alg. 3 (user-level DP, outlier gradient removal): excess risk vs items per user m",
     variable="m",
     quick_grid=(4096, 11585, 32768, 92682, 262144),
@@ -180,13 +64,6 @@ ALG3_M = register(Experiment(
     fixed={**_Q, "epsilon": 8.0, "delta": 1e-10, "c_K1": 36.0, "n": 4096, "d": 16,
            "algorithm": "alg3"},
     seeds=10,
-    run=_run_alg3_quadratic,
-    metric="excess",
-    bound_values=quadratic_values,
-    vacuous=_risk_vacuous,
-    problem="QuadraticUsers: f = ½‖x − z‖², z = μ0 + Rademacher/√d (exact F)",
-    algorithm="algorithms.user_level_sco.accelerated_phased_erm (Algorithms 2+3), rates mode",
-    privacy_rtol=PRIVACY_RTOL,
     description="The point of user-level DP: the noise shrinks with m (τ ∝ 1/√m).",
     checks=(
         Check("userlevel:thm3.2_privacy", "one-sided", 0.1, _ONE_SIDED_SC,
@@ -199,11 +76,10 @@ ALG3_M = register(Experiment(
               "through λ, so the calibrated σ falls only like m^{−0.36}; recorded (UL-E11) and "
               "pinned by this reject"),
     ),
-))
+)
 
-BASELINE_M = register(Experiment(
+BASELINE_M = _risk_experiment(
     id="userlevel.baseline.m",
-    paper=PAPER,
     title="Item-level baseline (a user = one item, same schedule as Alg. 3 at m = 1): excess vs m",
     variable="m",
     quick_grid=ALG3_M.quick_grid,
@@ -211,13 +87,7 @@ BASELINE_M = register(Experiment(
     fixed={**_Q, "epsilon": 8.0, "delta": 1e-10, "c_K1": 36.0, "n": 4096, "d": 16,
            "algorithm": "baseline"},
     seeds=6,
-    run=_run_alg3_quadratic,
-    metric="excess",
-    bound_values=quadratic_values,
-    vacuous=_risk_vacuous,
-    problem=ALG3_M.problem,
     algorithm="algorithms.user_level_sco.item_level_baseline (no outlier removal, Δ = 2L/K_i)",
-    privacy_rtol=PRIVACY_RTOL,
     checks=(
         Check("userlevel:trivial_sc_privacy", "two-sided", 0.1,
               "two-sided: the baseline's noise is calibrated for sensitivity 2L/K_i, which does "
@@ -233,11 +103,10 @@ BASELINE_M = register(Experiment(
               "the user-level rate's m-slope −1 (squared −1/2) must be ruled out for the "
               "baseline on the same problem and schedule"),
     ),
-))
+)
 
-ALG3_EPS = register(Experiment(
+ALG3_EPS = _risk_experiment(
     id="userlevel.alg3.eps",
-    paper=PAPER,
     title="Alg. 3: excess risk vs ε",
     variable="epsilon",
     quick_grid=(2.83, 4.0, 5.66, 8.0),
@@ -249,13 +118,6 @@ ALG3_EPS = register(Experiment(
     fixed={**{k: v for k, v in _Q.items() if k != "epsilon"}, "delta": 1e-10, "c_K1": 36.0,
            "n": 8192, "m": 65536, "d": 16, "algorithm": "alg3"},
     seeds=24,
-    run=_run_alg3_quadratic,
-    metric="excess",
-    bound_values=quadratic_values,
-    vacuous=_risk_vacuous,
-    problem="QuadraticUsers: f = ½‖x − z‖², z = μ0 + Rademacher/√d (exact F)",
-    algorithm="algorithms.user_level_sco.accelerated_phased_erm (Algorithms 2+3), rates mode",
-    privacy_rtol=PRIVACY_RTOL,
     checks=(
         Check("userlevel:thm3.2_privacy", "one-sided", 0.25,
               "one-sided (upper bound; the instance is strongly convex, Remark 3.6's ε^{−2} "
@@ -274,7 +136,7 @@ ALG3_EPS = register(Experiment(
               "competitor: the linear-time Algorithm 1's proven ε^{−1/2} (UL-E1); the "
               "accelerated algorithm's error must fall faster in ε"),
     ),
-))
+)
 
 # UL-E23.  Same problem, fixed point, check, tolerance and level band as ALG3_EPS, on a grid that
 # reaches down to where each phase's kept count nears what AboveThreshold can certify (c_K1 =
@@ -286,22 +148,14 @@ ALG3_EPS = register(Experiment(
 # 8 seeds).  The check is a finding of the level (finding_on="level"): the slope must pass (an
 # inconclusive or failing slope is FAIL) and the level must leave the band (else NOT
 # REPRODUCED), so the verdict is decided by the level and the check can fail both ways.
-ALG3_EPS_POLE = register(Experiment(
+ALG3_EPS_POLE = _risk_experiment(
     id="userlevel.alg3.eps.pole",
-    paper=PAPER,
     title="Alg. 3: excess risk vs ε near the certification threshold (finding)",
     variable="epsilon",
     quick_grid=(2.0, 2.83, 4.0, 5.66, 8.0),
     full_grid=(1.9, 2.0, 2.19, 2.38, 2.59, 2.83, 4.0, 5.66, 8.0),
     fixed=ALG3_EPS.fixed,
     seeds=16,
-    run=_run_alg3_quadratic,
-    metric="excess",
-    bound_values=quadratic_values,
-    vacuous=_risk_vacuous,
-    problem=ALG3_EPS.problem,
-    algorithm=ALG3_EPS.algorithm,
-    privacy_rtol=PRIVACY_RTOL,
     checks=(
         Check("userlevel:thm3.2_privacy", "one-sided", ALG3_EPS.checks[0].tolerance,
               "one-sided and 0.25 as userlevel.alg3.eps (same problem and schedule; the claim "
@@ -324,11 +178,10 @@ ALG3_EPS_POLE = register(Experiment(
               "competitor as in userlevel.alg3.eps: Algorithm 1's proven ε^{−1/2} (UL-E1), "
               "still ruled out with the threshold points in the fit"),
     ),
-))
+)
 
-ALG3_N = register(Experiment(
+ALG3_N = _risk_experiment(
     id="userlevel.alg3.n",
-    paper=PAPER,
     title="Alg. 3: excess risk vs number of users n",
     variable="n",
     quick_grid=(4096, 8192, 16384, 32768),
@@ -339,13 +192,6 @@ ALG3_N = register(Experiment(
     # (−0.56, errata UL-E16), not the rate
     fixed={**_Q, "epsilon": 8.0, "c_K2": 0.25, "m": 16384, "d": 16, "algorithm": "alg3"},
     seeds=10,
-    run=_run_alg3_quadratic,
-    metric="excess",
-    bound_values=quadratic_values,
-    vacuous=_risk_vacuous,
-    problem=ALG3_M.problem,
-    algorithm=ALG3_M.algorithm,
-    privacy_rtol=PRIVACY_RTOL,
     checks=(
         Check("userlevel:thm3.2_privacy", "one-sided", 0.2,
               "one-sided (upper bound; the instance is strongly convex).  0.2, not 0.1: the "
@@ -363,11 +209,10 @@ ALG3_N = register(Experiment(
               "competitor: Algorithm 1's linear-time rate has n-slope −1/2; the accelerated "
               "algorithm's privacy error must fall faster"),
     ),
-))
+)
 
-ALG3_D = register(Experiment(
+ALG3_D = _risk_experiment(
     id="userlevel.alg3.d",
-    paper=PAPER,
     title="Alg. 3: excess risk vs dimension d",
     variable="d",
     quick_grid=(8, 16, 32, 64, 128),
@@ -380,13 +225,6 @@ ALG3_D = register(Experiment(
     fixed={**_Q, "epsilon": 8.0, "delta": 1e-10, "c_K1": 36.0, "n": 4096, "m": 1048576,
            "algorithm": "alg3"},
     seeds=24,
-    run=_run_alg3_quadratic,
-    metric="excess",
-    bound_values=quadratic_values,
-    vacuous=_risk_vacuous,
-    problem=ALG3_M.problem,
-    algorithm=ALG3_M.algorithm,
-    privacy_rtol=PRIVACY_RTOL,
     checks=(
         Check("userlevel:rem3.6_privacy", "two-sided", 0.1,
               "two-sided: the noise ζ ~ N(0, σ²I_d) enters the excess as ½‖ζ‖² = dσ²/2 and σ "
@@ -405,7 +243,7 @@ ALG3_D = register(Experiment(
               "the squared rate's d must be seen, so 1/2 must be ruled out; 0.15 = 1.5× the "
               "main tolerance"),
     ),
-))
+)
 
 # --- logistic regression (the issue's second smooth problem) ---------------------------------
 def _logistic_values(point: dict) -> dict:
@@ -429,9 +267,8 @@ _LOGISTIC_LEVEL_REASON = (
     "The excess is quadratic in the noise near x*, so a 2× error in the sensitivity or z (4× "
     "in the level) leaves the band on the quick grid, at the end it moves towards")
 
-ALG3_LOGISTIC_M = register(Experiment(
+ALG3_LOGISTIC_M = _risk_experiment(
     id="userlevel.alg3.logistic.m",
-    paper=PAPER,
     title="Alg. 3 on logistic regression: excess risk vs items per user m",
     variable="m",
     quick_grid=(32, 64, 128, 256),
@@ -443,12 +280,9 @@ ALG3_LOGISTIC_M = register(Experiment(
     # 40 seeds: the per-seed excess varies ×3 (sd of its log 0.5–0.9; at 12 seeds the CI
     # half-width was 0.23, inconclusive)
     seeds=40,
-    run=_run_alg3_quadratic,
-    metric="excess",
     bound_values=_logistic_values,
+    vacuous=None,      # _risk_vacuous's F − F* ≤ LR uses the quadratic's L and R
     problem="LogisticUsers: well-specified logistic loss, a ~ Unif(S^{d−1}), F by disk quadrature",
-    algorithm=ALG3_M.algorithm,
-    privacy_rtol=PRIVACY_RTOL,
     checks=(
         Check("userlevel:thm3.2_privacy", "one-sided", 0.15,
               "one-sided (upper bound, convex loss): the slope may be steeper than −1/2, not "
@@ -474,7 +308,7 @@ ALG3_LOGISTIC_M = register(Experiment(
               "from m here, only less than Theorem 3.2 says); 0.1: outside the CI and ≥ 0.1 "
               "from the observed slope (measured 0.188)"),
     ),
-))
+)
 
 
 # --- gradient counts -------------------------------------------------------------------------
@@ -484,21 +318,26 @@ _COUNT_TOL = ("two-sided: the count Σ_i T_iK_im is deterministic given the sche
               "ceil() of T_i, K_i and the phase count ⌊log2 n⌋ (≈ 0.05 over a 16× range), and "
               "the min/sum form of its bracket; 0.08")
 
-ALG3_GRADS_M = register(Experiment(
+
+def _count_experiment(**kw) -> Experiment:
+    """Register a gradient-count sweep of Algorithm 3's schedule (``_run_alg3_counts``: no noise,
+    no halting, so it certifies no privacy and is declared non-private); the count is
+    deterministic, so 2 seeds only confirm that."""
+    family = dict(paper=PAPER, run=_run_alg3_counts, metric="grad_evals", seeds=2,
+                  bound_values=quadratic_values, private=False,
+                  problem="QuadraticUsers (per-user sufficient statistics; m gradients counted "
+                          "per user)",
+                  algorithm="accelerated_phased_erm, rates mode c_K1 = 1, halt=False (counts only)")
+    return register(Experiment(**{**family, **kw}))
+
+
+ALG3_GRADS_M = _count_experiment(
     id="userlevel.alg3.grads.m",
-    paper=PAPER,
     title="Alg. 3 gradient evaluations vs m (Theorem 3.2's count)",
     variable="m",
     quick_grid=(16, 256, 4096, 65536, 1048576),
     full_grid=(4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304),
     fixed={**_COUNT, "n": 4096, "algorithm": "alg3"},
-    seeds=2,
-    run=_run_alg3_counts,
-    metric="grad_evals",
-    bound_values=quadratic_values,
-    problem="QuadraticUsers (per-user sufficient statistics; m gradients counted per user)",
-    algorithm="accelerated_phased_erm, rates mode c_K1 = 1, halt=False (counts only)",
-    private=False,
     checks=(
         Check("userlevel:thm3.2-gradients", "two-sided", 0.08, _COUNT_TOL,
               level=(0.05, 2.0),
@@ -513,11 +352,10 @@ ALG3_GRADS_M = register(Experiment(
               "competitor: the saturated schedule (K_i = n_i, literal 500·log constants), "
               "slope 5/4 in m"),
     ),
-))
+)
 
-ALG3_GRADS_N = register(Experiment(
+ALG3_GRADS_N = _count_experiment(
     id="userlevel.alg3.grads.n",
-    paper=PAPER,
     title="Alg. 3 gradient evaluations vs n (Theorem 3.2's count)",
     variable="n",
     quick_grid=(2048, 4096, 8192, 16384, 32768),
@@ -526,13 +364,6 @@ ALG3_GRADS_N = register(Experiment(
     # slopes 0.91 → 1.09) fitted +1.028, 0.075 from the band, and read NOT REPRODUCED (UL-E23)
     full_grid=(1024, 2048, 4096, 8192, 16384, 32768),
     fixed={**_COUNT, "m": 64, "d": 2, "algorithm": "alg3"},
-    seeds=2,
-    run=_run_alg3_counts,
-    metric="grad_evals",
-    bound_values=quadratic_values,
-    problem=ALG3_GRADS_M.problem,
-    algorithm=ALG3_GRADS_M.algorithm,
-    private=False,
     checks=(
         Check("userlevel:thm3.2-gradients", "two-sided", 0.08, _COUNT_TOL, level=(0.05, 2.0),
               level_reason=ALG3_GRADS_M.checks[0].level_reason, expect="finding",
@@ -547,23 +378,15 @@ ALG3_GRADS_N = register(Experiment(
         Check("userlevel:al24-gradients", "reject", 0.05,
               "prior work [AL24]: β(nm)^{3/2}, slope 3/2"),
     ),
-))
+)
 
-ALG3_GRADS_N_LARGE = register(Experiment(
+ALG3_GRADS_N_LARGE = _count_experiment(
     id="userlevel.alg3.grads.n.large",
-    paper=PAPER,
     title="Alg. 3 gradient evaluations vs n, n ≥ 32768 (Theorem 3.2's count, asymptotic side)",
     variable="n",
     quick_grid=(32768, 65536, 131072, 262144),
     full_grid=(32768, 65536, 131072, 262144, 524288, 1048576),
     fixed=ALG3_GRADS_N.fixed,
-    seeds=2,
-    run=_run_alg3_counts,
-    metric="grad_evals",
-    bound_values=quadratic_values,
-    problem=ALG3_GRADS_M.problem,
-    algorithm=ALG3_GRADS_M.algorithm,
-    private=False,
     checks=(
         Check("userlevel:thm3.2-gradients", "two-sided", 0.08,
               _COUNT_TOL + ".  Here K_1's additive log(1/δ)/ε floor is ≤ 5% of K_1 and no "
@@ -575,7 +398,7 @@ ALG3_GRADS_N_LARGE = register(Experiment(
         Check("userlevel:alg3_saturated-gradients", "reject", 0.05,
               "competitor: the saturated schedule's slope 5/4 in n"),
     ),
-))
+)
 
 
 _NS = {**_COUNT, "c_K1": 0.05, "nonsmooth": 1, "algorithm": "alg3"}
@@ -587,21 +410,14 @@ _NS_LEVEL = ("count/expression: deterministic (no seed dependence), the rates-mo
              "schedule with 2× too many or too few gradients at either end of the grid leaves "
              "the band; ")
 
-NS_GRADS_N = register(Experiment(
+NS_GRADS_N = _count_experiment(
     id="userlevel.ns.grads.n",
-    paper=PAPER,
     title="Smoothed Alg. 3 (Theorem D.3 schedule) gradient evaluations vs n",
     variable="n",
     quick_grid=(256, 1024, 4096, 16384),
     full_grid=(256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
     fixed={**_NS, "m": 4},
-    seeds=2,
-    run=_run_alg3_counts,
-    metric="grad_evals",
-    bound_values=quadratic_values,
-    problem=ALG3_GRADS_M.problem,
     algorithm="accelerated_phased_erm with Theorem D.3's T_i, K_i (nonsmooth_T), halt=False",
-    private=False,
     checks=(
         Check("userlevel:thm4.1-gradients", "two-sided", 0.08, _NS_TOL,
               level=(0.35, 1.4), level_reason=_NS_LEVEL + "measured 0.61–0.76"),
@@ -610,11 +426,10 @@ NS_GRADS_N = register(Experiment(
         Check("userlevel:thm3.2-gradients", "reject", 0.05,
               "competitor: the smooth count (slope ≈ 9/8 in n), not the non-smooth 11/8"),
     ),
-))
+)
 
-NS_GRADS_EPS = register(Experiment(
+NS_GRADS_EPS = _count_experiment(
     id="userlevel.ns.grads.eps",
-    paper=PAPER,
     title="Smoothed Alg. 3 gradient evaluations vs ε: Theorem 4.1's printed ε^{1/4} vs D.3's ε^{5/4}",
     variable="epsilon",
     # ε = 4 only on the full grid (40% of this sweep's cost): the count is deterministic (CI
@@ -623,13 +438,7 @@ NS_GRADS_EPS = register(Experiment(
     quick_grid=(0.5, 1.0, 2.0),
     full_grid=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
     fixed={**{k: v for k, v in _NS.items() if k != "epsilon"}, "n": 4096, "m": 4},
-    seeds=2,
-    run=_run_alg3_counts,
-    metric="grad_evals",
-    bound_values=quadratic_values,
-    problem=ALG3_GRADS_M.problem,
     algorithm=NS_GRADS_N.algorithm,
-    private=False,
     description="Decides UL-E3: the printed count mn(1 + n^{3/8}m^{1/4}ε^{1/4}) against the "
                 "Σ T_iK_im that D.3's own T_i ∝ ε^{1/2}, K_i ∝ nε/√T_i give (ε^{5/4}).",
     checks=(
@@ -639,7 +448,7 @@ NS_GRADS_EPS = register(Experiment(
               "the printed ε^{1/4} (local slope ≈ 0.2 here, the mn term included) must be "
               "ruled out if D.3's schedule is what Theorem 4.1 counts"),
     ),
-))
+)
 
 
 # --- m-overlay figure: user-level vs item-level on one problem and schedule --------------------
