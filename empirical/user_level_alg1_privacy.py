@@ -140,35 +140,42 @@ def _level(lo: float, hi: float, what: str) -> str:
             "z (4× in the level) leaves it.  Not calibrated on the data")
 
 
-CHECKS_N = (
-    Check("userlevel:thm2.1_proof", "one-sided", 0.1, _ONE, expect="finding", note=_FLAT,
-          level=(1.25, 10.0),
-          level_reason=_level(3.16, 5.13, "LR√d/√(nmε) (both readings agree in n)")),
-    Check("userlevel:trivial_privacy", "reject", 0.15,
-          "competitor: the n^{−1} of the user-as-item rate (footnote 3), which is also the "
-          "strongly convex asymptote of this coupled excess (½dσ_1²/(η_2T_2)², η_2T_2 ∝ √n); "
-          "1.5× the main tolerance"),
+def _checks(note: str, level: tuple[float, float], predicted: tuple[float, float], what: str,
+            competitor: Check) -> tuple[Check, Check]:
+    """A sweep's checks: Theorem 2.1/B.1's privacy term (the proof's reading), one-sided and a
+    FINDING (``note``), whose level band is set ×2 beyond the schedule's ``predicted`` range of
+    observed/bound (``_level``), and the ``competitor`` the same data must reject."""
+    lo, hi = predicted
+    return (Check("userlevel:thm2.1_proof", "one-sided", 0.1, _ONE, expect="finding", note=note,
+                  level=level, level_reason=_level(lo, hi, what)),
+            competitor)
+
+
+CHECKS_N = _checks(
+    _FLAT, level=(1.25, 10.0), predicted=(3.16, 5.13),
+    what="LR√d/√(nmε) (both readings agree in n)",
+    competitor=Check("userlevel:trivial_privacy", "reject", 0.15,
+                     "competitor: the n^{−1} of the user-as-item rate (footnote 3), which is "
+                     "also the strongly convex asymptote of this coupled excess "
+                     "(½dσ_1²/(η_2T_2)², η_2T_2 ∝ √n); 1.5× the main tolerance"),
 )
 _FLAT_M = ("UL-E22: inconclusive at 20 seeds (m^{−0.46} [−0.65, −0.28], CI half-width 0.19 > "
            "0.1): the data are consistent with the theorem's −1/2; the flatter m^{−0.24} rests "
            "on the schedule's exact expectation (0.035 outside this CI), which the n and ε sweeps "
            "confirm.  " + _FLAT[len("UL-E22: "):])
-CHECKS_M = (
-    Check("userlevel:thm2.1_proof", "one-sided", 0.1, _ONE, expect="finding", note=_FLAT_M,
-          level=(1.0, 8.5),
-          level_reason=_level(2.46, 4.28, "LR√d/√(nmε) (both readings agree in m)")),
-    Check("userlevel:trivial_privacy", "reject", 0.15,
-          "competitor: the user-as-item baseline's privacy term does not shrink with m "
-          "(slope 0); 1.5× the main tolerance"),
+CHECKS_M = _checks(
+    _FLAT_M, level=(1.0, 8.5), predicted=(2.46, 4.28),
+    what="LR√d/√(nmε) (both readings agree in m)",
+    competitor=Check("userlevel:trivial_privacy", "reject", 0.15,
+                     "competitor: the user-as-item baseline's privacy term does not shrink with "
+                     "m (slope 0); 1.5× the main tolerance"),
 )
-CHECKS_EPS = (
-    Check("userlevel:thm2.1_proof", "one-sided", 0.1, _ONE, expect="finding", note=_FLAT,
-          level=(1.5, 16.0),
-          level_reason=_level(3.76, 8.1, "the proof's LR√d/√(nmε)")),
-    Check("userlevel:thm2.1_privacy", "reject", 0.15,
-          "competitor: the stated reading's ε^{−1} (UL-E1); 1.5× the main tolerance.  Rejected "
-          "at these sizes together with the proof reading's ε^{−1/2} (one-sided FINDING): the "
-          "privacy term decides neither reading here"),
+CHECKS_EPS = _checks(
+    _FLAT, level=(1.5, 16.0), predicted=(3.76, 8.1), what="the proof's LR√d/√(nmε)",
+    competitor=Check("userlevel:thm2.1_privacy", "reject", 0.15,
+                     "competitor: the stated reading's ε^{−1} (UL-E1); 1.5× the main tolerance.  "
+                     "Rejected at these sizes together with the proof reading's ε^{−1/2} "
+                     "(one-sided FINDING): the privacy term decides neither reading here"),
 )
 
 
