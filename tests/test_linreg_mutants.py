@@ -23,9 +23,8 @@ import numpy as np
 import pytest
 
 import algorithms.linreg_adaptive_clipping as lr
-from empirical import audit, mutants
 from empirical import audit_linreg  # noqa: F401  (registers the linreg targets and mutants)
-from empirical import experiment as registry
+from empirical import mutants
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRED = {"noise scaled": "linreg.noise_halved",
@@ -35,18 +34,12 @@ REQUIRED = {"noise scaled": "linreg.noise_halved",
             "wrong phase count": "linreg.phase_count_doubled"}
 
 
-def test_linreg_mutants_are_registered_with_existing_catchers():
+def test_linreg_mutants_are_registered():
+    """The issue's bug classes each have a mutant (that every mutant's catchers exist and are
+    its own paper's is tests/test_mutants.py::test_every_mutant_names_catchers_that_exist)."""
     ms = {m.name: m for m in mutants.mutants(["linreg"])}
     assert set(REQUIRED.values()) <= set(ms)
-    names = {t.name for t in audit.targets(["linreg"])}
-    for m in ms.values():
-        assert m.paper == "linreg"
-        for e in m.experiments:
-            assert registry.get(e).paper == "linreg"
-        for a in m.audits:
-            assert a in names, (m.name, a)
-        for t in m.tests:
-            assert (ROOT / t.split("::")[0]).exists(), (m.name, t)
+    assert all(m.paper == "linreg" for m in ms.values())
 
 
 def test_linreg_patches_apply_and_restore():
