@@ -34,6 +34,22 @@ def test_all_ids_share_the_prefix_and_paper():
     assert all(registry.get(i).paper == "userlevel" for i in IDS)
 
 
+def test_algorithm3_rows_do_not_depend_on_the_declarations():
+    """Algorithm 3's run code lives in empirical/user_level_alg3_runs.py, apart from its
+    declarations (user_level_alg3.py) and the paper module (user_level_sco.py): a row's code
+    fingerprint must not cover them, or editing a check, band or reason would recompute every
+    stored point of those sweeps.  Fails if the run module (or anything it imports) imports a
+    declaring module."""
+    from empirical.runner import code_fingerprint
+
+    runs = {i: registry.get(i).run.__module__ for i in IDS}
+    alg3 = [i for i, mod in runs.items() if mod == "empirical.user_level_alg3_runs"]
+    assert {"userlevel.alg3.m", "userlevel.baseline.m", "userlevel.ns.grads.n"} <= set(alg3)
+    code = code_fingerprint("empirical.user_level_alg3_runs")["code"]
+    assert "empirical.user_level_alg3_runs" in code
+    assert not {"empirical.user_level_alg3", "empirical.user_level_sco"} & set(code)
+
+
 @pytest.mark.parametrize("exp_id", IDS)
 def test_experiment_verdicts_as_declared(analyses, exp_id):
     a = analyses[exp_id]
