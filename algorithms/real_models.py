@@ -148,12 +148,7 @@ def per_example_gradients(shape: MLPShape, theta: np.ndarray, X: np.ndarray, y: 
     fresh multi-MB allocation per call, which glibc maps and the kernel zero-fills each time)."""
     pre, hid, logit, W2 = _forward(shape, theta, X)
     d1, d2 = _backprop(shape, pre, logit, W2, y)
-    full = (*d1.shape[:-1], shape.P)
-    if out is None:
-        out = np.empty(full)
-    elif out.shape != full or out.dtype != np.float64:
-        raise ValueError(f"out must be a float64 array of shape {full}, got {out.dtype} "
-                         f"{out.shape}")
+    out = _check_out(out, (*d1.shape[:-1], shape.P))
     return _write_gradients(shape, np.asarray(X, dtype=float), hid, d1, d2, out)
 
 
@@ -223,7 +218,7 @@ def clipped_hessian_columns(shape: MLPShape, theta: np.ndarray, X: np.ndarray, y
     grad = clip_rows(base, check_positive("clip_g", clip_g)).mean(axis=-2)
     raw = np.einsum("...nd,...dh->...nh", X, shape.unpack(theta)[0])   # X·W1 at θ
     Xrep = _repeat_features(shape, X)          # once per call, for every perturbed θ
-    A = np.empty((*base.shape[:-2], shape.P, shape.P))
+    A = _check_out(out, (*base.shape[:-2], shape.P, shape.P))
     buf = np.empty((min(chunk, shape.P), *base.shape))
     work = np.empty_like(buf)
     for s in range(0, shape.P, chunk):
@@ -233,11 +228,31 @@ def clipped_hessian_columns(shape: MLPShape, theta: np.ndarray, X: np.ndarray, y
         np.divide(cols, h, out=cols)
         np.multiply(cols, _clip_scale(_row_norms(cols, work[:idx.size]), M), out=cols)
         A[..., idx, :] = np.moveaxis(cols.mean(axis=-2), 0, -2)
-    if out is not None and (out.shape != A.shape or out.dtype != np.float64):
-        raise ValueError(f"out must be a float64 array of shape {A.shape}, got {out.dtype} "
+    return grad, _symmetrize(A)
+
+
+def _check_out(out: np.ndarray | None, shape: tuple) -> np.ndarray:
+    if out is None:
+        return np.empty(shape)
+    if out.shape != shape or out.dtype != np.float64:
+        raise ValueError(f"out must be a float64 array of shape {shape}, got {out.dtype} "
                          f"{out.shape}")
-    sym = np.add(A, np.swapaxes(A, -1, -2), out=out)
-    return grad, np.multiply(sym, 0.5, out=sym)              # (A + Aᵀ)/2
+    return out
+
+
+def _symmetrize(A: np.ndarray, block: int = 64) -> np.ndarray:
+    """A ← (A + Aᵀ)/2 over the last two axes, in place, by block rows (no second P×P array).
+    Entry (i, j) and (j, i) both get 0.5·(A_ij + A_ji) from the original entries: the reads of
+    block row s (rows s.., columns ≥ s and their mirror) precede any write to them, and
+    a + b = b + a exactly, so every entry is the float ``0.5 * (A + A.T)`` gives."""
+    P = A.shape[-1]
+    for s in range(0, P, block):
+        rows = slice(s, min(s + block, P))
+        S = np.add(A[..., rows, s:], np.swapaxes(A[..., s:, rows], -1, -2))
+        np.multiply(S, 0.5, out=S)
+        A[..., rows, s:] = S
+        A[..., s:, rows] = np.swapaxes(S, -1, -2)
+    return A
 
 
 def _perturbed_gradients(shape: MLPShape, theta: np.ndarray, idx: np.ndarray, h: float,

@@ -151,17 +151,23 @@ def _train(data: DigitsClients, gens: list, theta0: np.ndarray, *, epochs: int, 
 
 
 def _select(shape: MLPShape, cands: np.ndarray, Xh: np.ndarray, yh: np.ndarray, *, gen,
-            epsilon: float, delta: float, clip: float, M_hess: float) -> tuple[int, dict]:
-    """Algorithm 4 over ``cands`` (T, P) with the clients' held-out shards (m, n_h, D)."""
+            epsilon: float, delta: float, clip: float, M_hess: float,
+            buffers: dict | None = None) -> tuple[int, dict]:
+    """Algorithm 4 over ``cands`` (T, P) with the clients' held-out shards (m, n_h, D).
+    ``buffers``: a dict reused across calls to hold the (m, T, P, P) Hessians (60 MB at m = 10:
+    a fresh one per seed costs more in page faults than the copy it replaces)."""
     m, n_h = yh.shape
     T = cands.shape[0]
-    cache: dict[str, np.ndarray] = {}
+    cache = {} if buffers is None else buffers
+    cache.pop("ready", None)
 
     def client_grad_hess(_gen, X, n):
-        if "g" not in cache:
+        if "ready" not in cache:
             # all m clients in one call per candidate (each client's rows stay its own)
-            cache["g"] = np.empty((m, T, shape.P))
-            cache["h"] = np.empty((m, T, shape.P, shape.P))
+            if cache.get("h", np.empty(0)).shape != (m, T, shape.P, shape.P):
+                cache["g"] = np.empty((m, T, shape.P))
+                cache["h"] = np.empty((m, T, shape.P, shape.P))
+            cache["ready"] = True
             for t in range(T):
                 cache["g"][:, t] = clipped_hessian_columns(shape, X[t], Xh, yh, clip, M_hess,
                                                            out=cache["h"][:, t])[0]
@@ -235,11 +241,12 @@ def _baseline(point: dict, shape: MLPShape, Xs: np.ndarray, ys: np.ndarray,
     cand_epochs = _candidate_epochs(E, int(point.get("n_candidates", 4)))
     eps_train = accounting.epsilon(accounting.gaussian_event(z_b, E), delta / 2)
     acc_sel, sel_epoch, eps_b = [], [], []
+    buffers: dict = {}
     for r in range(R):
         cands = np.stack([biters[e - 1][r] for e in cand_epochs])
         sel, priv = _select(shape, cands, Xs[:, n_tr:], ys[:, n_tr:], gen=kids[r][3],
                             epsilon=eps / 2, delta=delta / 2, clip=clip,
-                            M_hess=float(point["M_hess"]))
+                            M_hess=float(point["M_hess"]), buffers=buffers)
         chosen = cands[sel] if sel >= 0 else biters[-1][r]
         acc_sel.append(float(accuracy(shape, chosen, Xte, yte)))
         sel_epoch.append(cand_epochs[sel] if sel >= 0 else -1)
