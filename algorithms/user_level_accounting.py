@@ -17,6 +17,7 @@ import numpy as np
 from dp_accounting import rdp as dpa_rdp
 
 from algorithms.accounting import REPLACE_ONE
+from algorithms.kan_privacy import wor_search_rdp
 from algorithms.validation import check_delta, check_int, check_interval, check_positive
 
 __all__ = ["MODES", "Observer", "PhasePrivacy", "RDP_ORDERS", "RunResult", "UserLevelPrivacy",
@@ -67,6 +68,23 @@ def gaussian_epsilon(z: float, count: int, delta: float, population: int | None 
     return eps
 
 
+@lru_cache(maxsize=4096)
+def _search_epsilon(z: float, count: int, delta: float, population: int | None = None,
+                    sample: int | None = None) -> float:
+    """:func:`gaussian_epsilon` for calibration searches: the same floats, with the WOR-sampled
+    RDP from :func:`algorithms.kan_privacy.wor_search_rdp` (dp-accounting's function with its
+    forward differences vectorised, ≈ 7× faster at these orders; it falls back to dp-accounting
+    wherever it does not reproduce it bit for bit).  Reported ε use :func:`gaussian_epsilon`."""
+    if count == 0 or population is None or sample is None or 2 * sample > population:
+        return gaussian_epsilon(z, count, delta, population, sample)
+    eps = gaussian_epsilon(z, count, delta)
+    # the accountant's own steps for the WOR event: rdp = 0 + count·RDP(sample/population, z)
+    orders = np.array(RDP_ORDERS)
+    rdp = np.zeros_like(orders, dtype=np.float64) + count * wor_search_rdp(sample / population,
+                                                                            z, orders)
+    return min(eps, float(dpa_rdp.compute_epsilon(orders, rdp, delta)[0]))
+
+
 @lru_cache(maxsize=1024)
 def calibrate_gaussian(target_epsilon: float, count: int, delta: float,
                        population: int | None = None, sample: int | None = None,
@@ -81,8 +99,8 @@ def calibrate_gaussian(target_epsilon: float, count: int, delta: float,
     has ε ≤ target as the (cached, deterministic) accountant computes it."""
     check_positive("target_epsilon", target_epsilon)
     check_int("count", count)
-    f = lambda lz: math.log(gaussian_epsilon(math.exp(lz), count, delta, population,  # noqa: E731
-                                             sample) / target_epsilon)
+    f = lambda lz: math.log(_search_epsilon(math.exp(lz), count, delta, population,  # noqa: E731
+                                            sample) / target_epsilon)
     # first guess: the Gaussian mechanism's z ≈ √(2 count log(1.25/δ))·(sample/population)/ε
     frac = 1.0 if population is None or sample is None else sample / population
     lz = math.log(max(1e-3, math.sqrt(2 * count * math.log(1.25 / delta)) * max(frac, 1e-3)

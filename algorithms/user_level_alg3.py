@@ -235,8 +235,10 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
                         halted = True
                         break
                 keep = rng.random(ph.K_i) < keep_probabilities(h, ph.K_i)
-                removed_total += int(ph.K_i - keep.sum())
-                g = Q[keep].mean(axis=0) if keep.any() else np.zeros(data.d)
+                n_kept = int(keep.sum())
+                removed_total += ph.K_i - n_kept
+                # the kept rows' mean as sum ÷ count: np.mean's floats, without its overhead
+                g = np.add.reduce(Q[keep], axis=0) / n_kept if n_kept else np.zeros(data.d)
             else:
                 g = Q.mean(axis=0)
             if noise:

@@ -193,3 +193,22 @@ def test_score_test_failure_probability_is_inside_delta():
     with pytest.raises(ValueError, match="privately"):
         ul.accelerated_phased_erm(QuadraticUsers(4096, 64, 4, np.random.default_rng(1)), 1.0,
                                   1e-10, np.random.default_rng(2), c_K1=36)
+
+
+def test_calibration_search_epsilon_is_the_accountants_bit_for_bit():
+    """Algorithm 1/3's noise calibration searches with ``_search_epsilon`` (the WOR-sampled RDP
+    with vectorised forward differences, a speed change): at every (z, count, n_i, K_i) it must
+    return dp-accounting's ε exactly (so the calibrated z and every stored row are unchanged),
+    including the unsampled and above-half-sample cases that skip the WOR bound; and the
+    calibrated z meets its target by the accountant's own (reported) ε."""
+    from algorithms import user_level_accounting as ua
+
+    rng = np.random.default_rng(12)
+    cases = [(float(np.exp(rng.uniform(-1.0, 3.0))), int(rng.integers(1, 40)), pop,
+              int(rng.integers(2, pop // 2 + 1))) for pop in (120, 999, 4096, 20_000)]
+    cases += [(1.7, 5, None, None), (1.7, 5, 100, 80), (0.9, 0, 100, 10)]
+    for z, count, pop, sample in cases:
+        assert ua._search_epsilon(z, count, 1e-9, pop, sample) == \
+            ua.gaussian_epsilon(z, count, 1e-9, pop, sample)
+    z = ua.calibrate_gaussian(0.5, 7, 5e-10, 3393, 58)
+    assert ua.gaussian_epsilon(z, 7, 5e-10, 3393, 58) <= 0.5
