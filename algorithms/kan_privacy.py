@@ -218,7 +218,14 @@ _RDP_ORDERS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0, 10.
                16.0, 20.0, 24.0, 28.0, 32.0, 40.0, 48.0, 64.0)
 
 
-def _rdp_epsilon(event: dpa.DpEvent, delta: float, relation: NeighboringRelation) -> float:
+def _rdp_epsilon(event: dpa.DpEvent, delta: float, relation: NeighboringRelation, *,
+                 search: bool = False) -> float:
+    """ε(δ) of ``event`` from dp-accounting's RDP accountant at :data:`_RDP_ORDERS`.  With
+    ``search`` (calibration searches only, never a reported ε) a WOR-sampled Gaussian composed
+    ``steps`` times is evaluated by :func:`_wor_search_epsilon`, the accountant's floats faster;
+    one function either way, so whatever wraps it (the mutation self-test) wraps both."""
+    if search and relation == REPLACE_ONE and _is_composed_wor(event):
+        return _wor_search_epsilon(event, delta)
     acc = dpa_rdp.RdpAccountant(orders=_RDP_ORDERS, neighboring_relation=relation)
     acc.compose(event)
     return float(acc.get_epsilon(delta))
@@ -227,17 +234,21 @@ def _rdp_epsilon(event: dpa.DpEvent, delta: float, relation: NeighboringRelation
 # ---------------------------------------------------------------------------------------------
 # The sampled-without-replacement RDP inside calibration searches, with dp-accounting's floats
 # ---------------------------------------------------------------------------------------------
-def _wor_epsilon(kappa: float, n: int, B: int, steps: int, delta: float, *, search: bool) -> float:
-    """ε(δ) of ``steps`` WOR-sampled Gaussians (replace-one, :func:`_wor_event`) from the RDP
-    accountant.  With ``search`` (calibration searches only, never a reported ε) the same floats
-    come from :func:`_wor_rdp`, ≈ 2.5× faster, provided it reproduces dp-accounting bit for bit
-    on this installation (:func:`_wor_rdp_is_exact`); otherwise, and for every reported ε,
-    the accountant itself."""
-    if not search:
-        return _rdp_epsilon(_wor_event(kappa, n, B, steps), delta, REPLACE_ONE)
+def _is_composed_wor(event: dpa.DpEvent) -> bool:
+    """``event`` is :func:`_wor_event`'s shape: k × WOR-sampled plain Gaussian."""
+    return (isinstance(event, dpa.SelfComposedDpEvent)
+            and isinstance(event.event, dpa.SampledWithoutReplacementDpEvent)
+            and isinstance(event.event.event, dpa.GaussianDpEvent))
+
+
+def _wor_search_epsilon(event: dpa.SelfComposedDpEvent, delta: float) -> float:
+    """The accountant's ε for :func:`_wor_event`'s event, its own steps spelt out: rdp =
+    0 + count·RDP(q = sample/population, σ), then its conversion; the RDP from
+    :func:`wor_search_rdp` (dp-accounting's floats, ≈ 4× faster at these orders)."""
+    wor = event.event
     orders = np.array(_RDP_ORDERS)
-    # the accountant's own steps: rdp = 0 + count·RDP(q = B/n, σ = κ/2), then its conversion
-    rdp = np.zeros_like(orders) + steps * wor_search_rdp(B / n, kappa / 2.0, orders)
+    rdp = np.zeros_like(orders) + event.count * wor_search_rdp(
+        wor.sample_size / wor.source_dataset_size, wor.event.noise_multiplier, orders)
     return float(dpa_rdp.compute_epsilon(orders, rdp, delta)[0])
 
 
@@ -405,9 +416,8 @@ def tight_epsilon(noise_multiplier: float, *, lam: float, steps: int, n: int, B:
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
     best = math.inf
     if lam == 0 and r < 1 and amplification:
-        best = (_wor_epsilon(kappa, n, B, steps, delta, search=not confirm)
-                if relation == REPLACE_ONE
-                else _rdp_epsilon(_poisson_event(kappa, r, steps), delta, relation))
+        ev = _wor_event(kappa, n, B, steps) if relation == REPLACE_ONE else _poisson_event(kappa, r, steps)
+        best = _rdp_epsilon(ev, delta, relation, search=not confirm)
     for tau, sens, dprime in _fresh_tau_route(lam, steps, r, delta):
         best = min(best, gaussian_epsilon(kappa / (mult * sens), dprime, confirm=confirm))
     return best

@@ -47,9 +47,15 @@ def _gaussian_event(z: float, count: int, population: int | None, sample: int | 
 
 @lru_cache(maxsize=4096)
 def gaussian_epsilon(z: float, count: int, delta: float, population: int | None = None,
-                     sample: int | None = None) -> float:
+                     sample: int | None = None, search: bool = False) -> float:
     """ε at ``delta`` (dp-accounting RDP, replace-one) of ``count`` Gaussian releases with noise
-    multiplier ``z``, each on a size-``sample`` subsample (without replacement) of ``population``."""
+    multiplier ``z``, each on a size-``sample`` subsample (without replacement) of ``population``.
+
+    ``search=True`` (calibration searches only; reported ε never use it) gives the same floats
+    with the WOR-sampled RDP from :func:`algorithms.kan_privacy.wor_search_rdp` (dp-accounting's
+    function with its forward differences vectorised, ≈ 7× faster at these orders; it falls back
+    to dp-accounting wherever it does not reproduce it bit for bit).  One function for both, so
+    that whatever wraps it (the mutation self-test's accountant mutant) wraps the search too."""
     if count == 0:
         return 0.0
     acc = dpa_rdp.RdpAccountant(orders=RDP_ORDERS, neighboring_relation=REPLACE_ONE)
@@ -62,27 +68,24 @@ def gaussian_epsilon(z: float, count: int, delta: float, population: int | None 
         # amplification when sample/population is near 1, and has a floor as z grows.  Above
         # a half-sample the WOR bound is not even tried (using one valid bound is conservative,
         # and each WOR evaluation costs ~50 ms).
-        acc = dpa_rdp.RdpAccountant(orders=RDP_ORDERS, neighboring_relation=REPLACE_ONE)
-        acc.compose(_gaussian_event(z, count, population, sample))
-        eps = min(eps, float(acc.get_epsilon(delta)))
+        eps = min(eps, _wor_search_epsilon(z, count, delta, population, sample) if search else
+                  _accountant_epsilon(_gaussian_event(z, count, population, sample), delta))
     return eps
 
 
-@lru_cache(maxsize=4096)
-def _search_epsilon(z: float, count: int, delta: float, population: int | None = None,
-                    sample: int | None = None) -> float:
-    """:func:`gaussian_epsilon` for calibration searches: the same floats, with the WOR-sampled
-    RDP from :func:`algorithms.kan_privacy.wor_search_rdp` (dp-accounting's function with its
-    forward differences vectorised, ≈ 7× faster at these orders; it falls back to dp-accounting
-    wherever it does not reproduce it bit for bit).  Reported ε use :func:`gaussian_epsilon`."""
-    if count == 0 or population is None or sample is None or 2 * sample > population:
-        return gaussian_epsilon(z, count, delta, population, sample)
-    eps = gaussian_epsilon(z, count, delta)
-    # the accountant's own steps for the WOR event: rdp = 0 + count·RDP(sample/population, z)
+def _accountant_epsilon(event: dpa.DpEvent, delta: float) -> float:
+    acc = dpa_rdp.RdpAccountant(orders=RDP_ORDERS, neighboring_relation=REPLACE_ONE)
+    acc.compose(event)
+    return float(acc.get_epsilon(delta))
+
+
+def _wor_search_epsilon(z: float, count: int, delta: float, population: int, sample: int) -> float:
+    # the accountant's own steps for the WOR event: rdp = 0 + count·RDP(sample/population, z),
+    # then its conversion
     orders = np.array(RDP_ORDERS)
     rdp = np.zeros_like(orders, dtype=np.float64) + count * wor_search_rdp(sample / population,
                                                                             z, orders)
-    return min(eps, float(dpa_rdp.compute_epsilon(orders, rdp, delta)[0]))
+    return float(dpa_rdp.compute_epsilon(orders, rdp, delta)[0])
 
 
 @lru_cache(maxsize=1024)
@@ -99,8 +102,8 @@ def calibrate_gaussian(target_epsilon: float, count: int, delta: float,
     has ε ≤ target as the (cached, deterministic) accountant computes it."""
     check_positive("target_epsilon", target_epsilon)
     check_int("count", count)
-    f = lambda lz: math.log(_search_epsilon(math.exp(lz), count, delta, population,  # noqa: E731
-                                            sample) / target_epsilon)
+    f = lambda lz: math.log(gaussian_epsilon(math.exp(lz), count, delta, population,  # noqa: E731
+                                             sample, search=True) / target_epsilon)
     # first guess: the Gaussian mechanism's z ≈ √(2 count log(1.25/δ))·(sample/population)/ε
     frac = 1.0 if population is None or sample is None else sample / population
     lz = math.log(max(1e-3, math.sqrt(2 * count * math.log(1.25 / delta)) * max(frac, 1e-3)

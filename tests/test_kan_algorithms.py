@@ -384,8 +384,9 @@ def test_wor_rdp_inside_searches_is_dp_accountings_bit_for_bit(monkeypatch):
                                   dpa_impl._compute_rdp_sample_wor_gaussian(q, float(z), orders))
     for kappa, n, B, steps, delta in ((2.5, 8000, 21, 300, 1e-6), (0.8, 1000, 8, 136, 1e-6),
                                       (5.0, 2000, 200, 50, 1e-5)):
-        assert (kp._wor_epsilon(kappa, n, B, steps, delta, search=True)
-                == kp._wor_epsilon(kappa, n, B, steps, delta, search=False))
+        ev = kp._wor_event(kappa, n, B, steps)
+        assert (kp._rdp_epsilon(ev, delta, kp.REPLACE_ONE, search=True)
+                == kp._rdp_epsilon(ev, delta, kp.REPLACE_ONE, search=False))
     for sigma in (0.3, 1.0, 4.2, 33.0):                  # the vectorised differences, to 256
         cgf = lambda x: x * 1.0 * (x + 1) / (2.0 * sigma**2)  # noqa: E731
         for got, want in zip(kp._forward_diffs(cgf, 256), dpa_impl._get_forward_diffs(cgf, 256)):

@@ -196,7 +196,7 @@ def test_score_test_failure_probability_is_inside_delta():
 
 
 def test_calibration_search_epsilon_is_the_accountants_bit_for_bit():
-    """Algorithm 1/3's noise calibration searches with ``_search_epsilon`` (the WOR-sampled RDP
+    """Algorithm 1/3's noise calibration searches with ``gaussian_epsilon(search=True)`` (the WOR RDP
     with vectorised forward differences, a speed change): at every (z, count, n_i, K_i) it must
     return dp-accounting's ε exactly (so the calibrated z and every stored row are unchanged),
     including the unsampled and above-half-sample cases that skip the WOR bound; and the
@@ -208,7 +208,7 @@ def test_calibration_search_epsilon_is_the_accountants_bit_for_bit():
               int(rng.integers(2, pop // 2 + 1))) for pop in (120, 999, 4096, 20_000)]
     cases += [(1.7, 5, None, None), (1.7, 5, 100, 80), (0.9, 0, 100, 10)]
     for z, count, pop, sample in cases:
-        assert ua._search_epsilon(z, count, 1e-9, pop, sample) == \
+        assert ua.gaussian_epsilon(z, count, 1e-9, pop, sample, search=True) == \
             ua.gaussian_epsilon(z, count, 1e-9, pop, sample)
     z = ua.calibrate_gaussian(0.5, 7, 5e-10, 3393, 58)
     assert ua.gaussian_epsilon(z, 7, 5e-10, 3393, 58) <= 0.5
