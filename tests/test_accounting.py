@@ -107,6 +107,37 @@ def test_zcdp_filter_admits_until_budget_and_matches_accountant():
     assert spent.rho == f.spent and spent.details["note"] == "x"
 
 
+def test_zcdp_filter_total_is_dp_accountings_bit_for_bit():
+    """The filter sums dp-accounting's leaf curves itself (each new σ priced once, not again when
+    composed); its total must be an RdpAccountant's after the same events, bit for bit, through
+    repeated, self-composed and nested composed events under both relations."""
+    from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
+
+    rng = np.random.default_rng(7)
+    for relation in (acc.REPLACE_ONE, acc.ADD_OR_REMOVE_ONE):
+        f = acc.ZcdpFilter(1e9, relation)
+        ref = dpa_rdp.RdpAccountant(orders=acc.ZcdpFilter.ORDERS, neighboring_relation=relation)
+        norm = acc.gaussian_event(3.7)
+        for step in range(300):
+            kind = step % 5
+            if kind == 0:
+                ev = norm                                    # the recurring (memoised) event
+            elif kind == 1:
+                ev = acc.gaussian_event(float(rng.uniform(0.3, 40.0)))
+            elif kind == 2:
+                ev = dpa.SelfComposedDpEvent(acc.gaussian_event(float(rng.uniform(1, 9))),
+                                             int(rng.integers(2, 6)))
+            elif kind == 3:
+                ev = dpa.ComposedDpEvent([acc.zcdp_event(float(rng.uniform(1e-4, 0.1))), norm,
+                                          dpa.SelfComposedDpEvent(norm, 3)])
+            else:
+                ev = acc.zcdp_event(float(rng.uniform(1e-5, 1e-2)))
+            assert f.try_spend(ev)
+            ref.compose(ev)
+            assert np.array_equal(f.rdp, np.asarray(ref.rdp, dtype=float)), step
+        assert f.spent == acc._rho_of_accountant(ref)
+
+
 def test_zcdp_filter_reserve_is_always_affordable():
     f = acc.ZcdpFilter(1.0)
     reserve = acc.zcdp_event(0.3)
