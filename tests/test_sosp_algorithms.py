@@ -447,3 +447,21 @@ def test_escape_radius_larger_than_the_basin_false_certifies():
                          Q=3, max_steps=10**4, rows=4, stop_on_first_procedure=True)
     assert res.certified.all()
     assert np.all(prob.lambda_min(res.x) < -math.sqrt(3.0 * alpha))
+
+
+def test_blockwise_record_normalisation_is_the_whole_array_formula_bit_for_bit():
+    """batch_gradients normalises its record arrays block by block (a speed change): each row's
+    norm is reduced on its own, so the floats must equal ``v / norm(v, axis=-1)`` on the whole
+    array, across block boundaries (2^12 rows) and for non-contiguous input (whole-array path)."""
+    from empirical.sosp_problems import _normalise_last_axis
+
+    rng = np.random.default_rng(3)
+    for shape in ((3, 2, 1, 2466, 16), (2, 2, 3, 50, 4), (1, 2, 1, 9000, 3)):
+        v = rng.standard_normal(shape)
+        want = v / np.linalg.norm(v, axis=-1, keepdims=True)
+        _normalise_last_axis(v)
+        assert np.array_equal(v, want)
+    w = rng.standard_normal((40, 2, 16))[:, 1]
+    want = w / np.linalg.norm(w, axis=-1, keepdims=True)
+    _normalise_last_axis(w)
+    assert np.array_equal(w, want)
