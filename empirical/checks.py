@@ -274,14 +274,7 @@ def _judge_finding(finding_on: str | None, slope_ok: bool, level_ok: bool | None
     """The verdict of a check expected to be a finding, from its two parts.  Every part the
     finding is declared on must still deviate (else the record is stale: NOT REPRODUCED); every
     part it is not declared on must still hold (else FAIL: something else broke)."""
-    if finding_on is None and level_ok is not None:
-        # Undeclared on a check with a level band: the reading before finding_on existed.
-        if slope_ok and level_ok:
-            return NOT_REPRODUCED, ("; the recorded finding is NOT reproduced (check passes); "
-                                    "finding_on undeclared: slope or level may carry it, the "
-                                    "band is not enforced")
-        return "FINDING", ("; finding_on undeclared: slope or level may carry it, the band is "
-                           "not enforced")
+    # (finding_on is None only without a level band: Check refuses it otherwise)
     on = finding_on or "slope"
     what = on.replace("+", " and ")
     parts = {"slope": slope_ok, "level": level_ok}

@@ -124,6 +124,12 @@ class Check:
 
     def _check_finding_on(self) -> None:
         if self.finding_on is None:
+            if (self.level is not None and self.kind != "reject"
+                    and "finding" in (self.expect, self.expect_full)):
+                # Else the band could never fail the check: say which part carries the finding
+                # and the other part is enforced.
+                raise ValueError(f"finding_on must be one of {FINDING_ON} for a finding with a "
+                                 "level band (what the finding is a finding of)")
             return
         if self.finding_on not in FINDING_ON:
             raise ValueError(f"finding_on must be None or one of {FINDING_ON}, "

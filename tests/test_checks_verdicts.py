@@ -72,7 +72,7 @@ def test_expected_verdict_per_grid():
     assert (c.expected_verdict, c.expected_verdict_for(False), c.expected_verdict_for(True)) == \
         ("PASS", "PASS", "FINDING")
     assert _check().expected_verdict_for(True) == "PASS"           # None: as expect
-    assert _check(expect="finding").expected_verdict_for(True) == "FINDING"
+    assert _check(expect="finding", finding_on="slope").expected_verdict_for(True) == "FINDING"
     assert _check(kind="reject", level=None, expect_full="finding").expected_verdict_for(True) \
         == "REJECTED"
 
@@ -94,8 +94,8 @@ def test_a_slope_finding_fails_when_its_level_leaves_its_band():
     off = analyse(exp, _rows(exp, QUICK, slope=-1.0, scale=10.0)).results[0]
     assert off.verdict == "FAIL" and not off.ok
     assert "finding of the slope reproduced, but the level" in off.message
-    legacy = _exp(_check(expect="finding", **band))                     # finding_on undeclared
-    assert _verdict(legacy, _rows(exp, QUICK, slope=-1.0, scale=10.0)) == "FINDING"
+    with pytest.raises(ValueError, match="finding_on"):                 # undeclared: refused
+        _check(expect="finding", **band)
     assert _verdict(exp, _rows(exp, QUICK)) == "NOT REPRODUCED"       # the slope is back
 
 
@@ -149,18 +149,12 @@ def test_expect_full_needs_a_full_grid_that_the_rows_can_show():
 
 
 # --- the registered declarations -------------------------------------------------------------
-#: Registered finding checks with a level band that do not say what they are a finding of (the
-#: old reading: band not enforced).  Declared in empirical/real_kl.py, not this helper's module:
-#: a change requested from the lead (docs/drafts/verdicts_real_kl.md); the list may only shrink.
-UNDECLARED = {("real.kl.regr.n.k2", 0), ("real.kl.regr.n.k2", 2),
-              ("real.kl.regr.n.k2_white", 0)}
-
-
 def test_every_finding_with_a_level_band_says_what_it_is_a_finding_of():
+    """Check refuses such a declaration; this pins that no registered one slipped through."""
     got = {(e.id, i) for e in registry.experiments() for i, c in enumerate(e.checks)
            if c.level is not None and c.finding_on is None and c.kind != "reject"
            and "finding" in (c.expectation(False), c.expectation(True))}
-    assert got <= UNDECLARED, sorted(got - UNDECLARED)
+    assert not got, sorted(got)
 
 
 def test_registered_declarations_of_this_session():
