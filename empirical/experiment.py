@@ -56,9 +56,8 @@ class Check:
         level outside it FAILS), ``"level"`` (the slope must pass and the level must leave its
         band, e.g. a hidden constant that blows up) or ``"slope+level"`` (both must deviate).
         A finding that does not reproduce in every part declared is NOT REPRODUCED.  None: the
-        slope (a check without a level band); on a check *with* a level band None keeps the
-        old reading (FINDING when the slope or the level deviates, the band not enforced),
-        which the message flags: declare it.
+        slope, allowed only on a check without a level band (with one, ValueError: the band
+        could otherwise never fail the check).
     values
         Optional map from the experiment's point to the bound's symbol values, when the bound
         needs different ones than the experiment's primary bound (e.g. a competitor's ``D``).
