@@ -168,8 +168,8 @@ def spline_contract(v: np.ndarray, coef: np.ndarray, p: int, derivs: tuple[int, 
     own: c is fixed)."""
     v = np.asarray(v, dtype=float)
     tab = _contract_table(coef, p) if table is None else table
-    if not v.flags.c_contiguous:
-        return _contract_textbook(v, tab, p, derivs)
+    if not (v.flags.c_contiguous and v.ndim and v.shape[-1] == coef.shape[0]):
+        return _contract_textbook(v, tab, p, derivs)      # (also any broadcasting in v)
     # C-ordered input (Algorithm 1's steps): every array below is C-ordered too, so the in-place
     # form has the textbook form's floats *and* memory layout (callers' reductions sum in memory
     # order); it spares the temporaries, whose cache misses cost as much as the arithmetic
