@@ -138,6 +138,31 @@ def test_zcdp_filter_total_is_dp_accountings_bit_for_bit():
         assert f.spent == acc._rho_of_accountant(ref)
 
 
+def test_zcdp_rho_is_the_accountants_bit_for_bit():
+    """zcdp_rho sums memoised leaf curves itself for linear-RDP events; it must equal the
+    RdpAccountant's max RDP(α)/α after composing the same event, bit for bit, through repeated,
+    self-composed and nested composed events (Spider's shape) under both relations; events the
+    fast path does not take (Laplace, sampled) still go to the accountant."""
+    from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
+
+    rng = np.random.default_rng(11)
+    for relation in (acc.REPLACE_ONE, acc.ADD_OR_REMOVE_ONE):
+        for trial in range(60):
+            leaves = [acc.gaussian_event(float(rng.uniform(0.2, 50.0)), int(rng.integers(1, 400)))
+                      for _ in range(int(rng.integers(1, 6)))]
+            leaves.append(acc.zcdp_event(float(rng.uniform(1e-6, 0.3))))
+            nested = dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(dpa.ComposedDpEvent(leaves), 3),
+                                          leaves[0], dpa.NoOpDpEvent()])
+            for ev in (leaves[0], dpa.ComposedDpEvent(leaves), nested):
+                ref = dpa_rdp.RdpAccountant(neighboring_relation=relation).compose(ev)
+                assert acc.zcdp_rho(ev, relation) == acc._rho_of_accountant(ref), (trial, ev)
+                assert acc.zcdp_rho(ev, relation) == acc.zcdp_rho(ev, relation)   # memo hit
+    sampled = dpa.PoissonSampledDpEvent(0.1, acc.gaussian_event(2.0))
+    assert not acc._has_linear_rdp(sampled)
+    ref = dpa_rdp.RdpAccountant(neighboring_relation=acc.ADD_OR_REMOVE_ONE).compose(sampled)
+    assert acc.zcdp_rho(sampled, acc.ADD_OR_REMOVE_ONE) == acc._rho_of_accountant(ref)
+
+
 def test_zcdp_filter_reserve_is_always_affordable():
     f = acc.ZcdpFilter(1.0)
     reserve = acc.zcdp_event(0.3)
