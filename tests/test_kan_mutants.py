@@ -5,11 +5,10 @@ subprocess), so skipped unless DPRATES_MUTATION=1:
 
     DPRATES_MUTATION=1 pytest tests/test_kan_mutants.py -s
 
-Each mutant runs through :func:`empirical.audit_kan.run_kan_mutant`, which imports
-empirical.audit_kan in the subprocess before handing over to ``empirical.mutants``: the plain
-``python -m empirical.mutants`` / ``dprates audit --mutants`` loader does not import
-``empirical.audit``'s extra modules, so it does not know the KAN mutants (see the module).
-The cheap registration tests are in tests/test_audit_kan.py.
+Each mutant runs through :func:`empirical.audit_kan.run_kan_mutant`, i.e.
+``empirical.mutants.run_mutant`` (``python -m empirical.mutants`` loads every audit module's
+mutants, the KAN ones included: tests/test_mutants.py checks each is listed once).
+The cheap registration tests are in tests/test_audit_kan.py and tests/test_mutants.py.
 """
 import os
 

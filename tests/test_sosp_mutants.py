@@ -8,15 +8,13 @@ fresh subprocess), so skipped unless DPRATES_MUTATION=1, as tests/test_mutants.p
 (equivalently: ``dprates audit --mutants --mutant sosp``).  The cheap tests below always run.
 """
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import algorithms.sosp_nonconvex as alg
 import algorithms.sosp_privacy as priv
-from empirical import audit, mutants
-from empirical import experiment as registry
+from empirical import mutants
 from empirical import sosp_audit as sa
 
 REQUIRED = {"noise scaled": "sosp.spider.noise_halved",
@@ -27,19 +25,12 @@ REQUIRED = {"noise scaled": "sosp.spider.noise_halved",
             "accountant off by a factor": "sosp.accountant_off_by_2"}
 
 
-def test_sosp_mutants_are_registered_with_existing_catchers():
-    root = Path(__file__).resolve().parents[1]
+def test_sosp_mutants_are_registered():
+    """The issue's bug classes each have a mutant (their catchers: test_mutants.py's
+    test_every_mutant_names_catchers_that_exist, for every paper)."""
     ms = {m.name: m for m in mutants.mutants(["sosp"])}
     assert set(REQUIRED.values()) <= set(ms)
-    names = {t.name for t in audit.targets(["sosp"])}
-    for m in ms.values():
-        assert m.paper == "sosp"
-        for e in m.experiments:
-            assert registry.get(e).paper == "sosp"
-        for a in m.audits:
-            assert a in names, (m.name, a)
-        for t in m.tests:
-            assert (root / t.split("::")[0]).exists(), (m.name, t)
+    assert all(m.paper == "sosp" for m in ms.values())
 
 
 def test_sosp_patches_apply_and_restore():

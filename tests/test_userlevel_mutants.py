@@ -8,31 +8,22 @@ DPRATES_MUTATION=1:
 
 (equivalently: ``dprates audit --mutants --mutant userlevel``).  The cheap tests always run."""
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from empirical import audit, mutants
-from empirical import experiment as registry
+from empirical import mutants
 
 
 def _userlevel():
     return mutants.mutants(["userlevel"])
 
 
-def test_userlevel_mutants_name_catchers_that_exist():
-    root = Path(__file__).resolve().parents[1]
-    names = {t.name for t in audit.targets(["userlevel"])}
+def test_userlevel_mutants_are_registered():
+    """At least the eight mutants of the issue's bug classes (their catchers: test_mutants.py's
+    test_every_mutant_names_catchers_that_exist, for every paper)."""
     ms = _userlevel()
-    assert len(ms) >= 8
-    for m in ms:
-        for e in m.experiments:
-            registry.get(e)
-        for a in m.audits:
-            assert a in names, (m.name, a)
-        for t in m.tests:
-            assert (root / t.split("::")[0]).exists(), (m.name, t)
+    assert len(ms) >= 8 and all(m.paper == "userlevel" for m in ms)
 
 
 def test_noise_mutants_patch_the_draw_and_restore():
