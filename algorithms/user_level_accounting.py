@@ -17,7 +17,7 @@ import numpy as np
 from dp_accounting import rdp as dpa_rdp
 
 from algorithms.accounting import REPLACE_ONE
-from algorithms.kan_privacy import wor_search_rdp
+from algorithms.accounting import wor_search_rdp
 from algorithms.validation import check_delta, check_int, check_interval, check_positive
 
 __all__ = ["MODES", "Observer", "PhasePrivacy", "RDP_ORDERS", "RunResult", "UserLevelPrivacy",
@@ -52,7 +52,7 @@ def gaussian_epsilon(z: float, count: int, delta: float, population: int | None 
     multiplier ``z``, each on a size-``sample`` subsample (without replacement) of ``population``.
 
     ``search=True`` (calibration searches only; reported ε never use it) gives the same floats
-    with the WOR-sampled RDP from :func:`algorithms.kan_privacy.wor_search_rdp` (dp-accounting's
+    with the WOR-sampled RDP from :func:`algorithms.accounting.wor_search_rdp` (dp-accounting's
     function with its forward differences vectorised, ≈ 7× faster at these orders; it falls back
     to dp-accounting wherever it does not reproduce it bit for bit).  One function for both, so
     that whatever wraps it (the mutation self-test's accountant mutant) wraps the search too."""

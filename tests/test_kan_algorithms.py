@@ -374,13 +374,15 @@ def test_wor_rdp_inside_searches_is_dp_accountings_bit_for_bit(monkeypatch):
     A changed dp-accounting (simulated: its function off by one ulp) must turn the route off."""
     from dp_accounting.rdp import rdp_privacy_accountant as dpa_impl
 
+    from algorithms import accounting as acc
     from algorithms import kan_privacy as kp
 
     orders = np.array(kp._RDP_ORDERS)
+    assert kp._RDP_ORDERS == acc._WOR_CHECK_ORDERS      # the route's self-check sees KAN's orders
     rng = np.random.default_rng(5)
     for q in (1 / 1000, 21 / 8000, 8 / 1000, 0.05, 0.2, 1 / 3, 0.5, 0.9):
         for z in np.exp(rng.uniform(np.log(0.25), np.log(40.0), 2)):
-            assert np.array_equal(kp._wor_rdp(q, float(z), orders),
+            assert np.array_equal(acc._wor_rdp(q, float(z), orders),
                                   dpa_impl._compute_rdp_sample_wor_gaussian(q, float(z), orders))
     for kappa, n, B, steps, delta in ((2.5, 8000, 21, 300, 1e-6), (0.8, 1000, 8, 136, 1e-6),
                                       (5.0, 2000, 200, 50, 1e-5)):
@@ -389,13 +391,13 @@ def test_wor_rdp_inside_searches_is_dp_accountings_bit_for_bit(monkeypatch):
                 == kp._rdp_epsilon(ev, delta, kp.REPLACE_ONE, search=False))
     for sigma in (0.3, 1.0, 4.2, 33.0):                  # the vectorised differences, to 256
         cgf = lambda x: x * 1.0 * (x + 1) / (2.0 * sigma**2)  # noqa: E731
-        for got, want in zip(kp._forward_diffs(cgf, 256), dpa_impl._get_forward_diffs(cgf, 256)):
+        for got, want in zip(acc._forward_diffs(cgf, 256), dpa_impl._get_forward_diffs(cgf, 256)):
             assert np.array_equal(got, want)
-    kp._wor_rdp_is_exact.cache_clear()
+    acc._wor_rdp_is_exact.cache_clear()
     original = dpa_impl._compute_rdp_sample_wor_gaussian
     monkeypatch.setattr(dpa_impl, "_compute_rdp_sample_wor_gaussian",
                         lambda q, z, o: np.nextafter(original(q, z, o), np.inf))
     try:
-        assert not kp._wor_rdp_is_exact()
+        assert not acc._wor_rdp_is_exact()
     finally:
-        kp._wor_rdp_is_exact.cache_clear()
+        acc._wor_rdp_is_exact.cache_clear()
