@@ -143,11 +143,11 @@ def _level(lo: float, hi: float, what: str) -> str:
 def _checks(note: str, level: tuple[float, float], predicted: tuple[float, float], what: str,
             competitor: Check) -> tuple[Check, Check]:
     """A sweep's checks: Theorem 2.1/B.1's privacy term (the proof's reading), one-sided and a
-    FINDING (``note``), whose level band is set ×2 beyond the schedule's ``predicted`` range of
+    FINDING of the slope (``note``; the level is enforced), whose level band is set ×2 beyond the schedule's ``predicted`` range of
     observed/bound (``_level``), and the ``competitor`` the same data must reject."""
     lo, hi = predicted
     return (Check("userlevel:thm2.1_proof", "one-sided", 0.1, _ONE, expect="finding", note=note,
-                  level=level, level_reason=_level(lo, hi, what)),
+                  finding_on="slope", level=level, level_reason=_level(lo, hi, what)),
             competitor)
 
 

@@ -95,7 +95,7 @@ def test_verdicts_as_declared(swept, exp):
     got = [(r.bound, r.kind, r.verdict) for r in a.results]
     want = [(c.bound, c.kind, c.expected_verdict) for c in exp.checks]
     assert got == want, [r.message for r in a.results]
-    # a FINDING is not failed by its level (empirical.checks): the bands are asserted here
+    # findings of the slope: the verdict enforces the bands; asserted here too, by name
     for r in a.results:
         if r.level_band is not None:
             assert r.level_band[0] <= r.level_range[0] and r.level_range[1] <= r.level_band[1], \
