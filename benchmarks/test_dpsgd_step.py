@@ -181,20 +181,23 @@ def _ratio(benchmark, fns: dict, label: str, **kw) -> float:
     return info["ratio"]
 
 
-_D1000 = ("known shortfall (docs/performance.md): at d = 1000 the numpy step is two float64 "
-          "matrix-vector products over the 2 MB batch (≈ 33 µs each, the rate at which this CPU "
-          "fills L1 from L2/L3, ≈ 60 GB/s) plus the 1000-normal noise draw (≈ 7-12 µs); the fused "
-          "kernel reads X once from L3 but each group of rows again from L2 (≈ 56 µs); Opacus' "
-          "least disturbed step ≈ 1.1-1.2 ms idle: 15-17x (numpy), 17-19x (fused), not 20x")
+_D1000 = ("known shortfall of the numpy path only (docs/performance.md): at d = 1000 it is two "
+          "float64 matrix-vector products over the 2 MB batch (≈ 33 µs each, the rate at which "
+          "this CPU fills L1 from L2/L3) plus the noise: 75-83 µs against Opacus' least disturbed "
+          "1.14-2.6 ms, 16.0-21.4x in five idle runs (session 7); the fused kernel (≈ 57-64 µs) "
+          "is the one held to 20x")
 
 
-@pytest.mark.parametrize("B, d, target", [
-    (256, 100, 20.0), pytest.param(256, 1000, 20.0, marks=pytest.mark.xfail(strict=False, reason=_D1000))])
+@pytest.mark.parametrize("B, d, target", [(256, 100, 20.0), (256, 1000, 20.0)])
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_ratio_vs_opacus(torch_and_opacus, benchmark, B, d, target, kernel):
+def test_ratio_vs_opacus(torch_and_opacus, benchmark, B, d, target, kernel, request):
     """Issue 14's target: ≥ 20× Opacus (GradSampleModule + DPOptimizer, float64, one thread) at
     B = 256, d = 100 and 1000; CPU times side by side, interleaved (``_timing.cpu_side_by_side``),
-    one-sided (faster is fine).  Not met at d = 1000 (xfail, reason above)."""
+    one-sided (faster is fine).  At d = 1000 the fused kernel meets it with little margin
+    (20.0-44.6x in five idle runs of session 7, 23-44x in four of session 6: Opacus' own minimum
+    moves between 1.14 and 3.1 ms); the numpy path does not (xfail, reason above)."""
+    if kernel == "numpy" and d == 1000:
+        request.applymarker(pytest.mark.xfail(strict=False, reason=_D1000))
     torch, _ = torch_and_opacus
     X, y, w, rng = _data(B, d)
     step = LibraryStep(X, y, rng, kernel)
