@@ -103,8 +103,9 @@ _DEFAULT_ORDERS: list = []
 
 def _leaf_curve(event: dpa.DpEvent, relation: NeighboringRelation,
                 orders: tuple[float, ...] | None) -> np.ndarray:
-    """dp-accounting's RDP curve of one leaf event at ``orders`` (None: the accountant's
-    default orders): an accountant that composed it once holds 0 + 1·curve = curve exactly."""
+    """dp-accounting's RDP curve of ``event`` alone at ``orders`` (None: the accountant's
+    default orders): an accountant that composed it once holds 0 + 1·curve = curve exactly
+    (for a leaf event; :class:`ZcdpFilter` also prices whole compositions with it)."""
     key = (event, relation, orders)
     try:
         hit = _LEAF_CURVES.get(key)
@@ -313,10 +314,6 @@ def _has_linear_rdp(event: dpa.DpEvent) -> bool:
     return False
 
 
-#: dp-accounting's RDP curve of each event a :class:`ZcdpFilter` has priced in this process.
-_FILTER_CURVES: dict = {}
-
-
 class ZcdpFilter:
     """A zCDP privacy filter: admits a release only if the running total stays within ``budget``.
 
@@ -353,43 +350,18 @@ class ZcdpFilter:
         self._events: list[dpa.DpEvent] = []
 
     def _curve(self, event: dpa.DpEvent) -> np.ndarray:
-        """RDP curve of ``event`` alone, from dp-accounting (memoised per hashable event, for
-        every filter of the process: a pure function of the event, the orders and the
-        relation; the same norm event recurs at every step of every seed row)."""
-        try:
-            key = (event, self.relation, self.ORDERS)
-            hit = _FILTER_CURVES.get(key)
-        except TypeError:
-            key = hit = None
-        if hit is not None:
-            return hit
+        """RDP curve of ``event`` alone, from dp-accounting (memoised per process by
+        :func:`_leaf_curve`: the same norm event recurs at every step of every seed row)."""
         if not _has_linear_rdp(event):
             raise ValueError("event must be a Gaussian or zCDP event (or a composition of them), "
                              f"got {type(event).__name__}")
-        acc = dpa_rdp.RdpAccountant(orders=self.ORDERS, neighboring_relation=self.relation)
-        acc.compose(event)
-        curve = np.asarray(acc.rdp, dtype=float)
-        curve.flags.writeable = False        # shared: never added into in place
-        if key is not None:
-            if len(_FILTER_CURVES) >= 4096:
-                _FILTER_CURVES.clear()
-            _FILTER_CURVES[key] = curve
-        return curve
+        return _leaf_curve(event, self.relation, self.ORDERS)
 
-    def _compose(self, event: dpa.DpEvent, count: int = 1) -> None:
-        """Add ``event`` to the running total as RdpAccountant.compose adds it: its leaves in
-        order, each as ``total += count * curve(leaf)``.  A leaf's curve is dp-accounting's own
-        (an accountant that composed the leaf once holds 0 + 1·curve = curve exactly), so the
-        total is the accountant's bit for bit."""
-        if isinstance(event, dpa.NoOpDpEvent):
-            return
-        if isinstance(event, dpa.SelfComposedDpEvent):
-            self._compose(event.event, event.count * count)
-        elif isinstance(event, dpa.ComposedDpEvent):
-            for e in event.events:
-                self._compose(e, count)
-        else:                               # a Gaussian or zCDP leaf (checked by _curve)
-            self._rdp += count * self._curve(event)
+    def _compose(self, event: dpa.DpEvent) -> None:
+        """Add ``event`` to the running total as RdpAccountant.compose adds it
+        (:func:`_compose_rdp`: its leaves in order, each as ``total += count * curve(leaf)``),
+        so the total is the accountant's bit for bit."""
+        _compose_rdp(event, self.relation, self._orders, self.ORDERS, self._rdp)
 
     def cost(self, event: dpa.DpEvent) -> float:
         """zCDP parameter of ``event`` alone."""
