@@ -92,13 +92,12 @@ def zcdp_rho(event: dpa.DpEvent, relation: NeighboringRelation = REPLACE_ONE) ->
 _LEAF_CURVES: dict = {}
 
 
+@lru_cache(maxsize=1)
 def _default_orders() -> np.ndarray:
-    if not _DEFAULT_ORDERS:
-        _DEFAULT_ORDERS.append(np.asarray(dpa_rdp.RdpAccountant().orders, dtype=float))
-    return _DEFAULT_ORDERS[0]
-
-
-_DEFAULT_ORDERS: list = []
+    """The RdpAccountant's default orders (read-only: shared)."""
+    orders = np.asarray(dpa_rdp.RdpAccountant().orders, dtype=float)
+    orders.flags.writeable = False
+    return orders
 
 
 def _leaf_curve(event: dpa.DpEvent, relation: NeighboringRelation,

@@ -453,25 +453,23 @@ def _cmd_figures(args) -> int:
     paper = _paper(args)
     exps = registry.experiments(paper)
     _check_figures_dir(args)
-    analyses, rows_of = [], {}
+    root = _figure_root(args)
+    # The same drawer as verify's: each experiment's figure through the report's figure cache
+    # (unchanged analysis and drawing code: the stored PNG, not a redraw), summaries as their
+    # experiments arrive.
+    from empirical.scheduling import Outcome
+
+    drawer = _Drawer(root, exps, paper, args.full, args.results)
     for exp in exps:
         rows, missing = load_rows(exp, full=args.full, results=args.results)
         if missing:
             print(f"{exp.id}: {len(missing)} grid points not stored (or stale); skipped",
                   file=sys.stderr)
             continue
-        analyses.append(_analyse(exp, rows, args.full, args.results)[0])
-        rows_of[exp.id] = rows
-    root = _figure_root(args)
-    # Each experiment's figure through the report's figure cache (unchanged analysis and
-    # drawing code: the stored PNG, not a redraw), as verify leaves it.
-    drawer = _Drawer(root, exps, paper, args.full, args.results)
-    for a in analyses:
-        drawer.rows[a.experiment.id] = rows_of[a.experiment.id]
-        drawer.analyses[a.experiment.id] = a
-        if a.fit is not None:
-            drawer.write_figure(a, None)
-    drawer.finish(analyses)
+        drawer.outcome(Outcome(exp, rows=rows, analysis=_analyse(exp, rows, args.full,
+                                                                 args.results)[0]))
+    drawer.finish([])
+    analyses = drawer.analyses
     print(f"drew figures for {len(analyses)} experiments under {root}/")
     return 0
 

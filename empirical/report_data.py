@@ -204,14 +204,6 @@ def _draw_figures(states: list[ExperimentState], *, results: str | os.PathLike |
 _FIGURE_CODE = _REPO / "empirical" / "figures.py"
 
 
-def remember_figure(exp: Experiment, rows: list[dict], png: bytes, *, full: bool = False,
-                    results: str | os.PathLike | None = None) -> None:
-    """Store ``png`` (drawn by :func:`empirical.figures.plot_analysis` from the analysis of
-    exactly ``rows``) as the report's cached figure of ``exp``, so that a report built after
-    ``verify`` draws nothing ``verify`` already drew.  Any failure only costs a redraw."""
-    cached_figure(exp, rows, lambda: png, full=full, results=results)
-
-
 def cached_figure(exp: Experiment, rows: list[dict], draw: Callable[[], bytes], *,
                   full: bool = False, results: str | os.PathLike | None = None) -> bytes:
     """The figure of ``exp``'s analysis of exactly ``rows``: the report's cached PNG when the

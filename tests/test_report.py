@@ -437,9 +437,10 @@ def test_figures_and_exponents_are_cached_beside_the_results(built, monkeypatch)
     monkeypatch.setattr(figures, "plot_analysis", no_drawing)
     report._draw_figures(states, results=built["results"])
     assert states[0].figure and not states[0].figure_error
-    # a figure verify drew from the same rows is what the report embeds (remember_figure)
+    # a figure verify drew from the same rows is what the report embeds (cached_figure)
     cache.unlink()
-    report_data.remember_figure(exp, states[0].rows, b"drawn by verify", results=built["results"])
+    report_data.cached_figure(exp, states[0].rows, lambda: b"drawn by verify",
+                              results=built["results"])
     report._draw_figures(states, results=built["results"])
     assert states[0].figure == b"drawn by verify"
     monkeypatch.setattr(report_data, "figure_key", lambda *a: "another key")
