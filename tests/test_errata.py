@@ -112,7 +112,7 @@ def test_files_paths_named_in_the_errata_exist():
 
 
 #: Words of the development process, and references to text users do not have.
-_DIARY = re.compile(r"\b(sessions?|helpers?|the lead|lead's|issue \d+|drafts?/|to-?do|"
+_DIARY = re.compile(r"\b(sessions?|the helpers?|helper.s|the lead|lead's|issue \d+|drafts?/|to-?do|"
                     r"notes'? (?:§|E\d)|shared/notes|shared/papers)\b", re.I)
 
 
