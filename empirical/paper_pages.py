@@ -64,7 +64,10 @@ def _checks_cell(exp) -> str:
                          for c in contrasts)
     parts = []
     for c in exp.checks:
-        tag = "finding" if "finding" in (c.expect, c.expect_full or "") else ""
+        quick, full = c.expectation(False), c.expectation(True)
+        tag = ("finding" if quick == full == "finding" else
+               "finding on the full grid" if full == "finding" else
+               "finding on the quick grid" if quick == "finding" else "")
         parts.append(f"`{c.bound}` {c.kind}" + (f" ({tag})" if tag else ""))
     return "; ".join(parts)
 
