@@ -14,8 +14,15 @@ from pathlib import Path
 
 __all__ = ["ERRATA", "STATUSES", "KINDS", "Erratum", "entries", "cited_ids"]
 
+def _checkout() -> Path:
+    # the directory holding docs/ and bounds/, however deep this module sits in empirical/
+    here = Path(__file__).resolve()
+    return next((p for p in here.parents if (p / "docs").is_dir() and (p / "bounds").is_dir()),
+                here.parents[1])
+
+
 #: The errata file of this checkout.
-ERRATA = Path(__file__).resolve().parents[1] / "docs" / "errata.md"
+ERRATA = _checkout() / "docs" / "errata.md"
 
 #: open: the evidence does not settle it; decided: settled by a derivation, test or experiment;
 #: re-opened: was decided, later evidence unsettled it; superseded: replaced by the entry named.

@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Sequence
 
 import bounds
+from empirical import errata
 
 __all__ = ["PAGES", "bounds_table", "experiments_table", "audits_table", "regenerate", "main"]
 
 #: The directory of the per-paper pages.
-PAGES = Path(__file__).resolve().parents[1] / "docs" / "papers"
+PAGES = errata.ERRATA.parent / "papers"
 
 _BLOCK = re.compile(r"(<!-- generated: (?P<kind>bounds|experiments|audits) (?P<paper>[a-z][a-z0-9_]*) -->\n)"
                     r"(?P<body>.*?)"
