@@ -8,8 +8,9 @@ A page holds blocks::
     ...
     <!-- end generated -->
 
-with kinds ``bounds``, ``experiments`` and ``audits`` (the registered privacy audit targets,
-:mod:`empirical.audit`).  :func:`regenerate` rewrites every block of a page;
+with kinds ``bounds``, ``experiments``, ``audits`` (the registered privacy audit targets,
+:mod:`empirical.audit`) and ``mutants`` (the mutation self-test's broken variants,
+:mod:`empirical.mutants`).  :func:`regenerate` rewrites every block of a page;
 ``python -m empirical.paper_pages`` rewrites the pages in place, ``--check`` only reports stale
 ones (exit status 1).  ``tests/test_paper_pages.py`` requires every page to be current.
 """
@@ -24,12 +25,12 @@ from typing import Sequence
 import bounds
 from empirical import errata
 
-__all__ = ["PAGES", "bounds_table", "experiments_table", "audits_table", "regenerate", "main"]
+__all__ = ["PAGES", "bounds_table", "experiments_table", "audits_table", "mutants_table", "regenerate", "main"]
 
 #: The directory of the per-paper pages.
 PAGES = errata.ERRATA.parent / "papers"
 
-_BLOCK = re.compile(r"(<!-- generated: (?P<kind>bounds|experiments|audits) (?P<paper>[a-z][a-z0-9_]*) -->\n)"
+_BLOCK = re.compile(r"(<!-- generated: (?P<kind>bounds|experiments|audits|mutants) (?P<paper>[a-z][a-z0-9_]*) -->\n)"
                     r"(?P<body>.*?)"
                     r"(<!-- end generated -->)", re.S)
 
@@ -105,7 +106,25 @@ def audits_table(paper: str) -> list[str]:
     return rows
 
 
-_TABLES = {"bounds": bounds_table, "experiments": experiments_table, "audits": audits_table}
+def mutants_table(paper: str) -> list[str]:
+    """Markdown rows: every registered mutant of ``paper``, what it breaks, and the experiments,
+    audits and tests it is run against (any of them failing counts as caught)."""
+    from empirical import mutants
+
+    mutants._load()
+    ms = [m for m in mutants.mutants() if m.paper == paper]
+    if not ms:
+        raise ValueError(f"paper {paper!r} has no registered mutants")
+    rows = ["| mutant | what it breaks | run against |", "|---|---|---|"]
+    for m in sorted(ms, key=lambda m: m.name):
+        against = [f"`{e}`" for e in m.experiments] + [f"audit `{a}`" for a in m.audits]
+        against += [f"`{t}`" for t in m.tests]
+        rows.append(f"| `{m.name}` | {_cell(m.description)} | {', '.join(against)} |")
+    return rows
+
+
+_TABLES = {"bounds": bounds_table, "experiments": experiments_table, "audits": audits_table,
+           "mutants": mutants_table}
 
 
 def regenerate(text: str) -> str:

@@ -1,5 +1,5 @@
 """docs/papers/<paper>.md (all five papers and the real-data experiments): the generated tables of
-bounds, experiments and audit targets match the registries (empirical/paper_pages.py), every
+bounds, experiments, audit targets and mutants match the registries (empirical/paper_pages.py), every
 paper has a page with all three, and the pages cite the papers, not text users do not have."""
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_generated_tables_are_current(page):
 @pytest.mark.parametrize("paper", PAPERS)
 def test_every_paper_has_a_page_with_its_tables(paper):
     text = (paper_pages.PAGES / f"{paper}.md").read_text(encoding="utf-8")
-    for kind in ("bounds", "experiments", "audits"):
+    for kind in ("bounds", "experiments", "audits", "mutants"):
         assert f"<!-- generated: {kind} {paper} -->" in text, (paper, kind)
     # the generated bound table lists every registered id
     bounds.core._load_all(paper)
