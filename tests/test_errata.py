@@ -4,6 +4,7 @@ names (experiments, tests) exists too, so that the errata cannot go stale silent
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from pathlib import Path
 
@@ -69,14 +70,15 @@ def test_ids_cited_inside_the_errata_exist():
     assert errata.cited_ids(text) <= set(ENTRIES)
 
 
-def _experiment_ids() -> set[str]:
+@functools.lru_cache(maxsize=None)
+def _experiment_ids() -> frozenset[str]:
     ids: set[str] = set()
     for paper in list(registry.PAPER_MODULES) + ["real"]:
         try:
             ids |= set(registry.ids(paper))
         except Exception:                 # an optional extra missing (scikit-learn for `real`)
             pass
-    return ids
+    return frozenset(ids)
 
 
 def test_experiments_named_by_an_entry_exist():
@@ -127,3 +129,19 @@ def test_no_development_story_in_errata_and_paper_pages(path):
 def test_errata_stay_small():
     # a record of decisions, not a notebook: the size is part of what keeps it readable
     assert errata.ERRATA.stat().st_size <= 60_000
+
+
+@pytest.mark.parametrize("path", [errata.ERRATA, *sorted((ROOT / "docs" / "papers").glob("*.md"))],
+                         ids=lambda p: p.name)
+def test_code_names_quoted_in_errata_and_paper_pages_exist(path):
+    """A function, class, column or experiment quoted as `name` (or `module.name`) must occur in
+    the code or tests, so a rename cannot leave the documentation pointing at nothing."""
+    src = "\n".join(p.read_text(encoding="utf-8") for d in ("algorithms", "bounds", "empirical",
+                                                            "tests")
+                    for p in (ROOT / d).rglob("*.py"))
+    words = set(re.findall(r"\w+", src))
+    text = re.sub(r"<!-- generated.*?<!-- end generated -->", "", path.read_text(encoding="utf-8"),
+                  flags=re.S)
+    quoted = set(re.findall(r"`([A-Za-z_][\w.]*)`", text))
+    missing = sorted(q for q in quoted - _experiment_ids() if q.split(".")[-1] not in words)
+    assert not missing, missing
