@@ -131,15 +131,19 @@ def test_errata_stay_small():
     assert errata.ERRATA.stat().st_size <= 60_000
 
 
+@functools.lru_cache(maxsize=None)
+def _code_words() -> frozenset[str]:
+    return frozenset(w for d in ("algorithms", "bounds", "empirical", "tests")
+                     for p in (ROOT / d).rglob("*.py")
+                     for w in re.findall(r"\w+", p.read_text(encoding="utf-8")))
+
+
 @pytest.mark.parametrize("path", [errata.ERRATA, *sorted((ROOT / "docs" / "papers").glob("*.md"))],
                          ids=lambda p: p.name)
 def test_code_names_quoted_in_errata_and_paper_pages_exist(path):
     """A function, class, column or experiment quoted as `name` (or `module.name`) must occur in
     the code or tests, so a rename cannot leave the documentation pointing at nothing."""
-    src = "\n".join(p.read_text(encoding="utf-8") for d in ("algorithms", "bounds", "empirical",
-                                                            "tests")
-                    for p in (ROOT / d).rglob("*.py"))
-    words = set(re.findall(r"\w+", src))
+    words = _code_words()
     text = re.sub(r"<!-- generated.*?<!-- end generated -->", "", path.read_text(encoding="utf-8"),
                   flags=re.S)
     quoted = set(re.findall(r"`([A-Za-z_][\w.]*)`", text))
