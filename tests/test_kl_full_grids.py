@@ -57,7 +57,7 @@ def _params():
                 reason="KL-E32: on the full grid (n to 8e7) Theorem 4's d-free term reaches "
                 "its first term, so the first term alone is not tight there (slope −1.71 vs band "
                 "[−2.00, −1.87], level leaves its band); the fix is a check on the whole of "
-                "Theorem 4 (docs/drafts/klfull_errata.md, docs/drafts/klfull_patch.diff)"))
+                "Theorem 4 (docs/errata.md, KL-E32)"))
         else:
             yield i
 

@@ -93,7 +93,7 @@ def test_page_has_every_section(built):
         assert anchor in ids, anchor
     for text in ("local slope", "asymptotic", "observed [95% CI]", "tolerance (why)",
                  "level band", "observed level", "audited lower bound", "git commit",
-                 "dp-accounting", "quick", "Stored results", "Reading implemented"):
+                 "dp-accounting", "quick", "Stored results", "Status: decided"):
         assert text in page, text
     # The tolerance's reason, the verdicts, and a finding are on the page.
     assert "toy: 6 seeds, 0.3 log-noise" in page
