@@ -84,3 +84,13 @@ def test_cli_prints_the_table(capsys):
     assert main(["coverage", "kl"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("| bound | statement | swept | not swept |") and "`kl:thm9`" in out
+
+
+def test_report_page_and_summary_carry_the_table():
+    from empirical.report_page import _coverage_html
+    from empirical.report_summary import _md_coverage
+
+    page = _coverage_html("kl", [])
+    assert 'id="coverage-kl"' in page and "<code>kl:thm1</code>" in page
+    md = "\n".join(_md_coverage("kl", []))
+    assert "### Coverage" in md and "`kl:thm9`" in md
