@@ -235,13 +235,15 @@ def _coverage_html(paper: str, states: list[ExperimentState]) -> str:
     cs = coverage.cells(paper, analyses)
     if not cs:
         return ""
+    shown = {st.experiment.id for st in states}     # articles on this section: link those
     rows, by = [], {}
     for c in cs:
         by.setdefault(c.bound, []).append(c)
     for bid, group in by.items():
         swept = "; ".join(
             f"{_e(c.variable)}: " + ", ".join(
-                f'<a href="#{_anchor_exp(e)}">{_e(e)}</a>' + (f" {_badge(v)}" if v else "")
+                (f'<a href="#{_anchor_exp(e)}">{_e(e)}</a>' if e in shown else _e(e))
+                + (f" {_badge(v)}" if v else "")
                 for e, v in zip(c.experiments, c.verdicts))
             for c in group if c.swept)
         rest = "; ".join(f"{_e(c.variable)} ({_e(c.reason)})" for c in group if not c.swept)
