@@ -102,6 +102,13 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("experiments", help="list experiments")
     e.add_argument("paper", nargs="?")
     _add_module_opt(e)
+    c = sub.add_parser("coverage", help="each rate statement × each variable: swept by which "
+                       "experiments, or why not")
+    c.add_argument("paper", nargs="?")
+    c.add_argument("--results", default=None,
+                   help="stored results to take verdicts from (default: none; no sweep is run)")
+    c.add_argument("--full", action="store_true", help="verdicts of the full grids")
+    _add_module_opt(c)
     r = sub.add_parser("run", help="run experiments' sweeps, print checks, draw figures")
     r.add_argument("experiments", nargs="+")
     _add_run_opts(r)
@@ -424,6 +431,24 @@ def _cmd_experiments(args) -> int:
     return 0
 
 
+def _cmd_coverage(args) -> int:
+    from empirical import coverage
+
+    paper = _paper(args, flag="PAPER")
+    analyses = None
+    if args.results is not None:
+        from empirical.report_data import collect
+
+        states = collect(paper, full=args.full, results=args.results)
+        analyses = {st.experiment.id: st.analysis for st in states if st.analysis is not None}
+    cs = coverage.cells(paper, analyses)
+    if not cs:
+        print(f"dprates: no rate statements registered for paper {paper!r}", file=sys.stderr)
+        return 1
+    print(coverage.markdown(cs), end="")
+    return 0
+
+
 def _cmd_run_or_verify(args) -> int:
     if args.cmd == "run":
         exps = [_lookup("EXPERIMENT", registry.get, i) for i in args.experiments]
@@ -504,7 +529,7 @@ def _cmd_audit(args) -> int:
     return int(args.audit_run(args) or 0)
 
 
-_COMMANDS = {"bounds": _cmd_bounds, "experiments": _cmd_experiments,
+_COMMANDS = {"bounds": _cmd_bounds, "experiments": _cmd_experiments, "coverage": _cmd_coverage,
              "run": _cmd_run_or_verify, "verify": _cmd_run_or_verify, "figures": _cmd_figures,
              "audit": _cmd_audit, "report": _cmd_report}
 
@@ -520,7 +545,7 @@ def _dispatch(argv: list[str] | None) -> int:
         warnings.simplefilter("ignore", PaperLoadWarning)
         warnings.simplefilter("ignore", OutsideConditionsWarning)
         code = _COMMANDS[args.cmd](args)
-    if _load_failures() and args.cmd in ("verify", "bounds", "experiments", "figures"):
+    if _load_failures() and args.cmd in ("verify", "bounds", "experiments", "figures", "coverage"):
         return max(code, 1)
     return code
 

@@ -201,6 +201,7 @@ def _paper_section(paper: str, states: list[ExperimentState], audits: AuditView,
         parts.append("</details>")
     parts.append(f'<h3 id="experiments-{_slug(paper)}">Experiments</h3>')
     parts += [_experiment_article(st, refs) for st in states]
+    parts.append(_coverage_html(paper, states))
     mine = {k: v for k, v in summaries.items()
             if any(s.id == k for s in registry.summaries(paper))}
     if mine:
@@ -223,6 +224,39 @@ def _paper_section(paper: str, states: list[ExperimentState], audits: AuditView,
     parts.append(_audits_section(paper, audits))
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _coverage_html(paper: str, states: list[ExperimentState]) -> str:
+    """Each rate statement × each variable: the experiments sweeping it with their verdicts, or
+    why it is not swept (empirical/coverage.py)."""
+    from empirical import coverage
+
+    analyses = {st.experiment.id: st.analysis for st in states if st.analysis is not None}
+    cs = coverage.cells(paper, analyses)
+    if not cs:
+        return ""
+    shown = {st.experiment.id for st in states}     # articles on this section: link those
+    rows, by = [], {}
+    for c in cs:
+        by.setdefault(c.bound, []).append(c)
+    for bid, group in by.items():
+        swept = "; ".join(
+            f"{_e(c.variable)}: " + ", ".join(
+                (f'<a href="#{_anchor_exp(e)}">{_e(e)}</a>' if e in shown else _e(e))
+                + (f" {_badge(v)}" if v else "")
+                for e, v in zip(c.experiments, c.verdicts))
+            for c in group if c.swept)
+        rest = "; ".join(f"{_e(c.variable)} ({_e(c.reason)})" for c in group if not c.swept)
+        rows.append(f"<tr><td><code>{_e(bid)}</code></td><td>{swept or _NA}</td>"
+                    f"<td>{rest or _NA}</td></tr>")
+    n = coverage.summary(cs)
+    return (f'<h3 id="coverage-{_slug(paper)}">Coverage: each rate statement × each variable'
+            f"</h3><p class=\"meta\">{len(cs)} pairs: {n['swept']} swept; not swept: "
+            f"{n['log']} only in a log factor, {n['declared']} with a stated reason, "
+            f"{n['held']} held fixed by the experiments judging the statement, {n['none']} in "
+            "statements no experiment judges.</p><details><summary>the table</summary>"
+            "<table><tr><th>bound</th><th>swept (experiment, verdict)</th><th>not swept</th>"
+            "</tr>" + "".join(rows) + "</table></details>")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ def render_markdown(states: list[ExperimentState], env: dict[str, str], *,
         slopes = [st for st in pstates if not is_comparison(st)]
         if slopes or not any(is_comparison(st) for st in pstates):
             out += _md_matrix(paper, cells) + _md_checks(slopes, figures_root, rel)
+        out += _md_coverage(paper, pstates)
         out += _md_audits(audits.for_paper(paper))
         sums = [s for s in registry.summaries(paper)
                 if (figures_root / paper / f"{s.id}.png").exists()]
@@ -112,6 +113,19 @@ def _md_checks(pstates: list[ExperimentState], figures_root: Path,
     if not_run:
         out += ["", "Not run or not analysable:", "", *not_run]
     return out
+
+
+def _md_coverage(paper: str, pstates: list[ExperimentState]) -> list[str]:
+    """Every rate statement of the paper × every variable it depends on: swept (with the stored
+    verdicts), or not, and why (empirical/coverage.py), so that what is not tested shows."""
+    from empirical import coverage
+
+    analyses = {st.experiment.id: st.analysis for st in pstates if st.analysis is not None}
+    cs = coverage.cells(paper, analyses)
+    if not cs:
+        return []
+    return ["", "### Coverage: each rate statement × each variable", "",
+            coverage.markdown(cs).rstrip("\n")]
 
 
 def _md_not_run(st: ExperimentState) -> str:
