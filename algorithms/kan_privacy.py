@@ -105,8 +105,8 @@ def contiguous_block_sensitivity(lam: float, steps: int, tau: int) -> float:
     """max over participation sets of size ≤ τ of ‖C 1_P‖ (per unit clip norm), λ ≥ 0.
 
     C is lower-triangular Toeplitz with non-negative, non-increasing entries λ^{t−s}; the
-    maximiser is the block of the first τ steps (checked against brute force in the tests; the
-    notes' E11a), so this is ``correlated_sensitivity`` with separation 1."""
+    maximiser is the block of the first τ steps (checked against brute force in the
+    tests), so this is ``correlated_sensitivity`` with separation 1."""
     tau = min(check_int("tau", tau), steps)
     if tau == 1:
         return correlated_sensitivity(lam, steps, 1)

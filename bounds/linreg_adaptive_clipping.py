@@ -1,5 +1,5 @@
 """Bounds of Varshney, Thakurta, Jain, "(Nearly) Optimal Private Linear Regression via Adaptive
-Clipping" (``../shared/papers/linreg_adaptive_clipping.txt``, issue 11).
+Clipping".
 
 Setting: one-pass private linear regression.  Data (x_i, y_i), i < n, i.i.d. with
 y = ⟨x, w*⟩ + z, z independent of x, E z² = σ²; H = E[xxᵀ] normalised to ‖H‖₂ = 1, so

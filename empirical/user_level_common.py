@@ -77,7 +77,7 @@ def quadratic_values(point: dict) -> dict:
 
 
 def _risk_vacuous(point: dict, bound_value: float) -> str | None:
-    # F − F* ≤ LR always: a bound above it says nothing (the notes' "trivial regime").
+    # F − F* ≤ LR always: a bound above it says nothing (the trivial regime).
     if bound_value >= _QUAD_L * _QUAD_R:
         return f"bound {bound_value:.3g} ≥ LR = {_QUAD_L * _QUAD_R:g} (vacuous)"
     return None

@@ -11,8 +11,8 @@ The privacy part of the error is measured directly: each seed runs the private a
 from a copy of the same generator with a separate Gaussian-noise stream, the same algorithm
 without Gaussian noise (same data, minibatches, Laplace draws and removal coins).  On the
 quadratic the iterates are affine in the noise, so ``privacy_excess`` = ½‖x_priv − x_np‖² has
-the same mean as F(x_priv) − F(x_np) exactly (the cross term has mean 0).  This is the notes'
-E7 decomposition; it lets the data decide the regime, whereas the nominal crossover
+the same mean as F(x_priv) − F(x_np) exactly (the cross term has mean 0).  This decomposition
+lets the data decide the regime, whereas the nominal crossover
 n* = d log(1/δ)/ε² hides polylog constants that are large here (Lemma C.2's log(1/ζ) ≈ 20).
 
 The experiments live in one module per algorithm (the lazy loader imports this one, which
