@@ -160,7 +160,7 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
 
 
 # =============================================================================================
-# shared helpers
+# shared functions
 # =============================================================================================
 def _ceil(x: float) -> int:
     """⌈x⌉, not bumping values that are integers up to rounding (e.g. (F0/Φ̂)^e = 4 + 1e-15)."""

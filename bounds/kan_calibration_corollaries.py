@@ -1,6 +1,6 @@
 """KAN paper: the privacy calibrations (Theorems 5.1 / F.12 for λ > 0, 5.4 / D.9 for λ = 0), the
 corollaries (5.3, 5.5, 5.6), the full-batch specialisations, the prior rates they are compared
-with, and numeric helpers the experiments use.
+with, and numeric functions the experiments use.
 
 Split from :mod:`bounds.kan_correlated_noise` (the optimisation and population-risk theorems and
 the shared sub-expressions), which imports this module so that loading the paper registers every
@@ -413,7 +413,7 @@ DPSCO_LOWER = register(Bound(
 
 
 # ------------------------------------------------------------------------------------------------
-# Numeric helpers for experiments
+# Numeric functions for experiments
 # ------------------------------------------------------------------------------------------------
 
 _NOISE_IDS = ("kan:thm5.1_noise", "kan:thmF.12_noise", "kan:thmF.12_noise_proof",

@@ -493,7 +493,7 @@ TRIVIAL_PRIVACY_SC = register(Bound(
 ))
 
 # ------------------------------------------------------------------------------------------------
-# Crossovers (public helpers for the experiments; sympy, no numpy)
+# Crossovers (public functions for the experiments; sympy, no numpy)
 # ------------------------------------------------------------------------------------------------
 
 

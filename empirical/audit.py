@@ -384,7 +384,7 @@ def load_audits(results: str | None = None, problems: list[str] | None = None) -
 
 
 # =============================================================================================
-# helpers for release functions
+# building blocks of release functions
 # =============================================================================================
 def spawn_rows(rng: np.random.Generator, trials: int) -> list[np.random.Generator]:
     """``trials`` independent Generators spawned from ``rng``'s SeedSequence (for algorithms

@@ -1,4 +1,4 @@
-"""KAN paper (``kan_correlated_noise.txt``, issue 8): rate experiments beyond the λ sweeps —
+"""KAN paper: rate experiments beyond the λ sweeps —
 the non-private ηT collapse and batch-size effect (Theorem E.1 / App. E) and
 Corollary 5.3 (correlated noise, B = ρn, κ from Theorem 5.1/F.12).  Problem and run
 machinery are those of :mod:`empirical.kan_correlated_noise` (the NTK teacher with margin γ₀).

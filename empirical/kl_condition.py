@@ -30,7 +30,7 @@ from empirical import kl_problems as _problems
 __all__ = list(_problems.__all__) + ["THM9_N", "THM9_D", "THM9_RHO", "KAPPA_OVERLAY"]
 
 # =============================================================================================
-# Level bands (issue 9: levels, not only slopes)
+# Level bands (levels, not only slopes)
 # =============================================================================================
 # Every KL rate check expected to hold also checks the *level*: observed/bound at every kept
 # grid point must lie in the band below.  The theorems' O(·) constants are not stated, so the

@@ -46,7 +46,7 @@ import importlib
 
 from empirical.checks import ComparisonExperiment, Contrast
 from empirical.experiment import Summary, register, register_summary
-# re-exported: the tests and readers reach the data and run helpers through this module
+# re-exported: the tests and readers reach the data and run functions through this module
 from empirical.real_sosp_runs import (DigitsClients, _candidate_epochs,  # noqa: F401
                                       client_shards, load_digits_split, run_sosp,
                                       selection_multiplier)

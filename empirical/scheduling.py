@@ -1,4 +1,4 @@
-"""One task queue for every point of every selected experiment (issue 14, "Scheduling").
+"""One task queue for every point of every selected experiment.
 
 :func:`sweep_all` replaces a loop of per-experiment :func:`empirical.runner.sweep` calls (each
 with its own pool, so one slow point idled the other workers) by a single queue:

@@ -53,7 +53,7 @@ __all__ = ["C_CHI", "C_ALPHA_ESCAPE", "C_T", "DELTA", "Q_RATE", "rate_values", "
            "effective_epsilon", "rate_values_effective", "problem", "EXPERIMENTS"]
 
 
-# Privacy audits, measured-noise helpers and mutants of this paper's algorithms register with the
+# Privacy audits, measured-noise functions and mutants of this paper's algorithms register with the
 # paper (the lazy loader imports this module).  Imported by name, not by an import statement:
 # the audit harness is not row code, and a static import would put it into every SOSP row's code
 # fingerprint (empirical/runner.py), so that editing an audit would recompute every sweep.

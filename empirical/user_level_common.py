@@ -1,5 +1,5 @@
 """Shared pieces of the user-level SCO experiments (Lowy, Liu, Asi; ``user_level_sco.txt``): the paper id and privacy
-tolerance, the rows' privacy columns and settings helpers, the quadratic's bound values.
+tolerance, the rows' privacy columns and settings functions, the quadratic's bound values.
 """
 from __future__ import annotations
 

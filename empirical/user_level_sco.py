@@ -28,7 +28,7 @@ imports them in registration order):
   :mod:`empirical.user_level_alg1_privacy` its coupled privacy-excess sweeps (full grid only,
   not registered: tests/test_userlevel_alg1_privacy.py);
 * :mod:`empirical.user_level_lemmas` — Lemmas 3.5/C.6 and 2.3/B.4;
-* :mod:`empirical.user_level_common` — shared row helpers and bound values;
+* :mod:`empirical.user_level_common` — shared row functions and bound values;
   :mod:`empirical.user_level_problems` the problems, :mod:`empirical.user_level_sensitivity`
   the independent recomputation of the sensitivities.
 
@@ -55,7 +55,7 @@ __all__ = ["ALG3_M", "BASELINE_M", "ALG3_EPS", "ALG3_EPS_POLE", "ALG3_N", "ALG3_
            "ALG1_GRADS_N", "NS_GRADS_N", "NS_GRADS_EPS", "LEM35_K", "LEM35_M", "LEM23_T",
            "ALG1_EPS_POINT", "ALG1_EPS_GRID", "ALG3_LOGISTIC_M", "quadratic_values"]
 
-# Privacy audits, measured-noise helpers and mutants of this paper's algorithms register with the
+# Privacy audits, measured-noise functions and mutants of this paper's algorithms register with the
 # paper (the lazy loader imports this module).  Imported by name, not by an import statement: the
 # audit harness is not row code, and a static import would put it into every row's code
 # fingerprint (empirical/runner.py), so that editing an audit would recompute every sweep.

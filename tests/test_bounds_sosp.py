@@ -77,7 +77,7 @@ def test_wrong_kappa_does_not_derive_theorem2():
 
 
 def test_cross_term_gap_of_the_proof_is_recorded():
-    """Errata SOSP-E5 (notes §3.2): at the paper's κ = max(κ₁, κ₂), term D's solution at κ₁
+    """Errata SOSP-E5: at the paper's κ = max(κ₁, κ₂), term D's solution at κ₁
     exceeds both claimed terms when x = n^{−a}, a ∈ (5/8, 11/12); e.g. a = 5/6 by n^{1/42}."""
     n = sym("n")
     a = R_(5, 6)

@@ -1,4 +1,4 @@
-"""Non-circularity of the KL rate checks (issue 9), recorded as findings.
+"""Non-circularity of the KL rate checks, recorded as findings.
 
 Spider's output follows the Φ̂ schedule it is given, and Algorithm 3's step count follows its
 privacy budget: on the registered instances, removing or doubling the injected noise leaves the

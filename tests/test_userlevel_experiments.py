@@ -1,5 +1,5 @@
 """User-level SCO paper end to end: every experiment of empirical/user_level_sco.py is swept once
-on its quick grid (session results directory, 2 workers) and its verdicts are asserted as
+on its quick grid (the test run's results directory, 2 workers) and its verdicts are asserted as
 declared.  Predictions come from ``bounds/`` at each experiment's own parameters; tolerance
 reasons live with the checks.  Rows record the parameters the algorithm actually used, and
 tests compare them with the theorems' settings."""
@@ -298,7 +298,7 @@ def test_alg1_risk_is_half_localisation_at_affordable_n():
     generators, so both see the same items, permutations, Laplace score noise and keep coins
     and differ only by the output noise (asserted: no halt, identical keep sets).  The
     noise-free excess is then the part of this very run that privacy did not add.  Measured on
-    these seeds (session 7): share 62% at 2^17 and 38% at 2^19; the noise-free excess (0.097,
+    these seeds: share 62% at 2^17 and 38% at 2^19; the noise-free excess (0.097,
     0.030) varies < 1% across seeds (it is the starting offset the phases have not yet
     contracted) and is ≈ 4·10^5 times the sampling term.  ≈ 14 CPU-s, ~1 min loaded.
     """
