@@ -22,9 +22,9 @@ the audit's power; :data:`POWER` targets (the Gaussian mechanism, full-batch DP-
 gradient canary) state the fraction reached.
 
 Registry.  ``register_audit(AuditTarget(...))`` at import time of a paper's module (see
-docs/auditing.md).  Core targets live here; each paper's in its audit module
+docs/privacy.md).  Core targets live here; each paper's in its audit module
 (:mod:`empirical.audit_kl`, ``audit_kan``, ``audit_linreg``, ``audit_userlevel``,
-``sosp_audit``); docs/auditing.md lists which algorithm each target audits, and why the few
+``sosp_audit``); docs/privacy.md lists which algorithm each target audits, and why the few
 private functions without a target have none.
 """
 from __future__ import annotations
