@@ -84,7 +84,12 @@ BLOCKS: dict[str, Callable[[], str]] = {
 def render(name: str) -> str:
     if name not in BLOCKS:
         raise ValueError(f"name must be one of {sorted(BLOCKS)}, got {name!r}")
-    return BLOCKS[name]().rstrip("\n") + "\n"
+    from bounds.core import LOAD_ERRORS
+
+    text = BLOCKS[name]().rstrip("\n") + "\n"
+    if LOAD_ERRORS:      # a table missing a paper whose module failed to import would be wrong
+        raise RuntimeError(f"cannot render {name!r}: {dict(LOAD_ERRORS)}")
+    return text
 
 
 def refresh(text: str) -> str:

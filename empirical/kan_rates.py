@@ -331,7 +331,7 @@ COR53_EPS = register(Experiment(
               level=(1e-3, 3.0),
               level_reason="one-sided (an upper bound with its constants and polylog(n/δ) "
                            "hidden): the lower end only excludes a vanishing risk.  The upper end "
-                           "is a calibration (docs/methodology.md, "Level bands"): observed/bound at "
+                           "is a calibration (docs/methodology.md, 'Level bands'): observed/bound at "
                            "constant 1 is 1.38–2.02 on the quick grid and 1.28–2.02 on the full "
                            "grid (rising with ε: the risk flattens while the bound's ε-term "
                            "vanishes), × 1.5 → 3.0; so the corollary at constant 1 is exceeded "
@@ -562,7 +562,7 @@ def _tuned_dm_checks(var: str, tol: float, why: str) -> tuple[Check, ...]:
               level=(1e-3, hi),
               level_reason=f"one-sided (an upper bound; logs of A_van and constants dropped): the "
                            f"lower end only excludes a vanishing risk.  The upper end is a "
-                           f"calibration (docs/methodology.md, "Level bands"): observed/bound is "
+                           f"calibration (docs/methodology.md, 'Level bands'): observed/bound is "
                            f"largest at the smallest {var} (d: 0.57 → 0.11 quick, → 0.074 at "
                            f"d = 32; m: 0.43 → 0.17 quick, → 0.05 at m = 128: the risk stays "
                            f"flat while the bound grows, KAN-E36), × 1.5 → {hi}.  The bound is "
