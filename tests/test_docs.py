@@ -128,3 +128,17 @@ def test_documentation_is_short():
     total = sum(d.stat().st_size for d in DOCS if d.name != "results.md")
     total += len(readme.encode()) + (ROOT / "CHANGELOG.md").stat().st_size
     assert total <= 260_000, f"documentation is {total / 1000:.0f} KB (without docs/results.md)"
+
+
+def test_results_headings_are_the_generators():
+    """docs/results.md's paper headings are what the report writes now: the papers' citations,
+    with nothing left over from a stripped file name."""
+    from empirical.report_format import _paper_title
+    from empirical.report_summary import _md
+
+    text = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    heads = re.findall(r"^## (\w+): (.*)$", text, re.M)
+    assert heads
+    for key, head in heads:
+        assert head == _md(_paper_title(key)), key
+        assert not re.search(r"\(\s*[,;]|[,;]\s*\)", head), head
