@@ -21,7 +21,7 @@ What is fitted two-sided and what one-sided (α is an upper bound)
   law), and the operator norm of Algorithm 4's Hessian error (eq. 142).
 * One-sided: the accuracy of the output, α_emp(x_out) = max{‖∇F‖, (−λ_min)₊²/ρ}.  Theorems 1–3
   certify α_emp ≤ α; the output is the first point where ‖ĝ‖ ≤ 3χ and the drift test passes,
-  so on a curved basin α_emp lands anywhere in (0, α] (notes pitfall 2): only ≤ is claimed, so
+  so on a curved basin α_emp lands anywhere in (0, α]: only ≤ is claimed, so
   only ≤ is checked (every row, and the slope may be steeper, not flatter); and γ* under the DP
   oracle (Lemma 1 does not cover its frozen noise: it may only be lower, errata SOSP-E11).
 

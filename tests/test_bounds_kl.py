@@ -101,7 +101,7 @@ def test_thm4_condition_is_the_papers_relational():
     lhs = L0**2 * sp.log(n * sp.sqrt(rho) / beta) / (L1 * n)
     assert sp.simplify(klb.THM4_CONDITION.lhs - lhs) == 0
     assert klb.THM4_CONDITION.rhs == sp.sqrt(rho)
-    # p = 4 radial (L0 = 4, L1 = 12, ρ = 1, β = 0.1): holds from n ≈ 20 on (notes, pitfall 11)
+    # p = 4 radial (L0 = 4, L1 = 12, ρ = 1, β = 0.1): holds from n ≈ 20 on
     def holds(nn):
         return b.applies(**dict(P4, n=nn))
     assert not holds(5) and holds(50) and holds(1e8)
@@ -159,12 +159,12 @@ def _thm1_independent(nn: float, kap: float, g: float, l0: float, l1: float, f0:
     return (g * l0 * math.sqrt(dd * K * math.log(1 / bp)) / (nn * math.sqrt(r))) ** kap
 
 
-@pytest.mark.parametrize("nn, notes_slope", [(1e6, -1.245), (1e7, -1.258), (1e8, -1.267)])
-def test_thm1_local_slopes_reproduce_the_notes(nn, notes_slope):
+@pytest.mark.parametrize("nn, hand_slope", [(1e6, -1.245), (1e7, -1.258), (1e8, -1.267)])
+def test_thm1_local_slopes_reproduce_hand_computed_values(nn, hand_slope):
     b = bounds.get("kl:thm1")
     s = b.local_slope("n", dict(P4, n=nn))
     # values computed independently by hand ...
-    assert s == pytest.approx(notes_slope, abs=0.005)
+    assert s == pytest.approx(hand_slope, abs=0.005)
     # ... and a plain-float central difference of the paper's formula
     args = (P4["kappa"], P4["gamma"], P4["L0"], P4["L1"], P4["F0"], P4["beta"], P4["d"], P4["rho"])
     h = 1e-4
