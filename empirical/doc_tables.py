@@ -3,8 +3,8 @@ stale: the audit targets and mutants of docs/privacy.md, the experiments and bou
 
 A generated block in a Markdown file sits between ``<!-- generated: NAME -->`` and
 ``<!-- end: NAME -->``; ``python -m empirical.doc_tables FILE ...`` rewrites every block of the
-files named, and tests/test_docs.py fails when a committed block differs from what the
-registries give now.
+files named; ``--check FILE ...`` only names the stale ones (exit 1), which tests/test_docs.py
+runs in a fresh process, so that nothing a test registers leaks into the tables.
 """
 from __future__ import annotations
 
@@ -103,6 +103,11 @@ def stale_blocks(text: str) -> list[str]:
 
 
 def _main(argv: list[str]) -> int:
+    if argv[:1] == ["--check"]:          # exit 1 naming the stale blocks, rewrite nothing
+        stale = {n: s for n in argv[1:] if (s := stale_blocks(Path(n).read_text("utf-8")))}
+        for name, blocks in stale.items():
+            print(f"{name}: stale: {', '.join(blocks)}")
+        return 1 if stale else 0
     for name in argv:
         path = Path(name)
         text = path.read_text(encoding="utf-8")

@@ -1,17 +1,20 @@
 """README's facts and commands, checked against the project: the papers it cites and their
 counts, the extras, the set-up commands and their expected output, and every command it shows
 (run as a new user would, on a small experiment selection to stay fast)."""
+import functools
+import json
+import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
-import bounds
 from bounds.citations import CITATIONS
-from empirical import experiment as registry
 from empirical.cli import main
 
 ROOT = Path(__file__).parents[1]
@@ -35,6 +38,29 @@ def _table(text: str) -> list[list[str]]:
     return [r for r in rows[2:]]                       # header and separator dropped
 
 
+_COUNT_SCRIPT = """
+import json
+import bounds
+from empirical import experiment as registry
+exps = registry.experiments()
+print(json.dumps({
+    "experiments": {p: sum(e.paper == p for e in exps) for p in {e.paper for e in exps}},
+    "bounds": {p: len(bounds.ids(p)) for p in bounds.papers()},
+    "points": sum(len(e.grid()) for e in exps)}))
+"""
+
+
+@functools.cache
+def _COUNTS() -> dict:
+    """What the registries hold in a fresh process (as `dprates experiments` and `dprates bounds
+    list` would count): other tests register toy experiments and bounds in this one."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    out = subprocess.run([sys.executable, "-c", _COUNT_SCRIPT], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
 def test_readme_is_short():
     assert len(README.splitlines()) <= 150
 
@@ -50,12 +76,12 @@ def test_setup_commands_match_the_project():
     assert test.strip() == "pytest"
     assert test.strip() in (ROOT / ".ci" / "run").read_text().splitlines()
     # the expected output's counts are the registry's
-    exps = registry.experiments()
-    points = sum(len(e.grid()) for e in exps)
+    c = _COUNTS()
+    exps = sum(c["experiments"].values())
     assert output.strip().splitlines() == [
-        f"points: {points} fresh, 0 cached, 0 recomputed",
-        f"analyses: {len(exps)} fitted, 0 read from the cache",
-        f"{len(exps)}/{len(exps)} experiments verified"]
+        f"points: {c['points']} fresh, 0 cached, 0 recomputed",
+        f"analyses: {exps} fitted, 0 read from the cache",
+        f"{exps}/{exps} experiments verified"]
 
 
 def test_python_version_and_extras_table_match_pyproject():
@@ -73,12 +99,13 @@ def test_python_version_and_extras_table_match_pyproject():
 def test_papers_table_cites_each_paper_and_counts_from_the_registry():
     rows = {r[0].strip("`"): r for r in _table(_section("Papers"))}
     assert set(rows) == set(CITATIONS) | {"real"}
+    c = _COUNTS()
     for key, cite in CITATIONS.items():
         _, paper, n_bounds, n_exps = rows[key]
         assert cite.markdown() == paper, key
-        assert int(n_bounds) == len(bounds.ids(key)), key
-        assert int(n_exps) == len(registry.experiments(key)), key
-    assert int(rows["real"][3]) == len(registry.experiments("real"))
+        assert int(n_bounds) == c["bounds"][key], key
+        assert int(n_exps) == c["experiments"][key], key
+    assert int(rows["real"][3]) == c["experiments"]["real"]
 
 
 def test_verdict_legend_names_every_verdict():
