@@ -1,6 +1,6 @@
 """Model and algorithm of Wang, Schuchardt, Kalinin, Zhou, Fellenz, Lampert, Kloft, "Population
 Risk Bounds for Kolmogorov–Arnold Networks Trained by DP-SGD with Correlated Noise"
-(``kan_correlated_noise.txt``, paper id ``kan``).
+(paper id ``kan``).
 
 * :class:`KAN` — the two-layer B-spline KAN of Section 3.1 (first-layer spline coefficients W
   trained, second-layer coefficients c fixed at initialisation), forward pass and per-example

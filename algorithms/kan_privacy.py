@@ -1,4 +1,4 @@
-"""Privacy of Algorithm 1 of Wang et al. (``kan_correlated_noise.txt``, paper id ``kan``): the
+"""Privacy of Algorithm 1 of Wang et al. (paper id ``kan``): the
 paper's calibrations of the noise multiplier κ, Theorem 5.1 in its explicit form F.12 (λ > 0,
 zero-out neighbours; constant 8 as stated, errata KAN-E1/E20) and Theorem 5.4 in its explicit
 form D.9 (λ = 0, replace-one neighbours), and a tight one: the exact sensitivity of the matrix

@@ -1,5 +1,5 @@
 """Algorithms of Menart, Ullah, Arora, Bassily, Guzmán, "Differentially Private Non-Convex
-Optimization under the KL Condition with Optimal Rates" (``kl_condition_zcdp.txt``).
+Optimization under the KL Condition with Optimal Rates".
 
 All are full-batch and ρ-zCDP under replace-one neighbours (the paper's Definition 2), so the
 mean gradient of L0-Lipschitz losses has sensitivity 2L0/n

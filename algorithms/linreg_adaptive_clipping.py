@@ -1,5 +1,5 @@
 """Algorithms of Varshney, Thakurta, Jain, "(Nearly) Optimal Private Linear Regression via Adaptive
-Clipping" (``linreg_adaptive_clipping.txt``), on streamed Gaussian-type designs.
+Clipping", on streamed Gaussian-type designs.
 
 * :class:`LinearRegressionDesign` — the data distribution: x = H^{1/2}u with H = diag(λ), ‖H‖ = 1,
   u with i.i.d. unit-variance coordinates (Gaussian, a = ½ in the Tail condition; or Laplace,

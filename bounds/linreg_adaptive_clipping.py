@@ -86,7 +86,7 @@ eta, zeta = sym("eta"), sym("zeta")
 _log, _sqrt, _exp = sp.log, sp.sqrt, sp.exp
 
 _DP = "(ε, δ)-DP, replace-one neighbouring datasets (§2; errata LR-E2)"
-_SRC = "Varshney, Thakurta, Jain 2022 (linreg_adaptive_clipping.txt)"
+_SRC = "linreg paper"
 
 #: R_x² for Gaussian x with ‖H‖ = 1 and Tr H ≤ d (exact, d + 2, for H = I): errata LR-E3.
 RX2 = d + 2

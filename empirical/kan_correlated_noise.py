@@ -1,4 +1,4 @@
-"""Experiments for the KAN paper (Wang et al., ``kan_correlated_noise.txt``): a data
+"""Experiments for the KAN paper (Wang et al.): a data
 generator with a guaranteed NTK margin, and sweeps of Algorithm 1
 (``algorithms.kan_correlated_noise``) checked against ``bounds.kan_correlated_noise``.
 

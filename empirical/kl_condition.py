@@ -1,4 +1,4 @@
-"""Experiments for the KL paper (Menart et al., ``kl_condition_zcdp.txt``): sweeps checked
+"""Experiments for the KL paper (Menart et al.): sweeps checked
 against ``bounds.kl_condition`` on the problems of :mod:`empirical.kl_problems`.
 
 This is the paper's registering module (``PAPER_MODULES["kl"]``): importing it registers the

@@ -1,4 +1,4 @@
-"""Problems and run functions of the KL paper's experiments (``kl_condition_zcdp.txt``).
+"""Problems and run functions of the KL paper's experiments.
 
 Split from :mod:`empirical.kl_condition`, which declares the experiments: this module holds
 everything that computes a stored row (problem instances with exact F* and excess, the run

@@ -1,5 +1,5 @@
-"""Experiments for the linear-regression paper (Varshney, Thakurta, Jain,
-``linreg_adaptive_clipping.txt``).  The paper has no experiments: every sweep here is
+"""Experiments for the linear-regression paper (Varshney, Thakurta, Jain).  The paper has no
+experiments: every sweep here is
 ours, on streamed synthetic data with exact excess risk ½(w − w*)ᵀH(w − w*).
 
 Measured quantities (common random numbers, :mod:`algorithms.linreg_adaptive_clipping`): each

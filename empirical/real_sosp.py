@@ -1,5 +1,5 @@
-"""The SOSP paper's Appendix E in miniature on scikit-learn's ``digits`` (Tao et al.,
-``sosp_private_nonconvex.txt``, Appendix E: MNIST/CIFAR-10, one-hidden-layer MLP, m ∈ {1, 2, 5, 10}
+"""The SOSP paper's Appendix E in miniature on scikit-learn's ``digits`` (Tao et al., Appendix E:
+MNIST/CIFAR-10, one-hidden-layer MLP, m ∈ {1, 2, 5, 10}
 clients, ε ∈ {0.5, 1, 2}, δ = 1e-5, Gauss-PSGD against "the baseline with private model
 selection"; test accuracy against epochs).
 

@@ -1,4 +1,4 @@
-"""Experiments for the SOSP paper (Tao et al., ``sosp_private_nonconvex.txt``), checked against
+"""Experiments for the SOSP paper (Tao et al.), checked against
 ``bounds.sosp_nonconvex``: the paper's registering module (``PAPER_MODULES["sosp"]``; importing
 it registers every experiment, the audits and the mutants).  Problems:
 :mod:`empirical.sosp_problems` (cosine-saddle family with closed-form ∇F, ∇²F, λ_min).  In this

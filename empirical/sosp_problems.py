@@ -1,4 +1,4 @@
-"""Test problems for the SOSP paper (Tao et al., ``sosp_private_nonconvex.txt``): non-convex
+"""Test problems for the SOSP paper (Tao et al.): non-convex
 losses with strict saddles whose gradient, Hessian and minimum eigenvalue are known in closed
 form, globally Lipschitz (so the privacy calibration through G is valid everywhere the iterates
 go), with per-record noise that gives real sampling variance, and heterogeneous clients whose

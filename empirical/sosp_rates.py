@@ -1,4 +1,4 @@
-"""Rate experiments of the SOSP paper (Tao et al., ``sosp_private_nonconvex.txt``): Theorem 2
+"""Rate experiments of the SOSP paper (Tao et al.): Theorem 2
 (Ada-DP-SPIDER, Algorithm 2, under Gauss-PSGD) and Theorem 3 (distributed, Algorithm 3), checked
 against ``bounds.sosp_nonconvex``.
 

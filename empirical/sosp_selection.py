@@ -1,4 +1,4 @@
-"""Model-selection experiments of the SOSP paper (Tao et al., ``sosp_private_nonconvex.txt``):
+"""Model-selection experiments of the SOSP paper (Tao et al.):
 Algorithm 4 (private model selection), Theorem 4 and eq. 141–142's errors.
 
 ``sosp.select.d`` (T = 10 candidates fixed: the Hessian error's d-exponent 1, two-sided; the

@@ -1,4 +1,4 @@
-"""Algorithm 3's experiments for the user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``): risk sweeps in m, n, ε,
+"""Algorithm 3's experiments for the user-level SCO paper (Lowy, Liu, Asi): risk sweeps in m, n, ε,
 d (Theorem 3.2/C.3 and Remark 3.6 on the strongly convex quadratic; the item-level baseline of
 footnote 3 on the same data), logistic regression (UL-E21), the gradient counts of Theorem
 3.2/C.3 and of the non-smooth schedule of Theorem 4.1/D.3, and the m-overlay figure.

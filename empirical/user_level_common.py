@@ -1,4 +1,4 @@
-"""Shared pieces of the user-level SCO experiments (Lowy, Liu, Asi; ``user_level_sco.txt``): the paper id and privacy
+"""Shared pieces of the user-level SCO experiments (Lowy, Liu, Asi): the paper id and privacy
 tolerance, the rows' privacy columns and settings functions, the quadratic's bound values.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Experiments for the user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``): sweeps of
+"""Experiments for the user-level SCO paper (Lowy, Liu, Asi): sweeps of
 Algorithms 1 and 3, the item-level baseline, the non-smooth schedule and Lemmas 2.3 and 3.5,
 checked against ``bounds.user_level_sco`` at each experiment's own parameter values.
 
