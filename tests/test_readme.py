@@ -110,7 +110,8 @@ def test_papers_table_cites_each_paper_and_counts_from_the_registry():
 
 def test_verdict_legend_names_every_verdict():
     setup = _section("Set-up")
-    for verdict in ("PASS", "FAIL", "FINDING", "REJECTED", "NOT REPRODUCED", "INFO", "ERROR"):
+    for verdict in ("PASS", "FAIL", "INCONCLUSIVE", "FINDING", "REJECTED", "NOT REPRODUCED", "INFO",
+                    "ERROR"):
         assert f"`{verdict}`" in setup, verdict
 
 
