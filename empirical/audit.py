@@ -399,7 +399,7 @@ def spawn_rows(rng: np.random.Generator, trials: int) -> list[np.random.Generato
 #: Gaussian mechanism: noise multiplier z, so the shift/σ is μ = 1/z under the pair below.
 GAUSS_Z = 1.0
 CORE_DELTA = 1e-5
-#: Power requirement (stated in README): a 200k-run-per-side audit of the Gaussian mechanism and
+#: Power requirement (stated in docs/privacy.md): a 200k-run-per-side audit of the Gaussian mechanism and
 #: of DP-GD with a gradient canary reaches at least this fraction of the exact ε(δ).
 POWER = 0.6
 

@@ -76,8 +76,8 @@ def _no_bound(point: dict) -> dict:
     return {}
 
 
-#: Expectations of the "beats the baseline at every m" claim, from the full-grid runs (README
-#: draft, errata draft REAL-E14): it holds at ε = 2; at ε ≤ 1 it fails where both methods are at
+#: Expectations of the "beats the baseline at every m" claim, from the full-grid runs (errata
+#: REAL-E14): it holds at ε = 2; at ε ≤ 1 it fails where both methods are at
 #: chance (m ≥ 5), so there it is declared a finding, never dropped.
 _BEATS = {0.5: ("finding", "  Declared a finding: at m = 5, 10 both methods are at chance "
                            "(Gauss-PSGD 0.12, 0.10) and the gain is −0.012 [−0.054, +0.029]"),

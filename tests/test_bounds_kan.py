@@ -98,7 +98,7 @@ def test_contract_ids_exist_and_kinds():
     assert all(kinds[k] == "identity" for k in KAN_BOUNDS if k.startswith("kan:lam_"))
 
 
-def test_docstring_and_api_draft_list_every_id():
+def test_docstring_and_api_page_list_every_id():
     doc = kb.__doc__
     api = (Path(__file__).parents[1] / "docs/papers/kan_bounds.md").read_text()
     for bid in KAN_BOUNDS:

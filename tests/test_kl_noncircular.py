@@ -5,7 +5,7 @@ privacy budget: on the registered instances, removing or doubling the injected n
 excess unchanged (within 15%).  So the rate checks on these sweeps test the schedule's and the
 budget's arithmetic, not the noise actually injected; that noise is verified separately, by
 measurement against the theorem's σ (tests/test_audit_kl.py) and by the privacy audits.  These
-tests pin the finding: if it stops holding, the README's KL section must change.  Theorem 9's
+tests pin the finding: if it stops holding, docs/papers/kl.md must change.  Theorem 9's
 instance is the control where the noise is the whole excess.
 """
 import numpy as np

@@ -72,7 +72,8 @@ def test_the_search_covers_code_tests_and_docs():
 
 @pytest.mark.parametrize("text", [
     "as measured in session 6", "the lead's full-grid run", "see issue 14", "(issue #3)",
-    "# TODO: refit", "docs/drafts/x.md", "notes E12", "(notes, pitfall 11)", "(``user_level_sco.txt``)", "the notes' §3.6",
+    "# TODO: refit", "docs/drafts/x.md", "notes E12", "(notes, pitfall 11)",
+    "(``user_level_sco.txt``)", "the notes' §3.6",
     "in six idle runs", "2 cores shared by 8 developers"])
 def test_each_pattern_can_fail(text, tmp_path):
     f = tmp_path / "x.md"

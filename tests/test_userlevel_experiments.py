@@ -73,7 +73,7 @@ def test_private_rows_carry_dp_accounting_at_target(rows, exp_id):
 
 def test_m_sweep_user_level_beats_item_level_slope(analyses):
     """The point of user-level DP on one problem and one schedule: Algorithm 3's privacy error
-    falls with m, the user-as-item baseline's does not (Figure of the two in README)."""
+    falls with m, the user-as-item baseline's does not."""
     a, b = analyses["userlevel.alg3.m"], analyses["userlevel.baseline.m"]
     assert a.experiment.grid() == b.experiment.grid()
     assert a.fit.slope < b.fit.slope - 0.3
