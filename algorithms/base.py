@@ -64,7 +64,7 @@ class Problem(ABC):
     @abstractmethod
     def _per_sample_gradients(self, W: np.ndarray, idx: np.ndarray) -> np.ndarray: ...
 
-    # -- helpers ----------------------------------------------------------------------------------
+    # -- shared functions ----------------------------------------------------------------------------------
     def _rows(self, w: np.ndarray) -> tuple[np.ndarray, bool]:
         W = np.asarray(w, dtype=float)
         single = W.ndim == 1

@@ -1,6 +1,6 @@
 """Model and algorithm of Wang, Schuchardt, Kalinin, Zhou, Fellenz, Lampert, Kloft, "Population
 Risk Bounds for Kolmogorov–Arnold Networks Trained by DP-SGD with Correlated Noise"
-(``kan_correlated_noise.txt``, paper id ``kan``).
+(paper id ``kan``).
 
 * :class:`KAN` — the two-layer B-spline KAN of Section 3.1 (first-layer spline coefficients W
   trained, second-layer coefficients c fixed at initialisation), forward pass and per-example
@@ -103,7 +103,7 @@ def bspline_basis(v: np.ndarray, p: int, deriv: int = 0) -> np.ndarray:
     Uniform cubic B-splines with spacing h = 2/(p − 3) and b_k(v) = N₃((v − t_k)/h),
     t_k = −1 + (k − 4)h: a partition of unity on [−1, 1] ⊇ range(tanh), so the interval
     I_b = [−1, 1] of Assumption 3.2 holds (B_b ≤ 2/3, B'_b = 1/(2h), B''_b = 1/h²).
-    The paper fixes no knot grid (notes §1.2); p ≥ 4.
+    The paper fixes no knot grid (Section 3 leaves the basis open); p ≥ 4.
     """
     p = check_int("p", p, minimum=4)
     v = np.asarray(v, dtype=float)

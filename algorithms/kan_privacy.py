@@ -1,4 +1,4 @@
-"""Privacy of Algorithm 1 of Wang et al. (``kan_correlated_noise.txt``, paper id ``kan``): the
+"""Privacy of Algorithm 1 of Wang et al. (paper id ``kan``): the
 paper's calibrations of the noise multiplier κ, Theorem 5.1 in its explicit form F.12 (λ > 0,
 zero-out neighbours; constant 8 as stated, errata KAN-E1/E20) and Theorem 5.4 in its explicit
 form D.9 (λ = 0, replace-one neighbours), and a tight one: the exact sensitivity of the matrix
@@ -105,8 +105,8 @@ def contiguous_block_sensitivity(lam: float, steps: int, tau: int) -> float:
     """max over participation sets of size ≤ τ of ‖C 1_P‖ (per unit clip norm), λ ≥ 0.
 
     C is lower-triangular Toeplitz with non-negative, non-increasing entries λ^{t−s}; the
-    maximiser is the block of the first τ steps (checked against brute force in the tests; the
-    notes' E11a), so this is ``correlated_sensitivity`` with separation 1."""
+    maximiser is the block of the first τ steps (checked against brute force in the
+    tests), so this is ``correlated_sensitivity`` with separation 1."""
     tau = min(check_int("tau", tau), steps)
     if tau == 1:
         return correlated_sensitivity(lam, steps, 1)

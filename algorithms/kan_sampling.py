@@ -1,5 +1,5 @@
-"""Algorithm 1's batch samplers and the participation patterns they allow one example (Wang et al.,
-``kan_correlated_noise.txt``, paper id ``kan``; Algorithm 1 line 4 and the open question of
+"""Algorithm 1's batch samplers and the participation patterns they allow one example (Wang et
+al., paper id ``kan``; Algorithm 1 line 4 and the open question of
 Section 5 on sharper accounting): shared by the algorithm (:mod:`algorithms.kan_correlated_noise`)
 and its privacy calibrations (:mod:`algorithms.kan_privacy`), whose sensitivity follows the
 sampler actually used."""

@@ -1,5 +1,5 @@
 """Algorithms of Menart, Ullah, Arora, Bassily, Guzmán, "Differentially Private Non-Convex
-Optimization under the KL Condition with Optimal Rates" (``kl_condition_zcdp.txt``).
+Optimization under the KL Condition with Optimal Rates".
 
 All are full-batch and ρ-zCDP under replace-one neighbours (the paper's Definition 2), so the
 mean gradient of L0-Lipschitz losses has sensitivity 2L0/n
@@ -160,7 +160,7 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
 
 
 # =============================================================================================
-# shared helpers
+# shared functions
 # =============================================================================================
 def _ceil(x: float) -> int:
     """⌈x⌉, not bumping values that are integers up to rounding (e.g. (F0/Φ̂)^e = 4 + 1e-15)."""

@@ -1,5 +1,5 @@
 """Algorithms of Varshney, Thakurta, Jain, "(Nearly) Optimal Private Linear Regression via Adaptive
-Clipping" (``linreg_adaptive_clipping.txt``), on streamed Gaussian-type designs.
+Clipping", on streamed Gaussian-type designs.
 
 * :class:`LinearRegressionDesign` — the data distribution: x = H^{1/2}u with H = diag(λ), ‖H‖ = 1,
   u with i.i.d. unit-variance coordinates (Gaussian, a = ½ in the Tail condition; or Laplace,
@@ -70,7 +70,7 @@ CHUNK = 8192
 #: count, shape (len(rows),)), its index t (the step of DP-SSGD, the phase of DP-AMBSSGD, the round
 #: of a stand-alone DP-STAT call), the seed rows it belongs to, and the std of the Gaussian noise
 #: in it (shape (len(rows),)).  Audits read the per-step releases through it: the privacy proofs
-#: cover them, and the tail average hides them (docs/trust.md).
+#: cover them, and the tail average hides them (docs/privacy.md).
 Observer = Callable[[str, int, np.ndarray, np.ndarray, np.ndarray], None]
 
 

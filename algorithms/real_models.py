@@ -1,6 +1,6 @@
 """One-hidden-layer MLP (ReLU, softmax cross-entropy) with per-example gradients and per-example
-clipping, for the real-data miniature of the SOSP paper's Appendix E (Tao et al.,
-``sosp_private_nonconvex.txt``: "a fully connected neural network with one hidden layer ...
+clipping, for the real-data miniature of the SOSP paper's Appendix E (Tao et al.: "a fully
+connected neural network with one hidden layer ...
 ReLU activation ... cross-entropy loss ... Kaiming initialization, biases zero").
 
 Parameters are one flat vector θ = (W1 (D×H), b1 (H), W2 (H×C), b2 (C)) so that the paper's

@@ -1,5 +1,5 @@
 """Algorithms of Tao et al., "Second-Order Convergence in Private Stochastic Non-Convex
-Optimization" (``sosp_private_nonconvex.txt``): the public names in one place.  In this paper ρ
+Optimization": the public names in one place.  In this paper ρ
 is the Hessian-Lipschitz constant (``hessian_lipschitz`` here) and m the number of clients.
 
 The code lives in one module per algorithm (each names its theorem):

@@ -1,5 +1,5 @@
 """Parameters of Gauss-PSGD + Ada-DP-SPIDER (Tao et al., "Second-Order Convergence in Private
-Stochastic Non-Convex Optimization", ``sosp_private_nonconvex.txt``): Theorem 2 (m = 1) and
+Stochastic Non-Convex Optimization"): Theorem 2 (m = 1) and
 Theorem 3 (m > 1) with parameters (5), Lemma 1's round length Γ, Lemma 2's round count Q, and
 Remark 2's fixed-point design of α from Lemma 7's (Lemma 9's) noise.  In this paper ρ is the
 Hessian-Lipschitz constant (``hessian_lipschitz`` here) and m the number of clients.

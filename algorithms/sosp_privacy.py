@@ -1,5 +1,5 @@
 """Privacy of Algorithms 2–4 of Tao et al., "Second-Order Convergence in Private Stochastic
-Non-Convex Optimization" (``sosp_private_nonconvex.txt``): noise multipliers calibrated with
+Non-Convex Optimization": noise multipliers calibrated with
 dp-accounting, replace-one sensitivities, and the noise draws.
 
 Replace-one neighbours (errata SOSP-E2).  Each query of Ada-DP-SPIDER (Algorithms 2, 3) uses a

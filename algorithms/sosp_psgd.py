@@ -1,5 +1,5 @@
 """Algorithm 1 (Gauss-PSGD) of Tao et al., "Second-Order Convergence in Private Stochastic
-Non-Convex Optimization" (``sosp_private_nonconvex.txt``), Theorem 1, over any gradient oracle.
+Non-Convex Optimization", Theorem 1, over any gradient oracle.
 
 * :class:`Oracle` — the interface: estimates ĝ at the rows' points, vectorized over seed rows.
 * :class:`GaussianOracle` — the oracle of §5.1 (eq. 1–4): ∇F(x) + ζ + ξ, ζ sampling noise

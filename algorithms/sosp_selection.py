@@ -1,5 +1,5 @@
 """Algorithm 4 (private model selection, Theorem 4) of Tao et al., "Second-Order Convergence in
-Private Stochastic Non-Convex Optimization" (``sosp_private_nonconvex.txt``): m clients release
+Private Stochastic Non-Convex Optimization": m clients release
 noisy gradients and Hessians of held-out records at T candidates (eq. 141–142's errors), the
 server returns the first candidate passing both thresholds.  The 2T releases per client are
 composed adaptively (Lemma 16): the multiplier and the sensitivities are

@@ -1,6 +1,6 @@
 """Algorithm 2 (Ada-DP-SPIDER, Theorem 2) and Algorithm 3 (distributed Ada-DP-SPIDER, Theorem 3)
-of Tao et al., "Second-Order Convergence in Private Stochastic Non-Convex Optimization"
-(``sosp_private_nonconvex.txt``), as a stateful gradient oracle for
+of Tao et al., "Second-Order Convergence in Private Stochastic Non-Convex Optimization", as a
+stateful gradient oracle for
 :func:`algorithms.sosp_psgd.gauss_psgd`.  m is the number of clients.
 
 * :class:`ClientData` — fresh records of m clients (§4's sampling model), vectorized over seed

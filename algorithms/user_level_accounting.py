@@ -1,4 +1,4 @@
-"""Privacy accounting of the user-level SCO paper (Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO", ``../shared/papers/user_level_sco.txt``):
+"""Privacy accounting of the user-level SCO paper (Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO"):
 the Gaussian release noise of Algorithms 1 and 2, its ε from dp-accounting's RDP accountant
 (replace-one: neighbours differ in one user's m items; Algorithm 2's minibatches drawn without
 replacement, errata UL-E8), the calibration of the noise multiplier to a target ε, and what a

@@ -1,4 +1,4 @@
-"""Algorithm 1 of the user-level SCO paper (Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO", ``../shared/papers/user_level_sco.txt``): phased SGD with
+"""Algorithm 1 of the user-level SCO paper (Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO"): phased SGD with
 outlier *iterate* removal and output perturbation (Theorem 2.1/B.1, linear time), and its SGD
 subroutine (``sgd_average_iterates``, the object of Lemma 2.3/B.4).
 """
@@ -101,7 +101,7 @@ def sgd_average_iterates(data: UserData, groups: np.ndarray, eta: float, x0: np.
     """SGD(D, η, T, x0) of Algorithm 1 / Lemma 2.3 for C groups at once (one chain per row of
     ``groups``, shape (C, N) user indices): one pass over the group's N·m items in uniformly
     random order, x_{t+1} = Π_𝒳(x_t − η∇f(x_t, z_t)), output the average (1/T)Σ_{t=1}^{T} x_t of
-    the iterates after each step (reading of the notes' UNSURE: x_1..x_T).  Shape (C, d)."""
+    the iterates after each step (the paper does not say whether the average runs over x_1..x_T or x_0..x_{T−1}; we read x_1..x_T).  Shape (C, d)."""
     groups = np.asarray(groups, dtype=np.intp)
     Cg, N = groups.shape
     m = data.m

@@ -1,4 +1,4 @@
-"""Algorithms 2, 3 and 4 of the user-level SCO paper (Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO", ``../shared/papers/user_level_sco.txt``):
+"""Algorithms 2, 3 and 4 of the user-level SCO paper (Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO"):
 accelerated phased ERM (Algorithm 3, Theorem 3.2/C.3) calling user-level DP accelerated
 minibatch SGD with outlier *gradient* removal (Algorithm 2; its minibatch gradient alone is
 ``minibatch_gradients``, the object of Lemma 3.5), AboveThreshold (Algorithm 4, Lemma A.9),

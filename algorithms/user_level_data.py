@@ -1,4 +1,4 @@
-"""The data model of the user-level SCO paper (Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO", ``../shared/papers/user_level_sco.txt``):
+"""The data model of the user-level SCO paper (Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO"):
 ``UserData`` (n users with m items each; every per-item gradient is counted, so gradient
 complexities are measured) and Appendix D's randomized smoothing (``SmoothedUserData``,
 Lemma D.1) for non-smooth losses.

@@ -1,4 +1,4 @@
-"""Outlier removal and its sensitivity for the user-level SCO paper (Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO", ``../shared/papers/user_level_sco.txt``):
+"""Outlier removal and its sensitivity for the user-level SCO paper (Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO"):
 the concentration scores and keep probabilities of Algorithm 1 (line 20) and Algorithm 2 (line
 11), the outlier-removed mean, and the sensitivity bound of Lemmas B.2/C.2 DERIVED for the removal
 rule as implemented (:func:`outlier_mean_sensitivity`, errata UL-E13), with the failure

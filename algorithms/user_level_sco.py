@@ -1,5 +1,4 @@
-"""Algorithms of Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO"
-(``../shared/papers/user_level_sco.txt``): Algorithm 1 (phased SGD with outlier *iterate* removal
+"""Algorithms of Lowy, Liu, Asi, "Faster Algorithms for User-Level Private SCO": Algorithm 1 (phased SGD with outlier *iterate* removal
 and output perturbation), Algorithm 2 (user-level DP accelerated minibatch SGD with outlier
 *gradient* removal), Algorithm 3 (accelerated phased ERM calling Algorithm 2), Algorithm 4
 (AboveThreshold) and the randomized-smoothing wrapper of Appendix D.

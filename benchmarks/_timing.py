@@ -1,4 +1,4 @@
-"""Timing helpers shared by the benchmarks (side-by-side CPU times, the machine's load)."""
+"""Timing functions shared by the benchmarks (side-by-side CPU times, the machine's load)."""
 import os
 import time
 

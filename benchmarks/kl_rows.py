@@ -1,4 +1,4 @@
-"""Row identity and CPU cost of KL quick-grid points, old code against new (issue 14, klspeed).
+"""Row identity and CPU cost of KL quick-grid points, old code against new.
 
     python benchmarks/kl_rows.py dump OUT.pkl EXP [EXP ...]     # run every quick point, store rows
     python benchmarks/kl_rows.py compare OLD.pkl NEW.pkl         # every row dict, exactly

@@ -24,8 +24,8 @@ Stated costs checked (from the docstrings):
 * ``noisy_gd`` (KL Algorithm 4): T − 1 full-batch gradients; on :class:`PowerRegression`
   "a gradient costs O(nd)", so O(T·n·d).
 * ``noisy_gd`` on :class:`MomentPowerRegression` (p = 2): "O(d^p) per row, whatever n" — slope 0
-  in n and 2 in d.  (Issue 14 says "O(d) per step for the moment-based regression"; the class
-  states O(d^p), which is what is checked.)
+  in n and 2 in d.  (The class states O(d^p), which is what is
+  checked.)
 * ``kl_spider`` and ``adaptive_noisy_gd`` (KL Algorithms 1, 3): their step counts depend on the
   data (stopping rules), so the measured quantity is the time per full gradient, each run cut
   after an exact number of gradients (marginal, see below), which should be O(nd) on
@@ -122,7 +122,7 @@ def _noisy_gd_call(prob, T: int) -> Callable[[], float]:
 
 
 # n from 64000: the design (n × 50 floats, ≥ 25.6 MB against a 32 MB L3) is then out of cache at
-# every grid point.  From 16000 (6.4 MB) the grid still straddled the boundary: idle, session 5,
+# every grid point.  From 16000 (6.4 MB) the grid still straddled the boundary:
 # slope 1.37 [1.35, 1.46]; PowerRegression.gradient alone costs 26, 26, 51, 73, 74 ns per record
 # at n = 8k … 128k (flat only from 64k on); across n = 4000 → 32000 it was 1.04–1.19 (loaded)
 NOISY_GD_GRID = {"n": ((64000, 96000, 144000, 216000),
@@ -172,7 +172,7 @@ def _budgeted_gradient(prob, calls: int) -> None:
     full gradients.  ``max_steps`` does not bound Spider's work: a round whose estimate is
     already below its threshold stops at t = 0 without a step but after a full gradient, and
     near w* (reached within 40 steps from n ≈ 10⁵ on) the K ≈ 27 000 rounds each do just that —
-    one max_steps = 40 run at n = 216k did not finish in 5 CPU-minutes (session 6), which is
+    one max_steps = 40 run at n = 216k did not finish in 5 CPU-minutes, which is
     why the earlier 64k grid "ran > 15 min"."""
     inner = type(prob)._gradient.__get__(prob)
     left = [calls]

@@ -1,4 +1,4 @@
-"""Issue 14, "Beyond one machine": ``--scheduler`` on a Dask LocalCluster gives rows identical to
+"""``--scheduler`` on a Dask LocalCluster gives rows identical to
 a local run, and 2 workers are at least 1.8x faster than 1 on a sweep big enough to matter.
 
     pytest benchmarks/test_dask_speedup.py -s          # on an idle machine with >= 2 cores

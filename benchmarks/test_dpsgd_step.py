@@ -1,7 +1,7 @@
 """One clipped, noised DP-SGD step for least squares: the library's kernel
 (:func:`algorithms.primitives.linear_dpsgd_step`, noise from
 :class:`algorithms.primitives.NormalBlocks`) against (a) a per-sample Python loop and (b) Opacus
-on CPU, at batch 64/256/4096 and d = 100/1000.  Issue 14; the step is the per-example-clipped
+on CPU, at batch 64/256/4096 and d = 100/1000.  The step is the per-example-clipped
 gradient of DP-SSGD / DP-AMBSSGD (Varshney, Thakurta, Jain, Algorithms 1–2) and of any DP-SGD on
 a linear model.
 
@@ -184,17 +184,17 @@ def _ratio(benchmark, fns: dict, label: str, **kw) -> float:
 _D1000 = ("known shortfall of the numpy path only (docs/performance.md): at d = 1000 it is two "
           "float64 matrix-vector products over the 2 MB batch (≈ 33 µs each, the rate at which "
           "this CPU fills L1 from L2/L3) plus the noise: 75-83 µs against Opacus' least disturbed "
-          "1.14-2.6 ms, 16.0-21.4x in five idle runs (session 7); the fused kernel (≈ 57-64 µs) "
+          "1.14-2.6 ms, 16.0-21.4x in five runs; the fused kernel (≈ 57-64 µs) "
           "is the one held to 20x")
 
 
 @pytest.mark.parametrize("B, d, target", [(256, 100, 20.0), (256, 1000, 20.0)])
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_ratio_vs_opacus(torch_and_opacus, benchmark, B, d, target, kernel, request):
-    """Issue 14's target: ≥ 20× Opacus (GradSampleModule + DPOptimizer, float64, one thread) at
+    """The target: ≥ 20× Opacus (GradSampleModule + DPOptimizer, float64, one thread) at
     B = 256, d = 100 and 1000; CPU times side by side, interleaved (``_timing.cpu_side_by_side``),
     one-sided (faster is fine).  At d = 1000 the fused kernel meets it with little margin
-    (20.0-44.6x in five idle runs of session 7, 23-44x in four of session 6: Opacus' own minimum
+    (20.0-44.6x over nine runs: Opacus' own minimum
     moves between 1.14 and 3.1 ms); the numpy path does not (xfail, reason above)."""
     if kernel == "numpy" and d == 1000:
         request.applymarker(pytest.mark.xfail(strict=False, reason=_D1000))
@@ -213,7 +213,7 @@ _D1000_F32 = ("float32 on both sides, numpy path (two sgemv over 1 MB + float32 
 @pytest.mark.parametrize("B, d, target", [
     (256, 100, 20.0), pytest.param(256, 1000, 20.0, marks=pytest.mark.xfail(strict=False, reason=_D1000_F32))])
 def test_ratio_vs_opacus_float32(torch_and_opacus, benchmark, B, d, target):
-    """An additional row, not issue 14's target: both sides in float32 (Opacus' default dtype;
+    """An additional row, not the target: both sides in float32 (Opacus' default dtype;
     dprates computes in float64).  Same one-sided 20× check.  The update is Opacus' to float32
     rounding (checked below at 1e-4 relative)."""
     torch, _ = torch_and_opacus

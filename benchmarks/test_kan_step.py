@@ -390,7 +390,7 @@ RATIO_POINTS = [(64, 100, 10.0), (256, 100, 10.0), (256, 1000, 10.0), (4096, 100
 def _side_by_side(torch, opacus, B: int, d: int, theirs_factory) -> dict:
     """Kernel, algorithm per step and an Opacus step timed in interleaved blocks (5 × median of
     a few calls each, one thread each) so machine load affects all alike; medians of the blocks.
-    CPU time (``time.process_time``), since session 2: wall time under load counts the waits for
+    CPU time (``time.process_time``): wall time under load counts the waits for
     a core, which land mostly on the slower side (docs/performance.md)."""
     model, H, y, W = _instance(B, d)
     kernel = NumpyKanStep(model, H, y, np.random.default_rng(0))
@@ -421,7 +421,7 @@ def _report(benchmark, label: str, B: int, d: int, r: dict) -> None:
 
 @pytest.mark.parametrize("B, d, target", RATIO_POINTS)
 def test_ratio_vs_opacus(torch_and_opacus, benchmark, B, d, target):
-    """Issue 14's target: ≥ 10× a torch version of the same KAN under Opacus (GradSampleModule +
+    """The target: ≥ 10× a torch version of the same KAN under Opacus (GradSampleModule +
     DPOptimizer), timed side by side.  Both the kernel (one step on a given batch) and
     dp_sgd_correlated's own per-step time (differenced, so set-up is excluded) are recorded; the
     target is asserted on the latter, since that is what a sweep pays."""
@@ -435,7 +435,7 @@ def test_ratio_vs_opacus(torch_and_opacus, benchmark, B, d, target):
 @pytest.mark.xfail(strict=False, reason=(
     "known shortfall (docs/performance.md): ghost clipping does the same two B·m·dp products as "
     "our step plus one more backward pass, so at equal float64 arithmetic dp_sgd_correlated is "
-    "1.1-4x (session 1, wall) and 2.4-6.1x (session 2, CPU time) faster, not 10x"))
+    "2.4-6.1x (CPU time) faster, not 10x"))
 @pytest.mark.parametrize("B, d, target", RATIO_POINTS)
 def test_ratio_vs_opacus_ghost(torch_and_opacus, benchmark, B, d, target):
     """The same target against Opacus' ghost clipping, the mode a researcher would pick for a

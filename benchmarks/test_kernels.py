@@ -70,7 +70,7 @@ def test_bench_seeds_looped(benchmark):
 
 
 def test_ratio_batched_vs_looped_seeds(benchmark):
-    """Issue 14's target: 16 seeds as one (16, d) computation ≥ 3× faster than 16 runs (CPU
+    """The target: 16 seeds as one (16, d) computation ≥ 3× faster than 16 runs (CPU
     times side by side, interleaved; the rows are the same either way, tests/test_kl_algorithms)."""
     batched, one = _noisy_gd(16), _noisy_gd(1)
     t = cpu_side_by_side({"batched": batched, "looped": lambda: [one() for _ in range(16)]},

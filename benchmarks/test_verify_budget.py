@@ -1,4 +1,4 @@
-"""Issue 14's budget: ``dprates verify`` on every paper's quick grids, with a fresh results
+"""The budget: ``dprates verify`` on every paper's quick grids, with a fresh results
 directory, in under 5 minutes of wall time on 2 cores and under 2 GB of peak memory.
 
 Run on an idle machine (the numbers are the point; other jobs inflate them):
@@ -29,8 +29,8 @@ import pytest
 
 psutil = pytest.importorskip("psutil")
 
-WALL_LIMIT_S = 300.0          # issue 14: "under 5 minutes of wall time on 2 cores"
-MEMORY_LIMIT_MB = 2048.0      # issue 14: "peak memory under 2 GB"
+WALL_LIMIT_S = 300.0          # the budget: "under 5 minutes of wall time on 2 cores"
+MEMORY_LIMIT_MB = 2048.0      # the budget: "peak memory under 2 GB"
 
 
 def _tree_rss_mb(proc) -> float:

@@ -575,7 +575,7 @@ class Bound:
 
 #: nsimplify of each float substituted so far.  ``nsimplify(float)`` is a pure function of the
 #: float (a PSLQ search, ~ms) and the same values recur at every grid point of an experiment:
-#: 37 % of the analyses' CPU before this memo (docs/performance.md, session 6).  NaN never hits
+#: 37 % of the analyses' CPU without this memo.  NaN never hits
 #: (NaN != NaN) and is recomputed, as before; 0.0 and -0.0 share an entry, both give 0.
 _NSIMPLIFIED: dict[float, sp.Expr] = {}
 

@@ -1,5 +1,5 @@
 """The symbolic side explained: how a corollary follows from its theorem, and where one bound
-dominates another (issue 15: ``dprates bounds derive ID`` and ``dprates bounds compare ID ID``).
+dominates another (``dprates bounds derive ID`` and ``dprates bounds compare ID ID``).
 
 * :func:`derive` walks a registered derivation step by step: the theorem's bound, the
   corollary's parameter choices substituted into it, the result simplified, and, in every

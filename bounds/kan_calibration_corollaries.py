@@ -1,6 +1,6 @@
 """KAN paper: the privacy calibrations (Theorems 5.1 / F.12 for λ > 0, 5.4 / D.9 for λ = 0), the
 corollaries (5.3, 5.5, 5.6), the full-batch specialisations, the prior rates they are compared
-with, and numeric helpers the experiments use.
+with, and numeric functions the experiments use.
 
 Split from :mod:`bounds.kan_correlated_noise` (the optimisation and population-risk theorems and
 the shared sub-expressions), which imports this module so that loading the paper registers every
@@ -111,7 +111,7 @@ CALIBRATION_GAP = register(Bound(
     id="kan:calibration_gap",
     expr=_kappa2_f12(8, sp.Integer(1)) / KAPPA2_D9,
     quantity="ratio κ²(F.12, λ → 0⁺) / κ²(D.9, λ = 0) at the same (B, n, T, ε, δ)",
-    source=f"{_SRC}, Theorems F.12 and D.9; notes §2.3",
+    source=f"{_SRC}, Theorems F.12 and D.9",
     assumptions=("same (B, n, T, ε, δ); F.12's λ-factor (1−λ^T)/(1−λ) → 1 as λ → 0⁺",),
     privacy="compares a zero-out (λ > 0) with a replace-one (λ = 0) calibration",
     kind="identity",
@@ -243,7 +243,7 @@ COR53_NOISE_RATIO = register(Bound(
              "choices: the factor by which noise (and mini-batching) may inflate the risk of the "
              "same run without noise; read as a bound on private/non-private risk at equal "
              "(η, T, B)",
-    source=f"{_SRC}, Corollary 5.3 (proof Corollary C.24, App. C.2); notes E6",
+    source=f"{_SRC}, Corollary 5.3 (proof Corollary C.24, App. C.2)",
     assumptions=("η = 1, B = ρn, T = nεγ²/√d (n below n_c = d/(γ⁶ε²)), κ² ≲ T/ε² (C.24), "
                  "λ-factors bounded by 1 (the (1−λ) ≤ 1 and (1−λ)² + ηλ² ≤ 1 + η read at λ = 0)",),
     privacy=_DP_ZERO_OUT + " (κ of Theorem 5.1)",
@@ -275,7 +275,7 @@ TUNED_ETA_NOISE = register(Bound(
              "step size η that balances it against the optimisation term (A_van's η-terms "
              "minimised over η): 2√(md)κ/(γn√T) ∝ √(md)/(γnε)",
     source=f"{_SRC}, Theorem D.14 (A_van) at B = n with η tuned; App. D.3 'Recovery of full-batch "
-           "DP-GD'; notes E12",
+           "DP-GD'",
     assumptions=("λ = 0, B = n, κ² = 2T ln(1.25/δ)/ε² (Gaussian mechanism over T steps)",
                  "η free (the theorem's η ≤ 1/(12C_{σ,b}p³) ignored), logs of A_van dropped; the "
                  "tuned risk is this term plus noise-free terms, so it is the ε-dependent part"),
@@ -297,11 +297,11 @@ FIXED_ETA_NOISE = register(Bound(
     expr=_fixed_eta_noise_term(),
     quantity="the quadratic noise term ηmdκ²/n² of full-batch DP-GD's averaged empirical risk "
              "(λ = 0, B = n) at a fixed step size η (A_van's noise term without tuning η)",
-    source=f"{_SRC}, Theorem D.14 (A_van) at B = n; notes E12",
+    source=f"{_SRC}, Theorem D.14 (A_van) at B = n",
     assumptions=("λ = 0, B = n, κ² = 2T ln(1.25/δ)/ε² (Gaussian mechanism over T steps), η fixed",),
     privacy="each run (ε, δ)-DP (add-remove, Gaussian mechanism)",
     kind="upper",
-    notes="Competitor of kan:tuned_eta_noise in the d and m sweeps of notes E12: growth like md "
+    notes="Competitor of kan:tuned_eta_noise in the tuned-η d and m sweeps (App. D.3): growth like md "
           "(exponent +1 in d and m) is what an untuned step would pay; tuning η halves it.",
 ))
 
@@ -413,7 +413,7 @@ DPSCO_LOWER = register(Bound(
 
 
 # ------------------------------------------------------------------------------------------------
-# Numeric helpers for experiments
+# Numeric functions for experiments
 # ------------------------------------------------------------------------------------------------
 
 _NOISE_IDS = ("kan:thm5.1_noise", "kan:thmF.12_noise", "kan:thmF.12_noise_proof",

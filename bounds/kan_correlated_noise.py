@@ -1,6 +1,5 @@
 """Bounds of Wang, Schuchardt, Kalinin, Zhou, Fellenz, Lampert, Kloft, "Population Risk Bounds
-for Kolmogorov–Arnold Networks Trained by DP-SGD with Correlated Noise" (arXiv 2605.12648,
-``../shared/papers/kan_correlated_noise.txt``).
+for Kolmogorov–Arnold Networks Trained by DP-SGD with Correlated Noise" (arXiv 2605.12648).
 
 Setting: binary classification with the logistic loss ℓ(z) = log(1 + e^{−z}) on inputs in the unit
 ball of R^d; a two-layer B-spline KAN of width m whose first-layer spline coefficients W ∈ R^{mdp}
@@ -40,7 +39,7 @@ Optimisation risk (averaged empirical risk), upper bounds:
 * ``kan:thm4.1_explicit``    Lemma C.11 (= C.3 on the good events), every constant, 12β factor, δ_Z
                              = δ_Δ = δ_pot = δ/5.
 * ``kan:A_van``              Theorem D.14 (λ = 0), A_van with its logs.
-* ``kan:A_van_simplified``   Theorem D.14 without logs (notes §3.6).
+* ``kan:A_van_simplified``   Theorem D.14 without polylogarithmic factors.
 * ``kan:A_non``              Theorem E.1 (κ = 0): 1/(γ²ηT) + 1/(γ√(BT)) + η/B.
 * ``kan:fullbatch_gd_opt``   App. E, full-batch GD (B = n, Δ_t = 0): 1/(γ²ηT).
 * ``kan:fullbatch_gd_etaT``  the same in the product etaT = ηT: 1/(γ²·etaT) (the ηT collapse).
@@ -104,7 +103,7 @@ Corollaries, specialisations, prior rates (polylogs dropped as printed):
 * ``kan:cor5.3_noise_ratio`` A_corr over 1/(γ²ηT) at Cor 5.3's privacy-branch choices (O(1) in
                              n): the private/non-private ratio's bound.
 * ``kan:tuned_eta_noise``    A_van's η-terms at B = n minimised over η, κ ∝ √T/ε: 2√(md)κ/(γn√T)
-                             ∝ √(md)/(γnε) (notes E12).
+                             ∝ √(md)/(γnε) (App. D.3).
 * ``kan:fixed_eta_noise``    A_van's quadratic noise term ηmdκ²/n² at B = n and a fixed η (the
                              E12 d and m sweeps' competitor: exponent +1 in m and d).
 * ``kan:cor5.5``             Corollary 5.5 (λ = 0, B ≍ γ√n, m ≍ γ⁻⁴): 1/(γ√n) + √d/(γ³nε), opt and
@@ -171,7 +170,7 @@ LAM_LINEAR = 1 - lam
 LAM_QUADRATIC = (1 - lam)**2 + lam**2 * eta
 LAM_QUADRATIC_EXPLICIT = (1 - lam)**2 + 12 * beta * eta * lam**2
 
-#: A_corr = A_CORR_NOISE_FREE + A_CORR_L·(1−λ) + A_CORR_Q·((1−λ)² + λ²η)  (notes §3.1).
+#: A_corr = A_CORR_NOISE_FREE + A_CORR_L·(1−λ) + A_CORR_Q·((1−λ)² + λ²η)  (Theorem 4.1).
 A_CORR_NOISE_FREE = 1 / (gamma**2 * eta * T) + 1 / (gamma * _sqrt(B * T)) + eta * (1 / B + 1 / T)
 A_CORR_L = kappa / (B * _sqrt(T)) * (1 / gamma + eta * _sqrt(m * d) / _sqrt(B))
 A_CORR_Q = eta * kappa**2 * m * d / B**2
@@ -351,7 +350,7 @@ THM41_EXPLICIT = register(Bound(
 
 
 # ------------------------------------------------------------------------------------------------
-# λ structure (Remark 4.2, notes §3.1 and §3.7)
+# λ structure (Theorem 4.1, Remark 4.2)
 # ------------------------------------------------------------------------------------------------
 
 _LAM_SOURCE = f"{_SRC}, Theorem 4.1 and Remark 4.2 (Section 4.2)"
@@ -409,7 +408,7 @@ LAM_QUADRATIC_CAL = _lam_identity(
     "((1−λ)² + λ²η)((1−λ^T)/(1−λ))² = (1−λ^T)² + ηλ²((1−λ^T)/(1−λ))²",
     f"{_SRC}, Theorem 4.1 with Theorem 5.1's κ (Section 5.1, 'Interpretation')",
     "≈ 1 + ηλ²/(1−λ)² while T(1−λ) ≫ 1 (increasing: no gain from λ), saturating at ηT² as "
-    "λ → 1 at fixed T (notes §3.7).  This is why Corollary 5.3 shows no λ.")
+    "λ → 1 at fixed T.  This is why Corollary 5.3 shows no λ.")
 
 LAM_QUADRATIC_CAL_EXPLICIT = _lam_identity(
     "kan:lam_quadratic_calibrated_explicit", LAM_QUADRATIC_EXPLICIT * LAM_CALIBRATION**2,
@@ -430,7 +429,7 @@ LAM_STAR_EXPLICIT = _lam_identity(
 LAM_STAR_FULL = _lam_identity(
     "kan:lam_star_full", _Min(1, (1 + A_CORR_L / (2 * A_CORR_Q)) / (1 + eta)),
     "argmin over λ ∈ [0,1) of A_corr at fixed κ with the linear term kept "
-    "(1 means A_corr decreases all the way to λ → 1)", f"{_SRC}, Theorem 4.1; notes §3.1",
+    "(1 means A_corr decreases all the way to λ → 1)", f"{_SRC}, Theorem 4.1",
     "A_corr is convex in λ; d/dλ[L(1−λ) + Q((1−λ)² + ηλ²)] = 0 at λ = (1 + L/(2Q))/(1+η), "
     "L = A_CORR_L, Q = A_CORR_Q.  Tends to kan:lam_star when L ≪ Q.  Not in the paper.",
     conditions=())
@@ -446,7 +445,7 @@ def _noise_ratio(quadratic: sp.Expr) -> sp.Expr:
 LAM_FIXED_RATIO = _lam_identity(
     "kan:lam_fixed_kappa_ratio", _noise_ratio(LAM_QUADRATIC),
     "A_corr's noise terms at λ over those at λ = 0, fixed κ: (L(1−λ) + Q((1−λ)² + ηλ²))/(L + Q), "
-    "L = A_CORR_L, Q = A_CORR_Q (printed constant 1 on ηλ²)", f"{_SRC}, Theorem 4.1; notes §3.1",
+    "L = A_CORR_L, Q = A_CORR_Q (printed constant 1 on ηλ²)", f"{_SRC}, Theorem 4.1",
     "The paired ratio E(λ)/E(0) of kan.lam.fixed_kappa is judged against this (KAN-E37): unlike "
     "(1−λ) alone it keeps the ηλ² floor that does not vanish as λ → 1.  Tends to "
     "kan:lam_quadratic when L ≪ Q and to kan:lam_linear when L ≫ Q.")
@@ -454,7 +453,7 @@ LAM_FIXED_RATIO = _lam_identity(
 LAM_FIXED_RATIO_EXPLICIT = _lam_identity(
     "kan:lam_fixed_kappa_ratio_explicit", _noise_ratio(LAM_QUADRATIC_EXPLICIT),
     "kan:lam_fixed_kappa_ratio with Lemma C.3's 12βηλ² in place of ηλ²",
-    f"{_SRC}, Theorem 4.1 with Lemma C.3 / C.11; notes §3.1",
+    f"{_SRC}, Theorem 4.1 with Lemma C.3 / C.11",
     "Equals kan:lam_fixed_kappa_ratio at 12β = 1; below it under η ≤ 1/(12β).  Evaluated by the "
     "experiment at β̂, the paper's β measured on its instance (KAN-E38).")
 
@@ -469,7 +468,7 @@ LAM_LINEAR_GAP = _lam_identity(
 
 LAM_FIXED_RATIO_GAP = _lam_identity(
     "kan:lam_fixed_kappa_ratio_gap", LAM_FIXED_RATIO.expr.subs(lam, 1 - lam_gap),
-    "kan:lam_fixed_kappa_ratio as a function of lam_gap = 1 − λ", f"{_SRC}, Theorem 4.1; notes §3.1",
+    "kan:lam_fixed_kappa_ratio as a function of lam_gap = 1 − λ", f"{_SRC}, Theorem 4.1",
     "Tends to Q·η/(L + Q) > 0 as lam_gap → 0: the floor of the noise-induced excess at fixed κ.",
     conditions=(sp.Lt(lam_gap, 1),))
 
@@ -480,7 +479,7 @@ NOISE_DRIFT = register(Bound(
              "T−1 updates (iterates W_0..W_{T−1}), c = C_clip κ/B; equals the noise part of "
              "‖W_{T−1} − W₀‖² when the projection is inactive",
     source=f"{_SRC}, Algorithm 1 and the shifted-iterate identity (Lemma C.1, Step 2 of Section "
-           "4.3); notes §2.2",
+           "4.3)",
     assumptions=("Z_s i.i.d. N(0, I_{mdp}), Z₀ = 0; T ≥ 2",
                  "telescoping: Σ_{s≤t}(Z_s − λZ_{s−1}) = Z_t + (1−λ)Σ_{s<t} Z_s"),
     privacy=_CALIBRATED,
@@ -497,7 +496,7 @@ NOISE_DRIFT_MEAN_FIELD = register(Bound(
     expr=eta**2 * C_PRIV**2 * d * p * (1 + (1 - lam)**2 * (T - 2)),
     quantity="kan:noise_drift with the per-coordinate noise std scaled by 1/√m (the mean-field "
              "convention): the accumulated noise would not grow with the width",
-    source=f"{_SRC}, Algorithm 1 (competitor reading, not the paper's): notes E10",
+    source=f"{_SRC}, Algorithm 1 (competitor reading, not the paper's: mean-field noise scaling)",
     assumptions=NOISE_DRIFT.assumptions,
     privacy=_CALIBRATED,
     kind="identity",
@@ -568,7 +567,7 @@ A_VAN_SIMPLE = register(Bound(
     id="kan:A_van_simplified",
     expr=A_VAN_SIMPLIFIED,
     quantity=A_VAN_B.quantity + " (polylogs dropped)",
-    source=f"{_SRC}, Theorem D.14 (App. D.2), logs dropped as in the notes' §3.6",
+    source=f"{_SRC}, Theorem D.14 (App. D.2), polylogarithmic factors dropped",
     assumptions=_VAN_ASSUMPTIONS,
     privacy=_CALIBRATED,
     kind="upper",
@@ -615,7 +614,7 @@ FULLBATCH_GD_ETAT = _fullbatch_gd_variant(
     "kan:fullbatch_gd_etaT", 1 / (gamma**2 * etaT),
     "averaged empirical risk of full-batch GD (B = n, κ = 0) as a function of the product ηT "
     "alone (the ηT collapse)",
-    f"{_SRC}, App. E, 'Recovery of full-batch GD' (kan:fullbatch_gd_opt with η kept); notes E2",
+    f"{_SRC}, App. E, 'Recovery of full-batch GD' (kan:fullbatch_gd_opt with η kept)",
     "kan:fullbatch_gd_opt written in the product etaT = ηT: runs with different (η, T) at equal "
     "ηT have the same bound, so the bound is flat in η along ηT = const (exponent 0).",
     ("η below the divergence threshold ≈ 1/β (the bound's η ≤ 1/(12C_{σ,b}p³))",))
@@ -633,7 +632,7 @@ A_NON_MINIBATCH = _nonprivate_upper(
     expr=1 / (gamma * _sqrt(B * T)) + eta / B,
     quantity="the mini-batch terms of A_non (what Theorem E.1 charges for batches of B instead "
              "of n): read as a bound on |avg L_S(SGD, B) − avg L_S(GD)| on the same data",
-    source=f"{_SRC}, Theorem E.1 (App. E); notes E3",
+    source=f"{_SRC}, Theorem E.1 (App. E)",
     assumptions=A_NON_B.assumptions + (
         "reading: A_non − 1/(γ²ηT) bounds the effect of the batch size at fixed (η, T)",),
     notes="Slope in B between −1/2 (1/(γ√(BT)) dominates) and −1 (η/B dominates).",

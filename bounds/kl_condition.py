@@ -1,5 +1,5 @@
 """Bounds of Menart, Ullah, Arora, Bassily, Guzmán, "Differentially Private Non-Convex
-Optimization under the KL Condition with Optimal Rates" (``../shared/papers/kl_condition_zcdp.txt``).
+Optimization under the KL Condition with Optimal Rates".
 
 Setting: private empirical risk minimisation, F(w;S) = (1/n) Σ_i f(w;x_i), under ρ-zCDP with the
 *replace-one* neighbouring relation (the paper's Definition 2).  (γ, κ)-KL means

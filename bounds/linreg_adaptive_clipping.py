@@ -1,5 +1,5 @@
 """Bounds of Varshney, Thakurta, Jain, "(Nearly) Optimal Private Linear Regression via Adaptive
-Clipping" (``../shared/papers/linreg_adaptive_clipping.txt``, issue 11).
+Clipping".
 
 Setting: one-pass private linear regression.  Data (x_i, y_i), i < n, i.i.d. with
 y = ⟨x, w*⟩ + z, z independent of x, E z² = σ²; H = E[xxᵀ] normalised to ‖H‖₂ = 1, so
@@ -86,7 +86,7 @@ eta, zeta = sym("eta"), sym("zeta")
 _log, _sqrt, _exp = sp.log, sp.sqrt, sp.exp
 
 _DP = "(ε, δ)-DP, replace-one neighbouring datasets (§2; errata LR-E2)"
-_SRC = "Varshney, Thakurta, Jain 2022 (linreg_adaptive_clipping.txt)"
+_SRC = "linreg paper"
 
 #: R_x² for Gaussian x with ‖H‖ = 1 and Tr H ≤ d (exact, d + 2, for H = I): errata LR-E3.
 RX2 = d + 2

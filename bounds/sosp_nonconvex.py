@@ -1,5 +1,5 @@
 """Bounds of Tao, Zhang, Yu, Cheng, Dressler, Wang, "Second-Order Convergence in Private
-Stochastic Non-Convex Optimization" (``../shared/papers/sosp_private_nonconvex.txt``).
+Stochastic Non-Convex Optimization".
 
 Setting (§4): population risk F(x) = E_z f(x; z), n i.i.d. samples per data set (per client in
 the distributed case, m clients), (ε, δ)-DP under replace-one neighbours (Definition 3;

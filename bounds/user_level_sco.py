@@ -1,5 +1,5 @@
 """Bounds of Lowy, Liu, Asi, "Faster Algorithms for User-Level Private Stochastic Convex
-Optimization" (NeurIPS 2024; ``../shared/papers/user_level_sco.txt``).
+Optimization".
 
 Setting: n users, each holding m i.i.d. items from P; population loss F(x) = E_z f(x, z) over a
 convex compact 𝒳 ⊂ R^d of **diameter** R (Assumption 1.1); f(·, z) convex and L-Lipschitz, and
@@ -203,7 +203,7 @@ ALG3_SATURATED_GRADS = register(Bound(
     source="derived from Algorithm 3's schedule (T_i ≈ √(β/λ_i), K_i = n_i)",
     assumptions=THM3_2.assumptions,
     privacy=_PRIV,
-    notes="(nm)^{5/4}·√(βR/L) in the statistical regime: the 5/4 the notes warn about.  A "
+    notes="(nm)^{5/4}·√(βR/L) in the statistical regime.  A "
           "competitor for the gradient-count sweeps: a schedule whose batches saturate.",
 ))
 
@@ -447,7 +447,7 @@ LOWER = register(Bound(
 
 
 # Privacy terms alone (for sweeps that measure the privacy part of the error with coupled
-# non-private runs, the notes' E7 decomposition): the data decide the regime, not the nominal
+# non-private runs): the data decide the regime, not the nominal
 # crossover n*, whose hidden polylog constants are large at laptop scale.
 THM3_2_PRIVACY = register(Bound(
     id="userlevel:thm3.2_privacy",
@@ -493,7 +493,7 @@ TRIVIAL_PRIVACY_SC = register(Bound(
 ))
 
 # ------------------------------------------------------------------------------------------------
-# Crossovers (public helpers for the experiments; sympy, no numpy)
+# Crossovers (public functions for the experiments; sympy, no numpy)
 # ------------------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
 """Analyses (slope fits with their bootstrap CIs, and every check's verdict) cached beside the
 results they came from, so that ``dprates figures`` and a repeated ``verify`` do not refit
-unchanged experiments (issue 14, "Scheduling").
+unchanged experiments.
 
 An analysis is stored in ``results/<paper>/<experiment>/analysis-<quick|full>.cache`` (JSON; not
 ``*.json``, so it is never mistaken for a point file) under a key made of

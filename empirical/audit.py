@@ -22,9 +22,9 @@ the audit's power; :data:`POWER` targets (the Gaussian mechanism, full-batch DP-
 gradient canary) state the fraction reached.
 
 Registry.  ``register_audit(AuditTarget(...))`` at import time of a paper's module (see
-docs/auditing.md).  Core targets live here; each paper's in its audit module
+docs/privacy.md).  Core targets live here; each paper's in its audit module
 (:mod:`empirical.audit_kl`, ``audit_kan``, ``audit_linreg``, ``audit_userlevel``,
-``sosp_audit``); docs/auditing.md lists which algorithm each target audits, and why the few
+``sosp_audit``); docs/privacy.md lists which algorithm each target audits, and why the few
 private functions without a target have none.
 """
 from __future__ import annotations
@@ -384,7 +384,7 @@ def load_audits(results: str | None = None, problems: list[str] | None = None) -
 
 
 # =============================================================================================
-# helpers for release functions
+# building blocks of release functions
 # =============================================================================================
 def spawn_rows(rng: np.random.Generator, trials: int) -> list[np.random.Generator]:
     """``trials`` independent Generators spawned from ``rng``'s SeedSequence (for algorithms
@@ -399,7 +399,7 @@ def spawn_rows(rng: np.random.Generator, trials: int) -> list[np.random.Generato
 #: Gaussian mechanism: noise multiplier z, so the shift/σ is μ = 1/z under the pair below.
 GAUSS_Z = 1.0
 CORE_DELTA = 1e-5
-#: Power requirement (stated in README): a 200k-run-per-side audit of the Gaussian mechanism and
+#: Power requirement (stated in docs/privacy.md): a 200k-run-per-side audit of the Gaussian mechanism and
 #: of DP-GD with a gradient canary reaches at least this fraction of the exact ε(δ).
 POWER = 0.6
 

@@ -1,4 +1,4 @@
-"""Stored privacy-audit results (issue 15): one checksummed JSON file per audit target.
+"""Stored privacy-audit results: one checksummed JSON file per audit target.
 
 ``dprates audit`` (:mod:`empirical.audit`) writes each target's result, as soon as it is
 computed, to ``<results>/audits/<target>.json`` with the same atomic write (temporary file,

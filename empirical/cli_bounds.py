@@ -1,4 +1,4 @@
-"""``dprates bounds compare ID ID`` and ``dprates bounds derive ID`` (issue 15): the symbolic
+"""``dprates bounds compare ID ID`` and ``dprates bounds derive ID``: the symbolic
 side inspected from the command line.  The logic is in :mod:`bounds.explain`; this module parses
 arguments, chooses parameter values and prints.
 

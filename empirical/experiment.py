@@ -249,7 +249,7 @@ PAPER_MODULES: dict[str, str] = {
     "kl": "kl_condition",
     "userlevel": "user_level_sco",
 }
-# Pseudo-paper `real` (real-data experiments, issue 16; no bounds of its own): bounds.core knows
+# Pseudo-paper `real` (real-data experiments; no bounds of its own): bounds.core knows
 # only the five papers, so it joins the paper registry as a plugin; `--paper real` is accepted
 # and loading every paper imports empirical/real_data.py.
 from bounds.core import register_paper as _register_paper  # noqa: E402  (bounds has no numpy runs)

@@ -1,4 +1,4 @@
-"""Log-log figures, one per experiment (issue 15, "figures for the eye"): every seed's value and
+"""Log-log figures, one per experiment: every seed's value and
 the spread over seeds, the aggregated points, the fitted line with the band of its slope's
 confidence interval, each checked bound's own curve over the grid scaled to the data (its
 constant is not the claim; the shape is) with its asymptotic exponent as a reference line, and

@@ -1,8 +1,8 @@
-"""Experiments for the KAN paper (Wang et al., ``kan_correlated_noise.txt``, issue 8): a data
+"""Experiments for the KAN paper (Wang et al.): a data
 generator with a guaranteed NTK margin, and sweeps of Algorithm 1
 (``algorithms.kan_correlated_noise``) checked against ``bounds.kan_correlated_noise``.
 
-Problem (the notes' G1, "NTK teacher with a hard margin")
+Problem ("NTK teacher with a hard margin", Assumption 3.3)
 ---------------------------------------------------------
 Draw the KAN's initialisation (W₀, c) first.  Its tangent features at initialisation are
 φ(x) = ∇_W f_{W₀}(x) = a₀(x) h(x)ᵀ (rank one).  The teacher is the unit vector

@@ -1,6 +1,6 @@
-"""KAN paper (``kan_correlated_noise.txt``, issue 8): rate experiments beyond the λ sweeps —
-the non-private ηT collapse and batch-size effect (Theorem E.1 / App. E; notes E2, E3) and
-Corollary 5.3 (correlated noise, B = ρn, κ from Theorem 5.1/F.12; notes E6).  Problem and run
+"""KAN paper: rate experiments beyond the λ sweeps —
+the non-private ηT collapse and batch-size effect (Theorem E.1 / App. E) and
+Corollary 5.3 (correlated noise, B = ρn, κ from Theorem 5.1/F.12).  Problem and run
 machinery are those of :mod:`empirical.kan_correlated_noise` (the NTK teacher with margin γ₀).
 
 Every check states whether it is one- or two-sided and why; each experiment has a competing rate
@@ -50,7 +50,7 @@ def _etaT_values(point: dict) -> dict:
 ETAT_COLLAPSE = register(Experiment(
     id="kan.nonpriv.etaT",
     paper="kan",
-    title="Full-batch GD along ηT = 200 (η = 1/4 … 4, T = 200/η): the ηT collapse (App. E, notes E2)",
+    title="Full-batch GD along ηT = 200 (η = 1/4 … 4, T = 200/η): the ηT collapse (App. E)",
     variable="eta",
     quick_grid=(0.25, 0.5, 1.0, 2.0, 4.0),
     full_grid=(0.125, 0.25, 0.5, 1.0, 2.0, 4.0),
@@ -129,7 +129,7 @@ BATCH_B = register(Experiment(
     id="kan.nonpriv.B",
     paper="kan",
     title="SGD (κ = 0) at fixed η = 1, T = 200, n = 128: batch effect |L(B) − L(n)| vs B "
-          "(Thm E.1's mini-batch terms, notes E3)",
+          "(Thm E.1's mini-batch terms)",
     variable="B",
     quick_grid=(1, 2, 4, 8, 16),
     full_grid=(1, 2, 4, 8, 16, 32),
@@ -154,7 +154,7 @@ BATCH_B = register(Experiment(
               level=(1e-4, 1.0),
               level_reason="observed/bound ≤ 1 is the theorem's term with constant 1; measured "
                            "≈ 1e-3, far below (the mini-batch terms are loose on separable data, "
-                           "as notes E3 expected).  1e-4 only excludes an effect that vanishes "
+                           "where SGD's gradient noise barely moves the average).  1e-4 only excludes an effect that vanishes "
                            "(a batch sampler that ignored B)"),
         Check("kan:fullbatch_gd_opt", "reject", 0.2,
               "competitor: no batch effect at all (the full-batch rate 1/(γ²ηT), flat in B); "
@@ -331,7 +331,7 @@ COR53_EPS = register(Experiment(
               level=(1e-3, 3.0),
               level_reason="one-sided (an upper bound with its constants and polylog(n/δ) "
                            "hidden): the lower end only excludes a vanishing risk.  The upper end "
-                           "is a calibration (the KL convention, docs/trust.md): observed/bound at "
+                           "is a calibration (docs/methodology.md, 'Level bands'): observed/bound at "
                            "constant 1 is 1.38–2.02 on the quick grid and 1.28–2.02 on the full "
                            "grid (rising with ε: the risk flattens while the bound's ε-term "
                            "vanishes), × 1.5 → 3.0; so the corollary at constant 1 is exceeded "
@@ -344,7 +344,7 @@ COR53_EPS = register(Experiment(
 
 
 # =============================================================================================
-# Theorem 4.1's width window: noise drift and projection activity as m grows (notes E10)
+# Theorem 4.1's width window: noise drift and projection activity as m grows
 # =============================================================================================
 def _window_ends(point: dict, gamma: float, R_star: float) -> dict:
     """The window's ends at this point from ``bounds`` (constants 1): m_lo = γ⁻⁴ and
@@ -445,7 +445,7 @@ WIDTH_M = register(Experiment(
 
 
 # =============================================================================================
-# Tuned η against ε (notes E12): where does √d/(nε) come from?
+# Tuned η against ε (App. D.3, 'Recovery of full-batch DP-GD'): where does √d/(nε) come from?
 # =============================================================================================
 #: Step sizes searched per seed (powers of 2 up to the divergence threshold ≈ 8 found by
 #: kan.nonpriv.etaT's probe; 1/4 was never the best on the grid's ε, so it is not searched).
@@ -487,7 +487,7 @@ TUNED_ETA_EPS = register(Experiment(
     id="kan.tuned_eta.eps",
     paper="kan",
     title="Full-batch DP-GD (λ = 0, n = 1000, T = 50), η tuned per seed over 1/2 … 8: best "
-          "risk vs ε (notes E12)",
+          "risk vs ε (App. D.3)",
     variable="epsilon",
     quick_grid=(0.125, 0.25, 0.5, 1.0),
     full_grid=(0.0625, 0.125, 0.25, 0.5, 1.0, 2.0),
@@ -526,7 +526,7 @@ TUNED_ETA_EPS = register(Experiment(
 
 
 # =============================================================================================
-# Tuned η against d and m (notes E12): the √(md) of the tuned noise term
+# Tuned η against d and m (App. D.3): the √(md) of the tuned noise term
 # =============================================================================================
 #: Shared settings of the d and m sweeps: ε = 1/8, where kan.tuned_eta.eps found the noise to
 #: matter most (best η 1–2, inside the searched grid), and the eps sweep's n, T, δ, clip.
@@ -562,7 +562,7 @@ def _tuned_dm_checks(var: str, tol: float, why: str) -> tuple[Check, ...]:
               level=(1e-3, hi),
               level_reason=f"one-sided (an upper bound; logs of A_van and constants dropped): the "
                            f"lower end only excludes a vanishing risk.  The upper end is a "
-                           f"calibration (the KL convention, docs/trust.md): observed/bound is "
+                           f"calibration (docs/methodology.md, 'Level bands'): observed/bound is "
                            f"largest at the smallest {var} (d: 0.57 → 0.11 quick, → 0.074 at "
                            f"d = 32; m: 0.43 → 0.17 quick, → 0.05 at m = 128: the risk stays "
                            f"flat while the bound grows, KAN-E36), × 1.5 → {hi}.  The bound is "
@@ -584,7 +584,7 @@ def _tuned_dm_experiment(var: str, what: str, quick: tuple, full: tuple, fixed: 
         id=f"kan.tuned_eta.{var}",
         paper="kan",
         title=f"Full-batch DP-GD (λ = 0, n = 1000, T = 50, ε = 1/8, {other}), η tuned per seed "
-              f"over 1/8 … 4: best risk vs {what} {var} (notes E12)",
+              f"over 1/8 … 4: best risk vs {what} {var} (App. D.3)",
         variable=var,
         quick_grid=quick,
         full_grid=full,

@@ -1,4 +1,4 @@
-"""Experiments for the KL paper (Menart et al., ``kl_condition_zcdp.txt``): sweeps checked
+"""Experiments for the KL paper (Menart et al.): sweeps checked
 against ``bounds.kl_condition`` on the problems of :mod:`empirical.kl_problems`.
 
 This is the paper's registering module (``PAPER_MODULES["kl"]``): importing it registers the
@@ -30,7 +30,7 @@ from empirical import kl_problems as _problems
 __all__ = list(_problems.__all__) + ["THM9_N", "THM9_D", "THM9_RHO", "KAPPA_OVERLAY"]
 
 # =============================================================================================
-# Level bands (issue 9: levels, not only slopes)
+# Level bands (levels, not only slopes)
 # =============================================================================================
 # Every KL rate check expected to hold also checks the *level*: observed/bound at every kept
 # grid point must lie in the band below.  The theorems' O(·) constants are not stated, so the
@@ -327,7 +327,7 @@ for _p, _lo, _hi, _k in ((4.0, 10**5.5, 10**8.5, 5), (3.0, 10**5.5, 10**8.5, 5),
         _geom(_lo / 10**0.5, _hi * 10**0.5, 9),
         title=f"KL Spider, radial loss p={_p:g} (κ={_KAPPA_TEX[_p]}): excess vs n (Theorem 1)",
         problem=f"RadialPowerLoss(p={_p:g}), d=1")
-# κ = 2 on the nonconvex PL function (the radial p = 2 loss is a staircase: see notes §5.3 E1).
+# κ = 2 on the nonconvex PL function (the radial p = 2 loss is a staircase under GD).
 SPIDER[("n", "k2")] = _spider_exp(
     "n", "k2", {"problem": "ncvx", "p": 2.0, "b": 2.5, "c": 1.0, "beta": 0.1, "d": 1, "rho": 1.0},
     _geom(10**5.5, 10**8.5, 3), _geom(10**5, 10**9, 9), seeds=2,
@@ -345,7 +345,7 @@ SPIDER[("n", "nc_k4_3")] = _spider_exp(
 # does, ∝ √d, which would mix the two).  κ = 6/5 needs n = 1e8 for Spider to leave its
 # trivial regime (Φ̂ floor ≥ F0) over the whole ρ grid.  κ = 2 uses p = 2 with a declared
 # L1 eight times the true one: with η = 1/(2L1) GD on c r² halves r exactly each step, which
-# quantises the excess in powers of 4 (notes §5.3 E1/E4); at 8L1 the quanta are (7/8)².
+# quantises the excess in powers of 4; at 8L1 the quanta are (7/8)².
 # Theorem 1 holds for any upper bound on L1 and is evaluated at the declared value.
 _SPIDER_DR = {4.0: (10**7, {}), 3.0: (10**7, {}), 6.0: (10**8, {}), 2.0: (10**7, {"L1_factor": 8.0})}
 for _p, (_n, _extra) in _SPIDER_DR.items():
@@ -423,7 +423,7 @@ def _adaptive_exp(var: str, tag: str, fixed: dict, quick: tuple, full: tuple, *,
 ADAPTIVE = {}
 _D_LARGE = 10**5
 # κ = 2 uses the radial p = 2 loss with a declared L1 eight times the true one: with η = 1/(2L1)
-# GD on c r² halves r exactly at every step, a staircase in n (notes §5.3 E4); Theorem 4 holds
+# GD on c r² halves r exactly at every step, a staircase in n; Theorem 4 holds
 # for any upper bound on L1 and the bound is evaluated at the declared value.
 _ADAPT_N = {4.0: (10**5, 10**7), 3.0: (10**5, 10**7), 6.0: (10**6, 10**7), 2.0: (10**4.5, 10**6)}
 for _p, (_lo, _hi) in _ADAPT_N.items():
@@ -553,7 +553,7 @@ MISSPEC_SPIDER = register(Experiment(
 # where C and 4C still agree within seed noise, which tests/test_kl_experiments.py pins
 # (errata KL-E30 has the probe table).
 PPM_CAP_FACTOR = 4          # the cap-insensitivity check compares inner_max_steps with 4× it
-_PPM_TOL = ("one-sided: Theorem 2 only claims an upper bound (the notes suspect a gap in its proof "
+_PPM_TOL = ("one-sided: Theorem 2 only claims an upper bound (its proof may have a gap "
             "for κ > 2, errata KL-E13), so only 'not flatter than the bound' is checked; 0.3 "
             "because the per-seed excess is heavy-tailed (10-90% quantiles 100× apart at one n): "
             "64 seeds give a CI half-width ≈ 0.15 over 2 decades, and 0.3 is twice that")

@@ -1,7 +1,7 @@
 """Sample moments of the KL paper's regression design, built once per machine and shared by the
-processes of a sweep (issue 14).
+processes of a sweep.
 
-The data-driven case of Theorem 4 (``kl_condition_zcdp.txt``, realizable p-th-power regression,
+The data-driven case of Theorem 4 (realizable p-th-power regression,
 :class:`empirical.kl_problems.MomentPowerRegression`) needs mean a_i a_iᵀ and, for p = 4, the
 fourth-moment matrix of n ≤ 10⁸ design rows.  Generating the rows dominates (≈ 2 s per 10⁷ rows
 on this machine) and every process that validates, runs or analyses a grid point needs the

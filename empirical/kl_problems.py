@@ -1,4 +1,4 @@
-"""Problems and run functions of the KL paper's experiments (``kl_condition_zcdp.txt``).
+"""Problems and run functions of the KL paper's experiments.
 
 Split from :mod:`empirical.kl_condition`, which declares the experiments: this module holds
 everything that computes a stored row (problem instances with exact F* and excess, the run
@@ -135,7 +135,7 @@ def _huber_power_slope(r: np.ndarray, p: float, B: float) -> np.ndarray:
 class RadialPowerLoss(Problem):
     """f(w; x_i) = c·h(‖w − w*‖) for every i, h the power r^p Huberized at radius B.
 
-    Exact constants (notes §5.1, verified in tests/test_kl_problems.py):
+    Exact constants (verified in tests/test_kl_problems.py):
 
     * KL: on ‖w − w*‖ ≤ B, F = c r^p and ‖∇F‖ = cp r^{p−1}, so F − F* = γ^κ‖∇F‖^κ holds with
       **equality** for κ = p/(p−1), γ = 1/(p c^{1/p}).  Beyond B the gradient norm is constant

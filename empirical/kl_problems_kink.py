@@ -1,4 +1,4 @@
-"""A Theorem 9 instance where the step count T matters (issue 9: every parameter exercised).
+"""A Theorem 9 instance where the step count T matters (every parameter exercised).
 
 On :class:`empirical.kl_problems.LinearLoss` noisy GD reaches the regularised optimum in two
 steps, so T enters the excess only through the noise, whose averaged contribution does not

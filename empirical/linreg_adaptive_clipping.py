@@ -1,5 +1,5 @@
-"""Experiments for the linear-regression paper (Varshney, Thakurta, Jain,
-``linreg_adaptive_clipping.txt``, issue 11).  The paper has no experiments: every sweep here is
+"""Experiments for the linear-regression paper (Varshney, Thakurta, Jain).  The paper has no
+experiments: every sweep here is
 ours, on streamed synthetic data with exact excess risk ½(w − w*)ᵀH(w − w*).
 
 Measured quantities (common random numbers, :mod:`algorithms.linreg_adaptive_clipping`): each
@@ -190,7 +190,7 @@ AMB_D_FEEDBACK = _amb(
                4.6, 16.4, "; the level rises with the feedback, ≈ 1/(1 − c) times the stable "
                "≈ 5 (16.4 at d = 96, c ≈ 0.7), so the band holds the recorded finding's level "
                "and a feedback that ran further (c → 1) leaves it; full grid 4.03–16.4 "
-               "(d = 4…96, session 7), inside")),
+               "(d = 4…96), inside")),
      Check("linreg:thm37_nonprivate", "reject", 0.15,
            "the non-private d¹: the privacy term must grow with d; " + _TOL_REJ)),
     description="Where d²'s premise ends: d up to 96 at n = 2.5·10⁴ (at n = 10⁵ the same "

@@ -1,5 +1,5 @@
-"""Problems and run functions of the linear-regression experiments (Varshney, Thakurta, Jain,
-``linreg_adaptive_clipping.txt``): what a stored row is computed from.  Declarations and checks
+"""Problems and run functions of the linear-regression experiments (Varshney, Thakurta, Jain):
+what a stored row is computed from.  Declarations and checks
 live in :mod:`empirical.linreg_adaptive_clipping`, so editing a check or a tolerance does not make
 stored rows stale (the rows' code fingerprint covers this module and what it imports, not the
 declarations).

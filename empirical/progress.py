@@ -1,4 +1,4 @@
-"""Progress of a long run, across all experiments (issues 14 and 15): points done / total,
+"""Progress of a long run, across all experiments: points done / total,
 elapsed time and estimated time left, on one line updated in place on a terminal (``\\r``) and
 as plain lines every ``interval`` seconds in a log (a stream that is not a TTY).
 

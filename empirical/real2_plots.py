@@ -1,4 +1,4 @@
-"""Figures of the SOSP and user-level real-data miniatures (issue 16; :mod:`empirical.real_sosp`,
+"""Figures of the SOSP and user-level real-data miniatures (:mod:`empirical.real_sosp`,
 :mod:`empirical.real_userlevel`): means over seeds with 95% t-intervals and the ε dp-accounting
 reports beside every curve.  Kept apart from the run modules so that a drawing change does not
 change their code fingerprint (stored rows stay valid)."""

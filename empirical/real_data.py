@@ -1,13 +1,13 @@
-"""Real data, in miniature (issue 16): the shared core of the pseudo-paper ``real``.
+"""Real data, in miniature: the shared core of the pseudo-paper ``real``.
 
 The papers' empirical claims, reproduced at CPU scale on data sets scikit-learn ships inside its
 package (nothing is downloaded at run time):
 
-* KAN paper (``kan_correlated_noise.txt``), Figure 1 (from Kalinin et al.): accuracy of DP-SGD
+* KAN paper, Figure 1 (from Kalinin et al.): accuracy of DP-SGD
   with λ-correlated noise against λ, one curve per ε (:mod:`empirical.real_kan`);
-* linear-regression paper (``linreg_adaptive_clipping.txt``): DP-AMBSSGD against the fixed-clip
+* linear-regression paper: DP-AMBSSGD against the fixed-clip
   baseline, diffprivlib and least squares on ``diabetes`` (:mod:`empirical.real_linreg`);
-* KL paper (``kl_condition_zcdp.txt``), Theorem 4: adaptive noisy GD on realizable p-th-power
+* KL paper, Theorem 4: adaptive noisy GD on realizable p-th-power
   regression over real features, against n by subsampling (:mod:`empirical.real_kl`);
 * SOSP and user-level papers (:mod:`empirical.real_sosp`, :mod:`empirical.real_userlevel`).
 

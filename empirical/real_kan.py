@@ -1,4 +1,4 @@
-"""KAN paper (``kan_correlated_noise.txt``), Figure 1 on real data: test accuracy of DP-SGD with
+"""KAN paper, Figure 1 on real data: test accuracy of DP-SGD with
 λ-correlated noise (Algorithm 1, DP-λCGD) against λ, one curve per ε, for the two-layer KAN
 of Section 3.1 on scikit-learn's ``breast_cancer`` (rows scaled into the unit ball).
 

@@ -1,4 +1,4 @@
-"""KL paper (``kl_condition_zcdp.txt``), Theorem 4 on real features: adaptive noisy GD
+"""KL paper, Theorem 4 on real features: adaptive noisy GD
 (Algorithm 3) on realizable p-th-power regression whose design rows are the (standardised,
 unit-ball) features of scikit-learn's ``diabetes``, labels from a planted w* = 0.3·1/√d, against
 n by subsampling (the first n rows of one fixed random permutation: nested data sets).

@@ -1,4 +1,4 @@
-"""Linear-regression paper (``linreg_adaptive_clipping.txt``, Varshney–Thakurta–Jain) on real
+"""Linear-regression paper (Varshney–Thakurta–Jain) on real
 data: DP-AMBSSGD (Algorithm 2, adaptive clipping through DP-STAT) and the fixed-clip minibatch
 baseline on scikit-learn's ``diabetes``, error against ε, beside diffprivlib's
 ``LinearRegression`` (a peer the community uses; skipped when not installed) and non-private

@@ -1,4 +1,4 @@
-"""Figures of the real-data experiments (issue 16): accuracy or error with seed-to-seed 95%
+"""Figures of the real-data experiments: accuracy or error with seed-to-seed 95%
 intervals, and the ε dp-accounting reports printed beside every curve, so no accuracy is read
 without its privacy cost.  Written under ``<root>/real/<summary id>.png`` by ``dprates``."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The SOSP paper's Appendix E in miniature on scikit-learn's ``digits`` (Tao et al.,
-``sosp_private_nonconvex.txt``, Appendix E: MNIST/CIFAR-10, one-hidden-layer MLP, m ∈ {1, 2, 5, 10}
+"""The SOSP paper's Appendix E in miniature on scikit-learn's ``digits`` (Tao et al., Appendix E:
+MNIST/CIFAR-10, one-hidden-layer MLP, m ∈ {1, 2, 5, 10}
 clients, ε ∈ {0.5, 1, 2}, δ = 1e-5, Gauss-PSGD against "the baseline with private model
 selection"; test accuracy against epochs).
 
@@ -46,7 +46,7 @@ import importlib
 
 from empirical.checks import ComparisonExperiment, Contrast
 from empirical.experiment import Summary, register, register_summary
-# re-exported: the tests and readers reach the data and run helpers through this module
+# re-exported: the tests and readers reach the data and run functions through this module
 from empirical.real_sosp_runs import (DigitsClients, _candidate_epochs,  # noqa: F401
                                       client_shards, load_digits_split, run_sosp,
                                       selection_multiplier)
@@ -76,8 +76,8 @@ def _no_bound(point: dict) -> dict:
     return {}
 
 
-#: Expectations of the "beats the baseline at every m" claim, from the full-grid runs (README
-#: draft, errata draft REAL-E14): it holds at ε = 2; at ε ≤ 1 it fails where both methods are at
+#: Expectations of the "beats the baseline at every m" claim, from the full-grid runs (errata
+#: REAL-E14): it holds at ε = 2; at ε ≤ 1 it fails where both methods are at
 #: chance (m ≥ 5), so there it is declared a finding, never dropped.
 _BEATS = {0.5: ("finding", "  Declared a finding: at m = 5, 10 both methods are at chance "
                            "(Gauss-PSGD 0.12, 0.10) and the gain is −0.012 [−0.054, +0.029]"),

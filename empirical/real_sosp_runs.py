@@ -1,5 +1,5 @@
 """Data, model plumbing and run functions of :mod:`empirical.real_sosp` (the SOSP paper's
-Appendix E in miniature on digits; Tao et al., ``sosp_private_nonconvex.txt``).  Kept apart from
+Appendix E in miniature on digits; Tao et al.).  Kept apart from
 the declarations so that editing a contrast or a figure does not make stored rows stale (the
 runner fingerprints the run function's module and what it imports).  The design is described in
 :mod:`empirical.real_sosp`."""

@@ -1,4 +1,4 @@
-"""The user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``) on real data, in miniature:
+"""The user-level SCO paper (Lowy, Liu, Asi) on real data, in miniature:
 users formed from scikit-learn's ``digits`` rows, logistic regression for digit parity, excess
 risk of Algorithm 3 (:func:`algorithms.user_level_sco.accelerated_phased_erm`, rates mode)
 against the number of items per user m and the number of users n, beside the item-level

@@ -1,4 +1,4 @@
-"""What the report would otherwise recompute on every build (issue 15 review, issue 14): the
+"""What the report would otherwise recompute on every build: the
 exact asymptotic exponents of every bound as MathML, and the figures drawn from the analyses.
 
 Profiled on the full quick-grid report (cProfile, 167 bound articles, 100 figures): sympy's

@@ -42,7 +42,7 @@ _PREFERRED_VARS = ("n", "d", "rho", "epsilon", "delta", "m", "T")
 
 
 # ---------------------------------------------------------------------------------------------
-# Small formatting helpers
+# Small formatting functions
 # ---------------------------------------------------------------------------------------------
 
 def _slug(s: str) -> str:
@@ -118,9 +118,19 @@ def paper_doc(paper: str) -> Path | None:
     return p if re.fullmatch(r"[a-z][a-z0-9_]*", paper) and p.exists() else None
 
 
+#: Papers that are not papers: the real-data experiments, judged against the other five.
+_PSEUDO_TITLES = {"real": "Real data: the papers' claims in miniature, on scikit-learn's data sets"}
+
+
 def _paper_title(paper: str) -> str:
-    # The first paragraph of the paper's bounds module names the paper; a paper without bounds
-    # is named by the first heading of its docs/papers page.
+    # A built-in paper is cited from bounds.citations; a pseudo-paper has a fixed title; a
+    # paper registered from elsewhere is named by the first paragraph of its bounds module, or
+    # by the first heading of its docs/papers page.
+    from bounds.citations import citation
+    if (cite := citation(paper)) is not None:
+        return cite.short()
+    if paper in _PSEUDO_TITLES:
+        return _PSEUDO_TITLES[paper]
     try:
         mod = importlib.import_module(f"bounds.{bounds.core.PAPER_MODULES[paper]}")
     except (ImportError, KeyError):

@@ -1,6 +1,6 @@
 """The report's contrast tables (empirical/report.py): experiments judged by
 :class:`empirical.checks.Contrast` claims instead of slopes (:class:`ComparisonExperiment`, the
-real-data pseudo-paper ``real`` of issue 16; see docs/papers/real.md).
+real-data pseudo-paper ``real``; see docs/papers/real.md).
 
 Per contrast: what is compared, the grid values it is judged at, the paired gain with its 95%
 interval (Student t over seeds; Welch for ``increasing``), the margin, the verdict, and at each

@@ -1,4 +1,4 @@
-"""One task queue for every point of every selected experiment (issue 14, "Scheduling").
+"""One task queue for every point of every selected experiment.
 
 :func:`sweep_all` replaces a loop of per-experiment :func:`empirical.runner.sweep` calls (each
 with its own pool, so one slow point idled the other workers) by a single queue:
@@ -647,7 +647,7 @@ def _pool(run: _Run, workers: int) -> None:
 
 
 #: Dask settings for the workers of every cluster dprates starts (:func:`local_cluster`; for a
-#: cluster of your own, the same as environment variables of ``dask worker``, README).  Why:
+#: cluster of your own, the same as environment variables of ``dask worker``, docs/cli.md).  Why:
 #: the worker's event loop wakes up for its statistical profiler every 10 ms (it samples the
 #: task thread's stack), for its health tick every 20 ms and its memory / system monitors every
 #: 0.1 / 0.5 s, and each wake-up takes the GIL from a task made of Python-level loops.  Measured

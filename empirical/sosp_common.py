@@ -1,4 +1,4 @@
-"""What the SOSP experiments share (Tao et al., ``sosp_private_nonconvex.txt``; experiments in
+"""What the SOSP experiments share (Tao et al.; experiments in
 :mod:`empirical.sosp_rates`, :mod:`empirical.sosp_escape`, :mod:`empirical.sosp_selection`):
 the calibrated constants, the registry of the paper's experiments, the cosine-saddle problem of a
 grid point, Theorem 2/3's symbol values at a point, and Theorem 2/3's settings recomputed

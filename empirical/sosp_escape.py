@@ -1,4 +1,4 @@
-"""Escape experiments of the SOSP paper (Tao et al., ``sosp_private_nonconvex.txt``): Lemma 1
+"""Escape experiments of the SOSP paper (Tao et al.): Lemma 1
 (escaping a strict saddle; Theorem 1's curvature √(ρα) at α = Θ(ψ)), from the exact saddle of the
 cosine-saddle family.
 

@@ -1,4 +1,4 @@
-"""Experiments for the SOSP paper (Tao et al., ``sosp_private_nonconvex.txt``), checked against
+"""Experiments for the SOSP paper (Tao et al.), checked against
 ``bounds.sosp_nonconvex``: the paper's registering module (``PAPER_MODULES["sosp"]``; importing
 it registers every experiment, the audits and the mutants).  Problems:
 :mod:`empirical.sosp_problems` (cosine-saddle family with closed-form ∇F, ∇²F, λ_min).  In this
@@ -21,7 +21,7 @@ What is fitted two-sided and what one-sided (α is an upper bound)
   law), and the operator norm of Algorithm 4's Hessian error (eq. 142).
 * One-sided: the accuracy of the output, α_emp(x_out) = max{‖∇F‖, (−λ_min)₊²/ρ}.  Theorems 1–3
   certify α_emp ≤ α; the output is the first point where ‖ĝ‖ ≤ 3χ and the drift test passes,
-  so on a curved basin α_emp lands anywhere in (0, α] (notes pitfall 2): only ≤ is claimed, so
+  so on a curved basin α_emp lands anywhere in (0, α]: only ≤ is claimed, so
   only ≤ is checked (every row, and the slope may be steeper, not flatter); and γ* under the DP
   oracle (Lemma 1 does not cover its frozen noise: it may only be lower, errata SOSP-E11).
 
@@ -53,7 +53,7 @@ __all__ = ["C_CHI", "C_ALPHA_ESCAPE", "C_T", "DELTA", "Q_RATE", "rate_values", "
            "effective_epsilon", "rate_values_effective", "problem", "EXPERIMENTS"]
 
 
-# Privacy audits, measured-noise helpers and mutants of this paper's algorithms register with the
+# Privacy audits, measured-noise functions and mutants of this paper's algorithms register with the
 # paper (the lazy loader imports this module).  Imported by name, not by an import statement:
 # the audit harness is not row code, and a static import would put it into every SOSP row's code
 # fingerprint (empirical/runner.py), so that editing an audit would recompute every sweep.

@@ -1,10 +1,10 @@
-"""Test problems for the SOSP paper (Tao et al., ``sosp_private_nonconvex.txt``): non-convex
+"""Test problems for the SOSP paper (Tao et al.): non-convex
 losses with strict saddles whose gradient, Hessian and minimum eigenvalue are known in closed
 form, globally Lipschitz (so the privacy calibration through G is valid everywhere the iterates
 go), with per-record noise that gives real sampling variance, and heterogeneous clients whose
 shifts cancel exactly.
 
-Cosine-saddle family (notes §6.0, P-cos and P-multi), x = (y, v), y ∈ R^k, v ∈ R^{d−k}:
+Cosine-saddle family (P-cos and P-multi), x = (y, v), y ∈ R^k, v ∈ R^{d−k}:
 
     F(x) = γ Σ_{i≤k} cos(y_i) + b(√(1 + ‖v‖²) − 1).
 
@@ -23,7 +23,7 @@ Records z = (a, u, w), a, u uniform on S^{d−1}, w = ±1, and client shift μ_j
 
 E[a] = 0 and E[w] = 0 with w independent of u, so E f_j = F + ⟨μ_j, x⟩ and, since Σ_j μ_j = 0
 exactly (centred, then scaled by one common factor — rescaling rows separately would leave a
-bias of order h/√m, notes E4), the global risk (1/m)Σ_j F_j is F.  The data-dependent part has
+bias of order h/√m), the global risk (1/m)Σ_j F_j is F.  The data-dependent part has
 gradient s₁a + s₂w cos(⟨u,x⟩)u (norm ≤ s₁ + s₂ =: G_s) and Hessian −s₂w sin(⟨u,x⟩)uuᵀ
 (operator norm ≤ s₂ =: M_s, third derivative ≤ s₂), and the shift is common to a client's
 records, so replace-one sensitivities are 2G_s/b (gradient) and 2M_s‖Δx‖/b (difference).

@@ -1,4 +1,4 @@
-"""Rate experiments of the SOSP paper (Tao et al., ``sosp_private_nonconvex.txt``): Theorem 2
+"""Rate experiments of the SOSP paper (Tao et al.): Theorem 2
 (Ada-DP-SPIDER, Algorithm 2, under Gauss-PSGD) and Theorem 3 (distributed, Algorithm 3), checked
 against ``bounds.sosp_nonconvex``.
 
@@ -121,7 +121,7 @@ def run_rate(point: dict, rngs: list) -> dict:
 
 def _rate_vacuous(point: dict, bound_value: float) -> str | None:
     # α must stay below the saddle's curvature scale: with √(ρα) ≥ γ = 1 the saddle is no
-    # longer α-strict and "escape" means nothing (notes §6.0).
+    # longer α-strict and "escape" means nothing.
     vals = rate_values(point)
     if math.sqrt(vals["hessian_lipschitz"] * bound_value) >= 1.0:
         return f"√(ρ·bound) = {math.sqrt(vals['hessian_lipschitz'] * bound_value):.3g} ≥ γ = 1"

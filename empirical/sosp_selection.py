@@ -1,4 +1,4 @@
-"""Model-selection experiments of the SOSP paper (Tao et al., ``sosp_private_nonconvex.txt``):
+"""Model-selection experiments of the SOSP paper (Tao et al.):
 Algorithm 4 (private model selection), Theorem 4 and eq. 141–142's errors.
 
 ``sosp.select.d`` (T = 10 candidates fixed: the Hessian error's d-exponent 1, two-sided; the
@@ -150,7 +150,7 @@ register_experiment(Experiment(
                            "sampling term adds ≤ 10%, so the same band"),
         Check("sosp:thm4_hessian_error", "reject", 0.1,
               "competing prediction: the fixed-T exponent 1 (the slope a suite would predict if "
-              "it ignored how T is set, notes E5: T held at its value at the first grid d); 0.1 "
+              "it ignored how T is set: T held at its value at the first grid d); 0.1 "
               "as for the main check",
               values=lambda p: {**_selection_values(p),
                                 "T": float(_selection_T({**p, "d": 16}))}),

@@ -1,4 +1,4 @@
-"""Algorithm 1's experiments for the user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``): its gradient count
+"""Algorithm 1's experiments for the user-level SCO paper (Lowy, Liu, Asi): its gradient count
 (Theorem 2.1/B.1: nm, linear time) and the settings of the ε-sweep that decided UL-E1 before the
 corrected sensitivity (UL-E13/UL-E14).  Its coupled privacy-excess sweeps (n, m, ε; full grid
 only) are in :mod:`empirical.user_level_alg1_privacy`.

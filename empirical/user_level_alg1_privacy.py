@@ -1,5 +1,5 @@
-"""Algorithm 1's privacy excess (Lowy, Liu, Asi, ``user_level_sco.txt``, Theorem 2.1/B.1):
-full-grid sweeps in n, m and ε with a *coupled* metric (issue 12, errata UL-E1, UL-E19, UL-E22).
+"""Algorithm 1's privacy excess (Lowy, Liu, Asi, Theorem 2.1/B.1):
+full-grid sweeps in n, m and ε with a *coupled* metric (errata UL-E1, UL-E19, UL-E22).
 
 Each seed runs Algorithm 1 twice on the streamed quadratic f(x, z) = ½‖x − z‖²: privately, and
 from copies of the same data and algorithm generators without output noise (``noise=False``),

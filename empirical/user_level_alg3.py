@@ -1,4 +1,4 @@
-"""Algorithm 3's experiments for the user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``): risk sweeps in m, n, ε,
+"""Algorithm 3's experiments for the user-level SCO paper (Lowy, Liu, Asi): risk sweeps in m, n, ε,
 d (Theorem 3.2/C.3 and Remark 3.6 on the strongly convex quadratic; the item-level baseline of
 footnote 3 on the same data), logistic regression (UL-E21), the gradient counts of Theorem
 3.2/C.3 and of the non-smooth schedule of Theorem 4.1/D.3, and the m-overlay figure.
@@ -260,10 +260,10 @@ _LOGISTIC_LEVEL_REASON = (
     "d = 4, ε = 8, δ = 1e-10, n = 4096 (2.1e-4 → 7.3e-5 over m = 32 … 256), i.e. the rates "
     "mode's Õ factor: the corrected Lemma C.2 sensitivity (Δ_1K_1/τ ≈ 330, UL-E13, against the "
     "paper's log(1/ζ) ≈ 25) times √log(ndm) in τ, with the last phases' noise divided by λ_i "
-    "on a loss of curvature ≈ 0.06.  Measured 377–675 on the quick grid (session 6; it rises "
+    "on a loss of curvature ≈ 0.06.  Measured 377–675 on the quick grid (it rises "
     "as m^{0.31}, the slope finding); band ×3 beyond each end, which also holds the full "
     "grid's ends extrapolated along that trend (≈ 305 at m = 16, ≈ 1040 at m = 1024; measured "
-    "311–1250 on the full grid, session 7).  "
+    "311–1250 on the full grid).  "
     "The excess is quadratic in the noise near x*, so a 2× error in the sensitivity or z (4× "
     "in the level) leaves the band on the quick grid, at the end it moves towards")
 

@@ -1,5 +1,5 @@
-"""Run code of Algorithm 3's experiments for the user-level SCO paper (Lowy, Liu, Asi;
-``user_level_sco.txt``, Theorems 3.2/C.3 and 4.1/D.3, Lemma C.2): the risk run (Algorithm 3 or
+"""Run code of Algorithm 3's experiments for the user-level SCO paper (Lowy, Liu, Asi, Theorems
+3.2/C.3 and 4.1/D.3, Lemma C.2): the risk run (Algorithm 3 or
 the item-level baseline of footnote 3, optionally coupled with a noise-free run), the
 gradient-count run, and the phase-1 settings recomputed from the theorem's formulas.
 

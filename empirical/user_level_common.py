@@ -1,5 +1,5 @@
-"""Shared pieces of the user-level SCO experiments (Lowy, Liu, Asi; ``user_level_sco.txt``): the paper id and privacy
-tolerance, the rows' privacy columns and settings helpers, the quadratic's bound values.
+"""Shared pieces of the user-level SCO experiments (Lowy, Liu, Asi): the paper id and privacy
+tolerance, the rows' privacy columns and settings functions, the quadratic's bound values.
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def quadratic_values(point: dict) -> dict:
 
 
 def _risk_vacuous(point: dict, bound_value: float) -> str | None:
-    # F − F* ≤ LR always: a bound above it says nothing (the notes' "trivial regime").
+    # F − F* ≤ LR always: a bound above it says nothing (the trivial regime).
     if bound_value >= _QUAD_L * _QUAD_R:
         return f"bound {bound_value:.3g} ≥ LR = {_QUAD_L * _QUAD_R:g} (vacuous)"
     return None

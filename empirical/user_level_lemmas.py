@@ -1,4 +1,4 @@
-"""Lemma experiments for the user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``): Lemma 3.5/C.6 (variance of
+"""Lemma experiments for the user-level SCO paper (Lowy, Liu, Asi): Lemma 3.5/C.6 (variance of
 Algorithm 2's outlier-removed minibatch gradient, against K and m) and Lemma 2.3/B.4 (distance
 of independent SGD average iterates, against T).
 """

@@ -1,4 +1,4 @@
-"""Experiments for the user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``): sweeps of
+"""Experiments for the user-level SCO paper (Lowy, Liu, Asi): sweeps of
 Algorithms 1 and 3, the item-level baseline, the non-smooth schedule and Lemmas 2.3 and 3.5,
 checked against ``bounds.user_level_sco`` at each experiment's own parameter values.
 
@@ -11,8 +11,8 @@ The privacy part of the error is measured directly: each seed runs the private a
 from a copy of the same generator with a separate Gaussian-noise stream, the same algorithm
 without Gaussian noise (same data, minibatches, Laplace draws and removal coins).  On the
 quadratic the iterates are affine in the noise, so ``privacy_excess`` = ½‖x_priv − x_np‖² has
-the same mean as F(x_priv) − F(x_np) exactly (the cross term has mean 0).  This is the notes'
-E7 decomposition; it lets the data decide the regime, whereas the nominal crossover
+the same mean as F(x_priv) − F(x_np) exactly (the cross term has mean 0).  This decomposition
+lets the data decide the regime, whereas the nominal crossover
 n* = d log(1/δ)/ε² hides polylog constants that are large here (Lemma C.2's log(1/ζ) ≈ 20).
 
 The experiments live in one module per algorithm (the lazy loader imports this one, which
@@ -28,7 +28,7 @@ imports them in registration order):
   :mod:`empirical.user_level_alg1_privacy` its coupled privacy-excess sweeps (full grid only,
   not registered: tests/test_userlevel_alg1_privacy.py);
 * :mod:`empirical.user_level_lemmas` — Lemmas 3.5/C.6 and 2.3/B.4;
-* :mod:`empirical.user_level_common` — shared row helpers and bound values;
+* :mod:`empirical.user_level_common` — shared row functions and bound values;
   :mod:`empirical.user_level_problems` the problems, :mod:`empirical.user_level_sensitivity`
   the independent recomputation of the sensitivities.
 
@@ -55,7 +55,7 @@ __all__ = ["ALG3_M", "BASELINE_M", "ALG3_EPS", "ALG3_EPS_POLE", "ALG3_N", "ALG3_
            "ALG1_GRADS_N", "NS_GRADS_N", "NS_GRADS_EPS", "LEM35_K", "LEM35_M", "LEM23_T",
            "ALG1_EPS_POINT", "ALG1_EPS_GRID", "ALG3_LOGISTIC_M", "quadratic_values"]
 
-# Privacy audits, measured-noise helpers and mutants of this paper's algorithms register with the
+# Privacy audits, measured-noise functions and mutants of this paper's algorithms register with the
 # paper (the lazy loader imports this module).  Imported by name, not by an import statement: the
 # audit harness is not row code, and a static import would put it into every row's code
 # fingerprint (empirical/runner.py), so that editing an audit would recompute every sweep.

@@ -1,16 +1,16 @@
-"""Session-wide test setup: the shared results directory, pre-swept in one queue, and a guard
+"""Test-run-wide set-up: the shared results directory, pre-swept in one queue, and a guard
 that no test leaves the process's SIGINT handler changed.
 
-Pre-sweep (issue 14): the experiment tests sweep quick grids into the session's
+Pre-sweep: the experiment tests sweep quick grids into the test run's
 ``results_root`` from module fixtures, one experiment after another, each with its own pool,
 so a slow point idles the other worker.  Instead, the first test that asks for
 ``results_root`` triggers one :func:`empirical.scheduling.sweep_all` over every experiment
 those selected modules will sweep (longest point first, validations on the workers too); the
 modules' own ``sweep(...)`` calls then only read the stored rows (the runner is resumable, and
-a point is recomputed only if its code changed since, which cannot happen within a session).
+a point is recomputed only if its code changed since, which cannot happen within a test run).
 
 Which experiments: those a selected test module *that uses* ``results_root`` names in a
-module-level list or tuple of experiment ids (``IDS``, ``NEW_IDS``, ...).  A session that
+module-level list or tuple of experiment ids (``IDS``, ``NEW_IDS``, ...).  A test run that
 selects no such module (``pytest tests/test_bounds_kl.py``) sweeps nothing.  A pre-sweep that
 fails (a point raising, an invalid declaration) is not an error here: the module's own
 ``sweep`` call then raises it inside the test that needs it.
@@ -82,7 +82,7 @@ def _presweep(ids: list, root: Path) -> None:
 
 @pytest.fixture(scope="session")
 def results_root(tmp_path_factory, request):
-    """One results directory per test session: paper tests share quick-grid sweeps, computed
+    """One results directory per test run: paper tests share quick-grid sweeps, computed
     once for all selected modules in one queue (module docstring)."""
     root = tmp_path_factory.mktemp("results")
     ids = request.config.stash.get(_PRESWEEP, [])
@@ -101,7 +101,7 @@ def pytest_sessionstart(session):
 def pytest_report_header(config):
     # A shell starts a background command (`pytest &` in a script, nohup) with SIGINT ignored;
     # Python then installs no KeyboardInterrupt handler and every child inherits SIG_IGN.  No
-    # test changes it (the guard below); say so when the session itself started that way.
+    # test changes it (the guard below); say so when the test run itself started that way.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         return ("SIGINT: ignored, inherited from whatever started pytest (a background job?); "
                 "subprocesses inherit it too")

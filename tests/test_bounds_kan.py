@@ -98,7 +98,7 @@ def test_contract_ids_exist_and_kinds():
     assert all(kinds[k] == "identity" for k in KAN_BOUNDS if k.startswith("kan:lam_"))
 
 
-def test_docstring_and_api_draft_list_every_id():
+def test_docstring_and_api_page_list_every_id():
     doc = kb.__doc__
     api = (Path(__file__).parents[1] / "docs/papers/kan_bounds.md").read_text()
     for bid in KAN_BOUNDS:
@@ -129,7 +129,7 @@ def test_theorem41_window_and_step_condition():
     assert not b.applies(**at, m=2 * m_hi)                 # above the window
     assert not b.applies(**dict(at, eta=1.0, T=1e4), m=64.0)   # step condition > 1
     assert not b.applies(**dict(at, lam=0.0), m=64.0)      # Theorem 4.1 needs λ > 0
-    # the window closes as λ → 1 under the calibrated κ ∝ (1−λ^T)/(1−λ) (notes §3.1)
+    # the window closes as λ → 1 under the calibrated κ ∝ (1−λ^T)/(1−λ) (Theorem 4.1, Remark 4.2)
     cal = sp.lambdify((lam, T), kb.LAM_CALIBRATION, "math")
 
     def m_hi_cal(l):
@@ -279,7 +279,7 @@ def test_calibrated_lambda_factors_are_exact():
 
 def test_calibration_cancels_the_lambda_gain():
     """Under Theorem 5.1's calibration λ gives no gain: the linear factor is ≈ 1 while T(1−λ) ≫ 1,
-    the quadratic one is increasing ≈ 1 + ηλ²/(1−λ)², saturating at ηT² as λ → 1 (notes §3.7)."""
+    the quadratic one is increasing ≈ 1 + ηλ²/(1−λ)², saturating at ηT² as λ → 1 (Theorem 4.1 with Theorem 5.1's κ)."""
     lin, quad = bounds.get("kan:lam_linear_calibrated"), bounds.get("kan:lam_quadratic_calibrated")
     Tv, e = 1000.0, 0.5
     grid = [0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95]
@@ -311,7 +311,7 @@ def test_lemma_f11_bound_on_the_encoder_norm():
     ys = ys[ys.sum(1) <= 3]                              # every participation pattern with ≤ τ = 3
     norms = np.linalg.norm(ys @ C.T, axis=1)
     worst = ys[int(np.argmax(norms))]
-    assert norms.max() == pytest.approx(2.708, abs=1e-3)                  # notes E11a
+    assert norms.max() == pytest.approx(2.708, abs=1e-3)                  # brute force over participation sets
     assert list(worst) == [1, 1, 1] + [0] * 7                            # a block at the start
     assert cal(lam=0.5, T=10) * math.sqrt(3) == pytest.approx(3.461, abs=1e-3)
 
@@ -345,7 +345,7 @@ def test_calibration_exponents():
     assert (t54.exponent("epsilon"), d9.exponent("epsilon")) == (-2, -1)
     assert (_inverted(t54, "epsilon", epsilon_inv).exponent("epsilon_inv")
             == _inverted(d9, "epsilon", epsilon_inv).exponent("epsilon_inv") == 2)
-    # λ > 0: linear in B/n (no amplification); λ = 0: quadratic in B/n (notes §2.3)
+    # λ > 0: linear in B/n (no amplification); λ = 0: quadratic in B/n (Theorems F.12 and D.9)
     at = dict(lam=0.5, T=1e6, B=100.0, n=1e4, epsilon=0.5, delta=1e-5)     # rT = 1e4 ≫ ln(1/δ)
     assert f12.local_slope("B", at) == pytest.approx(1.0, abs=0.05)
     assert d9.local_slope("B", at) == pytest.approx(2.0, abs=1e-9)
@@ -729,7 +729,7 @@ def test_private_over_nonprivate_stays_bounded_in_the_corollary_regimes(corollar
     """The prediction behind 'the private/non-private ratio stays bounded': under each
     corollary's choices the noise terms never have a larger exponent than the noise-free terms.
     In the privacy branch they have the *same* exponent (the quadratic noise term is of the
-    order of 1/(γ²ηT), notes §3.3), so the ratio tends to a constant > 1, not to 1."""
+    order of 1/(γ²ηT), Corollary 5.3), so the ratio tends to a constant > 1, not to 1."""
     nf, nz = _tmp(noise_free, "noise_free"), _tmp(noise, "noise")
     reg = kb.regime(corollary, "nonprivate")
     for v in ("n", "epsilon"):
@@ -839,7 +839,7 @@ def test_c13_has_a_corrs_lambda_structure():
 
 
 @pytest.mark.parametrize("calibration, expected", [
-    # notes §3.7, row "A_corr quadratic noise, κ calibrated": (n, ε, d, T, η, B, m)
+    # A_corr's quadratic noise term with κ calibrated (Theorems 4.1, 5.1): (n, ε, d, T, η, B, m)
     ("thm5.1", (-1, -2, 1, 1, 1, -1, 1)),
     ("thm5.4", (-2, -2, 1, 1, 1, 0, 1)),
 ])
@@ -995,8 +995,8 @@ def test_fixed_kappa_noise_ratio_is_A_corrs_noise_part_over_its_lam0_value():
 
 
 def test_factored_declarations_keep_their_expressions():
-    """Session 6 factoring: the Gaussian κ² shared by the E12 noise terms, and the non-private
-    upper bounds registered through one helper, are the expressions and fields written out."""
+    """The factoring of the Gaussian κ² shared by the E12 noise terms, and the non-private
+    upper bounds registered through one function, are the expressions and fields written out."""
     k2 = 2 * T * sp.log(sp.Rational(5, 4) / delta) / epsilon**2
     tuned, fixed = bounds.get("kan:tuned_eta_noise"), bounds.get("kan:fixed_eta_noise")
     assert sp.simplify(tuned.expr - 2 * sp.sqrt(m * d) * sp.sqrt(k2) / (gamma * n * sp.sqrt(T))) == 0

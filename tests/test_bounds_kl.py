@@ -20,7 +20,7 @@ L0, L1, F0, beta, epsilon, delta = (sym("L0"), sym("L1"), sym("F0"), sym("beta")
                                     sym("epsilon"), sym("delta"))
 tau, lambda_g, T = sym("tau"), sym("lambda_g"), sym("T")
 
-#: The ids the contract between the KL helpers requires (plus the extras this module adds).
+#: The ids the contract between the KL modules requires (plus the extras this module adds).
 CONTRACT_IDS = (
     "kl:thm1", "kl:cor1", "kl:thm2", "kl:lem3", "kl:thm4", "kl:thm4_simplified", "kl:thm4_main",
     "kl:thm4_floor", "kl:thm4_kappa1", "kl:thm4_kappa2", "kl:thm5", "kl:thm5_best",
@@ -30,7 +30,7 @@ CONTRACT_IDS = (
 )
 EXTRA_IDS = ("kl:thm1_simplified", "kl:thm2_simplified", "kl:cor1_dp", "kl:prior_nonconvex_global")
 
-#: The radial p = 4 instance of the notes (§3.1): κ = 4/3, γ = 1/4, L0 = 4, L1 = 12, F0 = 1/16.
+#: The radial p = 4 instance: κ = 4/3, γ = 1/4, L0 = 4, L1 = 12, F0 = 1/16.
 P4 = dict(kappa=4 / 3, gamma=0.25, L0=4.0, L1=12.0, F0=1 / 16, beta=0.1, d=1.0, rho=1.0)
 
 #: A point where every symbol of every bound has a legal value (used for bad-input checks).
@@ -101,7 +101,7 @@ def test_thm4_condition_is_the_papers_relational():
     lhs = L0**2 * sp.log(n * sp.sqrt(rho) / beta) / (L1 * n)
     assert sp.simplify(klb.THM4_CONDITION.lhs - lhs) == 0
     assert klb.THM4_CONDITION.rhs == sp.sqrt(rho)
-    # p = 4 radial (L0 = 4, L1 = 12, ρ = 1, β = 0.1): holds from n ≈ 20 on (notes, pitfall 11)
+    # p = 4 radial (L0 = 4, L1 = 12, ρ = 1, β = 0.1): holds from n ≈ 20 on
     def holds(nn):
         return b.applies(**dict(P4, n=nn))
     assert not holds(5) and holds(50) and holds(1e8)
@@ -159,12 +159,12 @@ def _thm1_independent(nn: float, kap: float, g: float, l0: float, l1: float, f0:
     return (g * l0 * math.sqrt(dd * K * math.log(1 / bp)) / (nn * math.sqrt(r))) ** kap
 
 
-@pytest.mark.parametrize("nn, notes_slope", [(1e6, -1.245), (1e7, -1.258), (1e8, -1.267)])
-def test_thm1_local_slopes_reproduce_the_notes(nn, notes_slope):
+@pytest.mark.parametrize("nn, hand_slope", [(1e6, -1.245), (1e7, -1.258), (1e8, -1.267)])
+def test_thm1_local_slopes_reproduce_hand_computed_values(nn, hand_slope):
     b = bounds.get("kl:thm1")
     s = b.local_slope("n", dict(P4, n=nn))
-    # the notes' prototype values (an independent computation) ...
-    assert s == pytest.approx(notes_slope, abs=0.005)
+    # values computed independently by hand ...
+    assert s == pytest.approx(hand_slope, abs=0.005)
     # ... and a plain-float central difference of the paper's formula
     args = (P4["kappa"], P4["gamma"], P4["L0"], P4["L1"], P4["F0"], P4["beta"], P4["d"], P4["rho"])
     h = 1e-4

@@ -77,7 +77,7 @@ def test_wrong_kappa_does_not_derive_theorem2():
 
 
 def test_cross_term_gap_of_the_proof_is_recorded():
-    """Errata SOSP-E5 (notes §3.2): at the paper's κ = max(κ₁, κ₂), term D's solution at κ₁
+    """Errata SOSP-E5: at the paper's κ = max(κ₁, κ₂), term D's solution at κ₁
     exceeds both claimed terms when x = n^{−a}, a ∈ (5/8, 11/12); e.g. a = 5/6 by n^{1/42}."""
     n = sym("n")
     a = R_(5, 6)
@@ -110,8 +110,7 @@ def test_theorem3_against_the_introduction():
 
 def test_exponents_of_theorem2_and_the_prior_claim():
     """Theorem 2: n −1/3 (asymptotic), d 1/5, ε 0; privacy term −2/5, 1/5, −2/5.  [29]'s claim
-    differs only in the x-exponent (3/7): a gap of 1/35 in n and ε, 1/70 in d (notes pitfall 4:
-    below this suite's slope tolerance 0.03, so no experiment claims to reject it)."""
+    differs only in the x-exponent (3/7): a gap of 1/35 in n and ε, 1/70 in d (below this suite's slope tolerance 0.03, so no experiment claims to reject it)."""
     t2, pr, liu = (bounds.get(i) for i in ("sosp:thm2", "sosp:thm2_privacy", "sosp:liu_claimed"))
     assert [t2.exponent(v) for v in ("n", "d", "epsilon")] == [R_(-1, 3), R_(1, 5), 0]
     assert [pr.exponent(v) for v in ("n", "d", "epsilon")] == [R_(-2, 5), R_(1, 5), R_(-2, 5)]

@@ -82,7 +82,7 @@ def test_paper_modules_load_lazily_and_in_isolation():
         registry.ids("nope")
 
 
-# --- verdicts are regressions (issue 9) ------------------------------------------------------
+# --- verdicts are regressions ------------------------------------------------------
 def test_a_finding_that_no_longer_reproduces_fails_verify():
     """A check recorded as a finding that now passes is NOT REPRODUCED, and fails verify."""
     exp = _toy(checks=(Check("kl:toy_power_law", "two-sided", 0.1, "toy", expect="finding"),))

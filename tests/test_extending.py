@@ -28,8 +28,9 @@ def _python_blocks(text: str) -> list[str]:
 
 
 def test_walkthrough_in_docs_runs_as_written(tmp_path, monkeypatch, capsys, isolated_plugins):
-    module, snippet = _python_blocks(DOC.read_text())
+    module, snippet, dp_module = _python_blocks(DOC.read_text())
     (tmp_path / "myrates.py").write_text(module)
+    (tmp_path / "myrates_dp.py").write_text(dp_module)
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["--module", "myrates", "bounds", "show", "mean:gaussian"]) == 0
     assert "exponent in n: -2" in capsys.readouterr().out
@@ -41,6 +42,16 @@ def test_walkthrough_in_docs_runs_as_written(tmp_path, monkeypatch, capsys, isol
     assert (tmp_path / "figs" / "mean" / "mean.gaussian.n.png").exists()
     exec(snippet, {})
     assert "--module myrates" in DOC.read_text() and "dprates.papers" in DOC.read_text()
+    # the (ε, δ) example: privacy columns in ε, checked like the ρ ones
+    code = main(["--module", "myrates", "--module", "myrates_dp", "verify", "--experiment",
+                 "mean.gaussian_dp.n", "--results", str(tmp_path / "res"), "--figures",
+                 str(tmp_path / "figs")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "PASS" in out and "1/1 experiments verified" in out
+    with pytest.raises(ValueError, match="privacy"):
+        bounds.compare("mean:gaussian", "mean:gaussian_dp", "n",
+                       at=dict(n=1e3, d=10, rho=1, epsilon=1, delta=1e-5))
 
 
 def test_entry_point_paper_loads_lazily_by_id(tmp_path, monkeypatch, isolated_plugins):

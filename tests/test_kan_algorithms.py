@@ -53,7 +53,7 @@ def test_spline_contraction_equals_full_basis():
 
 
 def _textbook_contract(v, coef, p, derivs):
-    """spline_contract as it was written before it went in place (session 7): the reference
+    """spline_contract as it was written before it went in place: the reference
     its floats and memory layouts must equal bit for bit (stored rows depend on both)."""
     h, _ = K._knots(p)
     x = (np.asarray(v, dtype=float) + 1.0) / h
@@ -170,7 +170,7 @@ def test_algorithm1_matches_line_by_line_reference(small, sampler):
 
 
 def test_noise_cancellation_identity_and_drift_closed_form():
-    """Σ_{s≤t}(Z_s − λZ_{s−1}) = Z_t + (1−λ)Σ_{s<t}Z_s (notes §2.2), so with no gradient the
+    """Σ_{s≤t}(Z_s − λZ_{s−1}) = Z_t + (1−λ)Σ_{s<t}Z_s (Lemma C.1), so with no gradient the
     unprojected drift is E‖W_T − W₀‖² = η²c² mdp (1 + (1−λ)²(T−2)) exactly (T−1 steps).  The
     model is made flat (c = 0) so the gradient vanishes and only the noise moves W."""
     rng = np.random.default_rng(7)
@@ -264,7 +264,7 @@ def test_gaussian_epsilon_inverts_dp_accounting():
 def test_discontinuity_at_lambda_zero_is_about_n_over_4B():
     """F.12 as λ → 0⁺ (zero-out, linear in B/n) against D.9 at λ = 0 (replace-one, quadratic):
     κ² ratio = bounds' ``kan:calibration_gap`` exactly, and its leading terms 8rT ln(2.5/δ) and
-    32r²T ln(1/δ) give n/(4B)·ln(2.5/δ)/ln(1/δ) once rT ≫ ln(1/δ) (notes §2.3).  At a realistic
+    32r²T ln(1/δ) give n/(4B)·ln(2.5/δ)/ln(1/δ) once rT ≫ ln(1/δ) (Theorems F.12 and D.9).  At a realistic
     rT = 40 the √(3rT ln(2/δ)) term doubles it (506 against 250)."""
     import bounds
 

@@ -1,5 +1,5 @@
 """KAN paper end to end: every experiment of empirical/kan_correlated_noise.py is swept on its
-quick grid once (the session's results directory, 2 workers) and its verdicts are asserted as
+quick grid once (the test run's results directory, 2 workers) and its verdicts are asserted as
 declared.  No slope or exponent is typed here: predictions come from ``bounds/`` at each
 experiment's own parameters (empirical.checks); every tolerance's reason lives with its check.
 Beyond the verdicts: the privacy columns (three calibrations side by side), the theorem
@@ -188,7 +188,7 @@ def test_etaT_runs_hold_the_product_and_use_full_batches(rows):
 
 
 def test_batch_effect_has_both_signs(rows):
-    """Notes E3's expectation: on separable data SGD's gradient noise barely moves the averaged
+    """On separable data SGD's gradient noise barely moves the averaged
     risk and in either direction, so the check uses the effect's magnitude."""
     signed = np.array([r["signed_batch_effect"] for r in rows["kan.nonpriv.B"]])
     mag = np.array([r["batch_effect"] for r in rows["kan.nonpriv.B"]])
@@ -238,7 +238,7 @@ def test_width_projection_binds_where_the_drift_reaches_R_star(rows):
 
 
 def test_tuned_eta_grows_with_epsilon_and_each_run_is_certified(rows):
-    """Notes E12: the best η rises with ε (less noise allows longer steps) and reaches the top of
+    """App. D.3: the best η rises with ε (less noise allows longer steps) and reaches the top of
     the grid at ε = 1 (recorded in the rows, KAN-E34); every run spends exactly its target ε
     (tight calibration) even though the oracle choice of η is not a private release."""
     by = {}
@@ -252,7 +252,7 @@ def test_tuned_eta_grows_with_epsilon_and_each_run_is_certified(rows):
 
 
 def test_tuned_eta_d_and_m_runs_are_certified_and_eta_stays_inside_the_grid(rows):
-    """Notes E12's d and m sweeps (ε = 1/8): every run spends exactly its target ε, and the best η
+    """App. D.3's d and m sweeps (ε = 1/8): every run spends exactly its target ε, and the best η
     is never at either end of its grid (so the tuned risk is a real minimum over η, not a grid artefact)."""
     for i in ("kan.tuned_eta.d", "kan.tuned_eta.m"):
         for r in rows[i]:

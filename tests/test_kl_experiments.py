@@ -1,5 +1,5 @@
 """KL paper, Theorems 1, 2, 4 and 5 end to end: every experiment of empirical/kl_condition.py is
-swept on its quick grid (into the session's results directory, 2 workers) and its verdicts are
+swept on its quick grid (into the test run's results directory, 2 workers) and its verdicts are
 asserted as declared.  No slope is typed here: predictions come from ``bounds/`` at each
 experiment's own parameters (empirical.checks), and every tolerance's reason lives with its
 check in empirical/kl_condition.py.

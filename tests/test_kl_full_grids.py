@@ -1,15 +1,14 @@
-"""KL paper (Menart et al., ``kl_condition_zcdp.txt``; Theorems 1, 2, 4, 5, 9): every experiment of
+"""KL paper (Menart et al.; Theorems 1, 2, 4, 5, 9): every experiment of
 empirical/kl_condition.py on its **full** grid gives the verdicts it declares (`pytest -m slow`;
-the whole module: ≈ 13 CPU-min of sweeps, measured 11 min 26 s wall with 2 workers on a shared,
-loaded machine, session 6).
+the whole module: ≈ 13 CPU-min of sweeps, about 11 min wall with 2 workers).
 
 Predictions come from ``bounds/`` at each experiment's own parameters (empirical.checks); every
 tolerance's reason lives with its check in empirical/kl_condition.py.  Points dropped on a full
 grid must be dropped because the bound is vacuous there (a property of the bound at the point, not
 of the data), never for a data reason, and at least 3 points must remain.
 
-``kl.negctl.n.spread`` (errata KL-E32): as declared up to session 6, its two-sided check is on
-Theorem 4's first term alone, which fails on the full grid because Theorem 4's d-free term catches
+``kl.negctl.n.spread`` (errata KL-E32): when its two-sided check is on
+Theorem 4's first term alone, it fails on the full grid because Theorem 4's d-free term catches
 up with the first term there.  While that declaration stands, the verdict test is a strict xfail
 naming KL-E32 (it must keep failing; if it passes, the record is stale); once the check is on the
 whole bound (``kl:thm4``) it must pass like every other one.  ``test_kl_e32_*`` pins the evidence
@@ -57,7 +56,7 @@ def _params():
                 reason="KL-E32: on the full grid (n to 8e7) Theorem 4's d-free term reaches "
                 "its first term, so the first term alone is not tight there (slope −1.71 vs band "
                 "[−2.00, −1.87], level leaves its band); the fix is a check on the whole of "
-                "Theorem 4 (docs/errata.md, KL-E32)"))
+                "Theorem 4 (kl:thm4; docs/errata.md, KL-E32)"))
         else:
             yield i
 

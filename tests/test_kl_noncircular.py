@@ -1,11 +1,11 @@
-"""Non-circularity of the KL rate checks (issue 9), recorded as findings.
+"""Non-circularity of the KL rate checks, recorded as findings.
 
 Spider's output follows the Φ̂ schedule it is given, and Algorithm 3's step count follows its
 privacy budget: on the registered instances, removing or doubling the injected noise leaves the
 excess unchanged (within 15%).  So the rate checks on these sweeps test the schedule's and the
 budget's arithmetic, not the noise actually injected; that noise is verified separately, by
 measurement against the theorem's σ (tests/test_audit_kl.py) and by the privacy audits.  These
-tests pin the finding: if it stops holding, the README's KL section must change.  Theorem 9's
+tests pin the finding: if it stops holding, docs/papers/kl.md must change.  Theorem 9's
 instance is the control where the noise is the whole excess.
 """
 import numpy as np

@@ -370,7 +370,7 @@ def test_moment_regression_rejects_bad_parameters(kw, name):
         MomentPowerRegression(args.pop("n"), args.pop("d"), args.pop("p"), **args)
 
 
-# ------------------------------------------- gradients kept to a few ufuncs (issue 14) -----------
+# ------------------------------------------- gradients kept to a few ufuncs -----------
 def _radial_gradient_as_written(prob, W):
     """RadialPowerLoss's gradient as first written (einsum norm, error-state switch)."""
     diff = W - prob.w_star

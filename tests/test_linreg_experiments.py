@@ -1,5 +1,5 @@
 """Linear-regression paper end to end: every experiment of empirical/linreg_adaptive_clipping.py
-is swept once on its quick grid (session results directory, 2 workers) and its verdicts are
+is swept once on its quick grid (the test run's results directory, 2 workers) and its verdicts are
 asserted as declared.  No slope is typed here: predictions come from ``bounds/`` at each
 experiment's own parameters (empirical.checks); the reasons for tolerances live with the checks.
 Beyond the verdicts: every run's privacy, the theorem's parameters as actually used, the premise
@@ -309,8 +309,7 @@ def _rows_at(exp, point: dict) -> list[dict]:
 
 @pytest.mark.slow
 def test_lr_e18_full_grid_is_a_finding(full_root):
-    """LR-E18 (first seen on the lead's full-grid run, session 6; d = 128, 256 back on the full
-    grid in session 7): linreg.amb.d.privacy's full grid, d = 4…256 at n = 10⁵, is declared
+    """LR-E18: linreg.amb.d.privacy's full grid, d = 4…256 at n = 10⁵, is declared
     PASS on its quick grid (d ≤ 64) and FINDING of the slope and the level on its full grid
     (expect_full, finding_on="slope+level").  There the privacy term grows as d^{2.24}
     [2.17, 2.31]: Theorem 3.7's d² fails (two-sided, 0.15) and the level leaves the calibrated

@@ -1,39 +1,123 @@
-"""README's commands, run as a new user would (on a small experiment selection, to stay fast)."""
+"""README's facts and commands, checked against the project: the papers it cites and their
+counts, the extras, the set-up commands and their expected output, and every command it shows
+(run as a new user would, on a small experiment selection to stay fast)."""
+import functools
+import json
+import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
+from bounds.citations import CITATIONS
 from empirical.cli import main
 
 ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text()
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
 def _section(title: str) -> str:
     start = README.index(f"## {title}")
     end = README.find("\n## ", start + 1)
-    return README[start:end]
+    return README[start:end if end > 0 else None]
 
 
 def _blocks(text: str, lang: str = "") -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", text, re.S)
 
 
+def _table(text: str) -> list[list[str]]:
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in text.splitlines() if line.startswith("|")]
+    return [r for r in rows[2:]]                       # header and separator dropped
+
+
+_COUNT_SCRIPT = """
+import json
+import bounds
+from empirical import experiment as registry
+exps = registry.experiments()
+print(json.dumps({
+    "experiments": {p: sum(e.paper == p for e in exps) for p in {e.paper for e in exps}},
+    "bounds": {p: len(bounds.ids(p)) for p in bounds.papers()},
+    "points": sum(len(e.grid()) for e in exps)}))
+"""
+
+
+@functools.cache
+def _COUNTS() -> dict:
+    """What the registries hold in a fresh process (as `dprates experiments` and `dprates bounds
+    list` would count): other tests register toy experiments and bounds in this one."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    out = subprocess.run([sys.executable, "-c", _COUNT_SCRIPT], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def test_readme_is_short():
+    assert len(README.splitlines()) <= 150
+
+
 def test_setup_commands_match_the_project():
     setup = _section("Set-up")
-    install, test = _blocks(setup)[:2]
+    install, output, test = _blocks(setup)[:3]
     assert install.strip() == 'pip install -e ".[test]" && dprates verify'
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert "test" in extras["optional-dependencies"]
-    assert any(d.startswith("dask[distributed]") for d in extras["optional-dependencies"]["test"])
-    assert extras["scripts"]["dprates"] == "empirical.cli:main"
+    assert "test" in PYPROJECT["optional-dependencies"]
+    assert PYPROJECT["scripts"]["dprates"] == "empirical.cli:main"
     assert shutil.which("dprates"), "the console script README uses is installed"
     # CI runs exactly README's test command
     assert test.strip() == "pytest"
     assert test.strip() in (ROOT / ".ci" / "run").read_text().splitlines()
-    assert ".[distributed]" in setup
+    # the expected output's counts are the registry's
+    c = _COUNTS()
+    exps = sum(c["experiments"].values())
+    assert output.strip().splitlines() == [
+        f"points: {c['points']} fresh, 0 cached, 0 recomputed",
+        f"analyses: {exps} fitted, 0 read from the cache",
+        f"{exps}/{exps} experiments verified"]
+
+
+def test_python_version_and_extras_table_match_pyproject():
+    install = _section("Install")
+    want = re.fullmatch(r">=\s*([\d.]+)", PYPROJECT["requires-python"]).group(1)
+    assert f"Python ≥ {want}" in install
+    extras = PYPROJECT["optional-dependencies"]
+    rows = {r[0].strip("`"): r[1] for r in _table(install)}
+    assert set(rows) == set(extras)
+    for extra, deps in extras.items():
+        names = [re.split(r"[<>=!~;\s]", d, maxsplit=1)[0] for d in deps]
+        assert [n.strip() for n in rows[extra].split(",")] == names, extra
+
+
+def test_papers_table_cites_each_paper_and_counts_from_the_registry():
+    rows = {r[0].strip("`"): r for r in _table(_section("Papers"))}
+    assert set(rows) == set(CITATIONS) | {"real"}
+    c = _COUNTS()
+    for key, cite in CITATIONS.items():
+        _, paper, n_bounds, n_exps = rows[key]
+        assert cite.markdown() == paper, key
+        assert int(n_bounds) == c["bounds"][key], key
+        assert int(n_exps) == c["experiments"][key], key
+    assert int(rows["real"][3]) == c["experiments"]["real"]
+
+
+def test_verdict_legend_names_every_verdict():
+    setup = _section("Set-up")
+    for verdict in ("PASS", "FAIL", "INCONCLUSIVE", "FINDING", "REJECTED", "NOT REPRODUCED", "INFO",
+                    "ERROR"):
+        assert f"`{verdict}`" in setup, verdict
+
+
+def test_documentation_links_resolve():
+    for target in re.findall(r"\]\(((?:docs/|CHANGELOG)[^)#]*)\)", README):
+        assert (ROOT / target).exists(), target
 
 
 def _commands() -> list[list[str]]:
@@ -48,15 +132,15 @@ def _commands() -> list[list[str]]:
 
 
 def test_every_subcommand_is_documented():
-    documented = {c[0] for c in _commands()}
-    assert documented == {"bounds", "experiments", "run", "verify", "figures", "audit"}
+    from empirical.cli import _parser
+
+    sub = next(a for a in _parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert {c[0] for c in _commands()} == set(sub.choices)
 
 
 def test_quick_start_commands_run(tmp_path, results_root, capsys):
-    import importlib.util
-
-    # kl.thm9.rho's stored rows (computed once per session) in a results tree of its own, so
-    # that `figures` draws only what this test ran.
+    # kl.thm9.rho's stored rows (computed once per test run) in a results tree of its own, so
+    # that `figures` and `report` see only what this test ran.
     results, figures = tmp_path / "results", tmp_path / "figures"
     src = results_root / "kl" / "kl.thm9.rho"
     if src.exists():
@@ -64,20 +148,22 @@ def test_quick_start_commands_run(tmp_path, results_root, capsys):
     small = {"run": ["--results", str(results), "--figures", str(figures)],
              "verify": ["--experiment", "kl.thm9.rho", "--results", str(results),
                         "--figures", str(figures)],
-             "figures": ["--paper", "kl", "--results", str(results), "--figures", str(figures)]}
+             "figures": ["--paper", "kl", "--results", str(results), "--figures", str(figures)],
+             "report": ["--experiment", "kl.thm9.rho", "--results", str(results),
+                        "--out", str(tmp_path / "report"), "--markdown", str(tmp_path / "r.md"),
+                        "--figures", str(figures)]}
     ran = []
     for argv in _commands():
         if argv[0] == "audit":
-            if importlib.util.find_spec("empirical.audit") is None:
-                continue
-            argv = ["audit", "--help"]
-        argv = [a for a in argv if a != "..."] + small.get(argv[0], [])
+            argv = ["audit", "--list"]
+        argv = argv + small.get(argv[0], [])
         assert main(argv) == 0, (argv, capsys.readouterr())
         ran.append(argv[0])
     out = capsys.readouterr().out
     assert "kl:thm9" in out and "kl.thm9.rho" in out and "1/1 experiments verified" in out
     assert (figures / "kl" / "kl.thm9.rho.png").exists()
-    assert {"bounds", "experiments", "run", "verify", "figures"} <= set(ran)
+    assert (tmp_path / "report" / "index.html").exists()
+    assert {"bounds", "experiments", "run", "verify", "figures", "audit", "report"} <= set(ran)
 
 
 def test_python_example_runs():

@@ -1,4 +1,4 @@
-"""Real-data core (issue 16): loaders, splits, scaling, user assignment, the pseudo-paper's
+"""Real-data core: loaders, splits, scaling, user assignment, the pseudo-paper's
 registration, and the contrast checks (they must be able to fail)."""
 import subprocess
 import sys

@@ -78,7 +78,7 @@ def test_clipping_bounds_the_sensitivities(net):
     assert np.linalg.norm(H - H2) <= 2 * 0.1 * np.sqrt(shape.P) / len(y) * (1 + 1e-9)
 
 
-# --- the fast paths compute exactly what the plain definitions compute (issue 14) -----------
+# --- the fast paths compute exactly what the plain definitions compute -----------
 # The definitions below are the code the fast paths replaced (broadcast outer products and a
 # concatenation, np.linalg.norm, each perturbed θ through the whole forward pass, one client at a
 # time); the fast paths must agree with them bit for bit, not to a tolerance, since stored rows

@@ -436,7 +436,7 @@ def test_index3_saddle_chain_is_escaped():
 
 
 def test_escape_radius_larger_than_the_basin_false_certifies():
-    """Notes pitfall 10: R must come from a valid Hessian-Lipschitz bound.  With ρ underestimated
+    """R must come from a valid Hessian-Lipschitz bound.  With ρ underestimated
     so that R = √(α/ρ) exceeds the saddle-to-minimum distance (π), no round can reach R: the
     saddle is returned as a certificate although λ_min = −γ."""
     d, gamma, alpha = 4, 0.5, 0.05

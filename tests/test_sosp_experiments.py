@@ -1,6 +1,6 @@
 """SOSP paper end to end: every experiment (empirical/sosp_rates.py, sosp_escape.py,
 sosp_selection.py; registered by empirical/sosp_nonconvex.py) is swept once on its quick grid
-(session results directory, 2 workers) and its verdicts are asserted as declared.  No
+(the test run's results directory, 2 workers) and its verdicts are asserted as declared.  No
 slope is typed here: predictions come from ``bounds/`` at each experiment's own parameters
 (empirical.checks); the tolerances' reasons live with the checks.  Beyond the slopes: every
 recorded parameter equals the theorem's (practical) setting, one calibrated constant is held

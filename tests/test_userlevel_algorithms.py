@@ -35,7 +35,7 @@ def test_alg3_faithful_schedule_is_the_theorems():
                                  * (1 / eps + n_i * eps / math.sqrt(T_i * math.log(1 / DL)))))
         assert (P.n_i, P.T_i, P.K_i) == (n_i, T_i, K_i)
         assert P.lambda_i == pytest.approx(lam_i)
-    # faithful constants: every minibatch is the whole phase (the notes' §6.1: vacuous)
+    # faithful constants: every minibatch is the whole phase (vacuous)
     assert all(P.K_i == P.n_i for P in ph)
 
 

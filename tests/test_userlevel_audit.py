@@ -2,8 +2,7 @@
 injected noise measured against the σ the theorems set (recomputed independently with
 dp-accounting), and an independent brute force of Lemma C.2's sensitivity constant (UL-E13).
 
-The audits run here with fewer trials than ``dprates audit userlevel`` (whose table the README
-draft quotes); every control must still be CAUGHT and every honest target OK."""
+The audits run here with fewer trials than ``dprates audit userlevel`` (docs/privacy.md); every control must still be CAUGHT and every honest target OK."""
 import math
 
 import numpy as np

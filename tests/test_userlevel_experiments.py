@@ -1,5 +1,5 @@
 """User-level SCO paper end to end: every experiment of empirical/user_level_sco.py is swept once
-on its quick grid (session results directory, 2 workers) and its verdicts are asserted as
+on its quick grid (the test run's results directory, 2 workers) and its verdicts are asserted as
 declared.  Predictions come from ``bounds/`` at each experiment's own parameters; tolerance
 reasons live with the checks.  Rows record the parameters the algorithm actually used, and
 tests compare them with the theorems' settings."""
@@ -73,7 +73,7 @@ def test_private_rows_carry_dp_accounting_at_target(rows, exp_id):
 
 def test_m_sweep_user_level_beats_item_level_slope(analyses):
     """The point of user-level DP on one problem and one schedule: Algorithm 3's privacy error
-    falls with m, the user-as-item baseline's does not (Figure of the two in README)."""
+    falls with m, the user-as-item baseline's does not."""
     a, b = analyses["userlevel.alg3.m"], analyses["userlevel.baseline.m"]
     assert a.experiment.grid() == b.experiment.grid()
     assert a.fit.slope < b.fit.slope - 0.3
@@ -298,7 +298,7 @@ def test_alg1_risk_is_half_localisation_at_affordable_n():
     generators, so both see the same items, permutations, Laplace score noise and keep coins
     and differ only by the output noise (asserted: no halt, identical keep sets).  The
     noise-free excess is then the part of this very run that privacy did not add.  Measured on
-    these seeds (session 7): share 62% at 2^17 and 38% at 2^19; the noise-free excess (0.097,
+    these seeds: share 62% at 2^17 and 38% at 2^19; the noise-free excess (0.097,
     0.030) varies < 1% across seeds (it is the starting offset the phases have not yet
     contracted) and is ≈ 4·10^5 times the sampling term.  ≈ 14 CPU-s, ~1 min loaded.
     """

@@ -1,7 +1,7 @@
 """User-level SCO paper: the privacy-critical pieces checked by brute force on small inputs —
 score sensitivities, Lemma C.2/B.2's sensitivity of the outlier-removed mean (the constant the
 accounting assumes), AboveThreshold's ε-DP, and the coupled one-adversary / majority-adversary
-behaviour of Algorithm 3 (the notes' E10)."""
+behaviour of Algorithm 3 ."""
 import copy
 import itertools
 import math
@@ -29,7 +29,7 @@ def test_score_sensitivity_is_below_two_exhaustively():
         s2 = (np.abs(alt[:, :, None] - alt[:, None, :]) <= 1.0).sum(axis=(1, 2)) / K
         worst = max(worst, float(np.max(np.abs(s2 - s))))
     assert worst == pytest.approx(2 * (K - 1) / K)
-    # and the helper agrees with the brute force on a sample
+    # and the function agrees with the brute force on a sample
     P = configs[12345][:, None]
     assert ul.concentration_scores(P, 1.0).sum() / K == pytest.approx(s[12345])
 
