@@ -138,14 +138,21 @@ def test_readme_and_performance_are_short():
         assert lines <= limit, f"{name}: {lines} lines > {limit}"
 
 
+#: A block written by ``python -m empirical.paper_pages`` or ``python -m empirical.doc_tables``
+#: (tables from the registries, like docs/results.md): reference, not prose to read through.
+_GENERATED = re.compile(r"<!-- generated: [^>]*-->\n.*?<!-- end(?: generated|: [\w-]+) -->", re.S)
+
+
 def test_documentation_is_short():
-    sizes = {_rel(d): d.stat().st_size for d in DOCS if d.name != "results.md"}
-    sizes["README.md"] = (ROOT / "README.md").stat().st_size
-    sizes["CHANGELOG.md"] = (ROOT / "CHANGELOG.md").stat().st_size
+    # The written documentation, not the tables generated from the registries (those grow with
+    # the registry and are checked for freshness instead).
+    docs = [d for d in DOCS if d.name != "results.md"] + [ROOT / "README.md", ROOT / "CHANGELOG.md"]
+    sizes = {_rel(d): len(_GENERATED.sub("", d.read_text(encoding="utf-8")).encode())
+             for d in docs}
     total = sum(sizes.values())
     largest = sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
-    assert total <= 260_000, (f"documentation is {total / 1000:.0f} KB without docs/results.md; "
-                              f"largest: {largest}")
+    assert total <= 260_000, (f"documentation is {total / 1000:.0f} KB without docs/results.md "
+                              f"and generated tables; largest: {largest}")
 
 
 def test_results_headings_are_the_generators():

@@ -21,7 +21,7 @@ PAPERS = ("kl", "kan", "linreg", "sosp", "userlevel")
 @pytest.fixture(scope="module")
 def stale_pages() -> list[str]:
     # A fresh interpreter: the pages describe what `dprates` registers, not the extras other
-    # tests of this session register (tests/_toy.py adds toy bounds and experiments to "kl").
+    # tests of this pytest run register (tests/_toy.py adds toy bounds and experiments to "kl").
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     proc = subprocess.run([sys.executable, "-m", "empirical.paper_pages", "--check"], cwd=ROOT,
