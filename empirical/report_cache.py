@@ -12,7 +12,7 @@ exponents took ~49% of the time, drawing and PNG-encoding the figures ~31%, refi
   from ``empirical/report_exponents.json``, shipped with the code and refreshed by
   ``python -m empirical.report_cache`` (an entry whose key no longer matches is simply not
   used: a stale file costs time, never a wrong exponent).
-* **Figures** are stored beside the analysis cache as ``figure-<grid>.cache`` under a key made
+* **Figures** are stored, sealed with their checksum (:mod:`empirical.integrity`), beside the analysis cache as ``figure-<grid>.cache`` under a key made
   of the analysis key (rows digest + analysis code, :func:`analysis_cache.analysis_key`), the
   source of ``empirical/figures.py`` and matplotlib's version; summary figures as
   ``results/<paper>/summary-<id>-<grid>.cache`` under the keys of their experiments' analyses
@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Callable
 
 import sympy as sp
+
+from empirical import integrity
 
 __all__ = ["ExponentCache", "exponent_key", "figure_key", "cached_bytes", "refresh_shipped"]
 
@@ -79,9 +81,9 @@ def exponent_key(bound) -> str:
 
 def _read(path: Path) -> dict[str, str]:
     try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
+        rec = integrity.parse_json(path.read_bytes())
         if rec.get("format") == _FORMAT and isinstance(rec.get("entries"), dict):
-            return rec["entries"]
+            return {k: v for k, v in rec["entries"].items() if isinstance(v, str)}
     except (OSError, ValueError, AttributeError):
         pass
     return {}
@@ -89,11 +91,8 @@ def _read(path: Path) -> dict[str, str]:
 
 def _write(path: Path, entries: dict) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"format": _FORMAT, "entries": entries}, sort_keys=True,
-                                  indent=0), encoding="utf-8")
-        os.replace(tmp, path)
+        integrity.atomic_write_text(path, json.dumps({"format": _FORMAT, "entries": entries},
+                                                     sort_keys=True, indent=0))
     except OSError as exc:
         print(f"dprates report: could not write the cache {path} ({exc})", file=sys.stderr)
 
@@ -125,19 +124,22 @@ def figure_key(parts: list[str], code: list[Path]) -> str:
                             "matplotlib": _version("matplotlib")}).encode())
 
 
-def cached_bytes(path: Path, key: str, draw: Callable[[], bytes]) -> bytes:
-    """The bytes stored in ``path`` under ``key``, else ``draw()`` (then stored)."""
-    try:
-        rec = json.loads(path.read_text())
-        if rec.get("key") == key:
-            return base64.b64decode(rec["png"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
+def cached_bytes(path: Path, key: str, draw: Callable[[], bytes],
+                 say: Callable[[str], None] | None = None) -> bytes:
+    """The PNG stored in ``path`` under ``key``, else ``draw()`` (then stored, sealed with its
+    checksum).  A file that fails its checksum, nests too deep, or is not base64 is corrupt:
+    named on ``say`` (default stderr), moved aside, and the figure drawn again."""
+    say = say or (lambda m: print(m, file=sys.stderr))
+    rec = integrity.read_sealed(path, "figure cache", say)
+    if rec is not None and rec.get("format") == _FORMAT and rec.get("key") == key:
+        try:
+            return base64.b64decode(rec["png"], validate=True)
+        except (KeyError, TypeError, ValueError) as exc:
+            integrity.quarantine(path, "figure cache", f"undecodable ({str(exc)[:60]})", say)
     data = draw()
     try:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "png": base64.b64encode(data).decode("ascii")}))
-        os.replace(tmp, path)
+        integrity.atomic_write_json(path, {"format": _FORMAT, "key": key,
+                                           "png": base64.b64encode(data).decode("ascii")})
     except OSError as exc:
         print(f"dprates report: could not cache a figure in {path} ({exc})", file=sys.stderr)
     return data

@@ -199,23 +199,27 @@ def estimate_costs(exps: Iterable[Experiment], full: bool = False,
 # --------------------------------------------------------------------------------------------
 
 def _remote_analysis(exp_id: str, module: str, rows: list[dict],
-                     figure: bool = False) -> tuple[dict | None, bytes | None]:
+                     figure: bool = False) -> tuple[dict | None, bytes | None, dict]:
     """An experiment's analysis, as the cache's typed JSON (Analysis holds functions and does
     not pickle), and with ``figure`` its figure's PNG bytes.
 
     The figure is drawn here rather than in the parent so that figures are drawn by all
     workers at once (at the end of a run most experiments complete together, and one process
     drawing ≈ 0.5 CPU-s per figure was the tail of ``verify``).  It is drawn from the decoded
-    analysis, exactly what the parent, ``dprates figures`` or the report would draw it from."""
+    analysis, exactly what the parent, ``dprates figures`` or the report would draw it from.
+    Returned with the fingerprint of the analysis and drawing code *this* worker ran, which the
+    parent compares with its own before it accepts either."""
     from empirical import analysis_cache
 
     if module:
         importlib.import_module(module)
-    analysis = analysis_cache.analyse_quietly(get(exp_id), rows)
+    exp = get(exp_id)
+    fp = analysis_cache.worker_fingerprint(exp)
+    analysis = analysis_cache.analyse_quietly(exp, rows)
     try:
         data = analysis_cache.encode(analysis)
     except TypeError:       # holds a type the cache cannot write: the parent analyses it
-        return None, None
+        return None, None, fp
     png = None
     if figure and analysis.fit is not None:
         from empirical.figures import render_analysis
@@ -224,7 +228,7 @@ def _remote_analysis(exp_id: str, module: str, rows: list[dict],
             png = render_analysis(analysis_cache.decode(data))
         except Exception:   # the parent draws it again and reports what went wrong there
             png = None
-    return data, png
+    return data, png, fp
 
 
 def _remote_validate(exp_id: str, module: str, full: bool) -> str:
@@ -403,11 +407,19 @@ class _Run:
             heapq.heappush(self.queue, _Task((0, 0.0, st.exp.id, 0.0), "analysis", st.exp.id,
                                              rows=list(rows)))
 
-    def analysed(self, task: _Task, out: tuple[dict | None, bytes | None]) -> None:
+    def analysed(self, task: _Task, out: tuple[dict | None, bytes | None, dict]) -> None:
         from empirical import analysis_cache
 
         st = self.states[task.exp_id]
-        data, st.outcome.figure = out
+        data, png, worker_fp = out
+        mine = analysis_cache.worker_fingerprint(st.exp)
+        if worker_fp != mine:
+            changed = sorted(k for k in mine if (worker_fp or {}).get(k) != mine[k])
+            raise SweepError(f"{st.exp.id}: a worker ran different analysis code than this "
+                             f"machine ({', '.join(changed) or 'fingerprint'} differ); its "
+                             "analysis is refused; install the same project and package "
+                             "versions on every worker")
+        st.outcome.figure = png
         if data is None:
             st.outcome.analysis = analysis_cache.analyse_quietly(st.exp, task.rows)
         else:

@@ -1,0 +1,111 @@
+"""Nothing a results directory or a worker holds can change a verdict or escape: caches are
+sealed and keyed by the code that produced them, workers running other code are refused, and
+stored HTML, ids, addresses, arguments and files are checked before they are used."""
+import base64
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import _toy
+from empirical import analysis_cache, integrity, runner, scheduling
+from empirical.runner import SweepError
+from empirical.scheduling import sweep_all
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _said():
+    lines = []
+    return lines, lines.append
+
+
+# -- caches: sealed, keyed by code, refused from a worker running other code ------------------
+
+def _analysed(tmp_path):
+    out = sweep_all([_toy.TOY_FINDING], results=tmp_path, workers=1, analyse=True)
+    return out[_toy.TOY_FINDING.id]
+
+
+def test_hand_edited_analysis_cache_is_named_moved_aside_and_refit(tmp_path, capsys):
+    first = _analysed(tmp_path)
+    assert first.analysis.results[0].verdict != "PASS"
+    path = analysis_cache.cache_path(_toy.TOY_FINDING, False, tmp_path)
+    text = path.read_text()
+    # the probe: flip the recorded verdict by hand (FINDING -> PASS), keep the key
+    forged = text.replace(f'"{first.analysis.results[0].verdict}"', '"PASS"')
+    assert forged != text
+    path.write_text(forged)
+    again = _analysed(tmp_path)
+    assert not again.analysis_cached
+    assert again.analysis.results[0].verdict == first.analysis.results[0].verdict
+    err = capsys.readouterr().err
+    assert f"{path}: corrupt analysis cache: checksum mismatch" in err
+    assert path.with_name(path.name + ".corrupt").exists()
+
+
+def test_analysis_cache_key_covers_fitting_checks_and_validation_code():
+    fp_mods = set()
+    real = runner._scan_file
+
+    def spy(name, path):
+        fp_mods.add(name)
+        return real(name, path)
+    import unittest.mock as m
+    with m.patch.object(runner, "_scan_file", spy):
+        analysis_cache.analysis_fingerprint(_toy.TOY)
+    assert {"empirical.fitting", "empirical.checks", "empirical.experiment",
+            "empirical.analysis_cache", "empirical.integrity"} <= fp_mods
+
+
+def test_forged_figure_cache_is_refused_and_redrawn(tmp_path):
+    from empirical.report_cache import cached_bytes
+
+    png = b"\x89PNG\r\n\x1a\nreal"
+    path = tmp_path / "figure-quick.cache"
+    assert cached_bytes(path, "k", lambda: png) == png
+    rec = json.loads(path.read_text())
+    rec["png"] = base64.b64encode(b"\x89PNG\r\n\x1a\nforged").decode()
+    path.write_text(json.dumps(rec))
+    lines, say = _said()
+    assert cached_bytes(path, "k", lambda: png, say=say) == png
+    assert len(lines) == 1 and "corrupt figure cache: checksum mismatch" in lines[0]
+    assert path.with_name(path.name + ".corrupt").exists()
+    assert cached_bytes(path, "k", lambda: b"never") == png, "rewritten, sealed"
+
+
+def test_worker_with_other_fitting_code_is_refused(tmp_path):
+    """A worker whose fitting.py adds 0.5 to every slope (the probe) computes the analysis in
+    its own process from its own copy of the project; the parent refuses it."""
+    copy = tmp_path / "worker"
+    for d in ("empirical", "bounds", "algorithms", "tests"):
+        shutil.copytree(REPO / d, copy / d, ignore=shutil.ignore_patterns("__pycache__"))
+    fitting = copy / "empirical" / "fitting.py"
+    fitting.write_text(fitting.read_text() + "\n# slope += 0.5\n")
+    rows = list(_analysed(tmp_path / "r").rows)
+    (tmp_path / "rows.json").write_text(json.dumps(rows))
+    code = ("import json, pickle, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/tests'];"
+            "import _toy; from empirical import scheduling;"
+            "rows = json.load(open(sys.argv[2]));"
+            "sys.stdout.buffer.write(pickle.dumps(scheduling._remote_analysis("
+            "'toy.finding', '_toy', rows, False)))")
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    out = subprocess.run([sys.executable, "-c", code, str(copy), str(tmp_path / "rows.json")],
+                         capture_output=True, env=env, check=True, cwd=copy).stdout
+    remote = pickle.loads(out)
+    run = scheduling._Run([_toy.TOY_FINDING], False, tmp_path / "r", lambda m: None, None,
+                          True, {}, validate=False)
+    task = scheduling._Task((0,), "analysis", _toy.TOY_FINDING.id, rows=rows)
+    run.states[task.exp_id].analysis_key = "k"
+    with pytest.raises(SweepError, match="worker ran different analysis code.*analysis differ"):
+        run.handle(task, lambda: remote)
+    assert run.states[task.exp_id].outcome.analysis is None
+    # the same worker with this machine's code is accepted
+    here = scheduling._remote_analysis(_toy.TOY_FINDING.id, "_toy", rows, False)
+    run.handle(task, lambda: here)
+    assert run.states[task.exp_id].outcome.analysis is not None
