@@ -27,7 +27,9 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable
 
@@ -97,13 +99,74 @@ def _write(path: Path, entries: dict) -> None:
         print(f"dprates report: could not write the cache {path} ({exc})", file=sys.stderr)
 
 
-class ExponentCache:
-    """Exponents' MathML by :func:`exponent_key`: the shipped file, then ``path`` (read and,
-    when something was computed, rewritten by :meth:`save`)."""
+#: What :func:`empirical.report_mathml.exponents_html` emits: a list of presentation-MathML
+#: formulas.  Nothing else (no script, style, link, event handler or URL) is ever rendered
+#: from a results directory's exponent cache.
+_MATHML_TAGS = frozenset({"ul", "li", "b", "math", "mi", "mn", "mo", "ms", "mtext", "mrow",
+                          "mfrac", "msup", "msub", "msubsup", "mover", "munder", "munderover",
+                          "msqrt", "mroot", "mtable", "mtr", "mtd", "mspace", "mstyle",
+                          "mpadded", "mphantom", "mfenced"})
+_MATHML_ATTRS = frozenset({"fence", "stretchy", "symmetric", "display", "mathvariant",
+                           "separator", "form", "lspace", "rspace"})
 
-    def __init__(self, path: Path | None) -> None:
+
+class _MathMLOnly(HTMLParser):
+    """Accepts a fragment only when every tag and attribute is in the lists above, attribute
+    values are plain words, and there is no comment, declaration or processing instruction."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ok = True
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in _MATHML_TAGS or any(
+                k not in _MATHML_ATTRS or not re.fullmatch(r"[A-Za-z0-9.\-]*", v or "")
+                for k, v in attrs):
+            self.ok = False
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag):
+        if tag not in _MATHML_TAGS:
+            self.ok = False
+
+    def handle_comment(self, data):
+        self.ok = False
+
+    handle_decl = handle_pi = unknown_decl = handle_comment
+
+
+def is_exponent_markup(fragment: str) -> bool:
+    """Whether ``fragment`` is markup the exponents' printer could have produced (see
+    :class:`_MathMLOnly`); anything else read from a results directory is recomputed."""
+    if not isinstance(fragment, str):
+        return False
+    parser = _MathMLOnly()
+    try:
+        parser.feed(fragment)
+        parser.close()
+    except Exception:  # a fragment the parser cannot read is not trusted
+        return False
+    return parser.ok
+
+
+class ExponentCache:
+    """Exponents' MathML by :func:`exponent_key`: the shipped file (part of the code), then
+    ``path`` in the results directory (read and, when something was computed, rewritten by
+    :meth:`save`).  An entry of ``path`` is used only for a key the shipped file lacks, and
+    only when it is markup the printer could have produced (:func:`is_exponent_markup`);
+    any other entry is named once and recomputed."""
+
+    def __init__(self, path: Path | None,
+                 say: Callable[[str], None] | None = None) -> None:
         self.path = path
-        self.entries = {**_read(_SHIPPED), **(_read(path) if path else {})}
+        stored = _read(path) if path else {}
+        bad = sorted(k for k, v in stored.items() if not is_exponent_markup(v))
+        if bad:
+            (say or (lambda m: print(m, file=sys.stderr)))(
+                f"{path}: {len(bad)} exponent entr{'y' if len(bad) == 1 else 'ies'} hold "
+                "markup the exponent printer does not produce; ignored and recomputed")
+        self.entries = {**{k: v for k, v in stored.items() if k not in bad}, **_read(_SHIPPED)}
         self.new: dict[str, str] = {}
 
     def get(self, bound, compute: Callable[[], str]) -> str:
@@ -114,7 +177,8 @@ class ExponentCache:
 
     def save(self) -> None:
         if self.path is not None and self.new:
-            _write(self.path, {**_read(self.path), **self.new})
+            kept = {k: v for k, v in _read(self.path).items() if is_exponent_markup(v)}
+            _write(self.path, {**kept, **self.new})
             self.new = {}
 
 

@@ -12,6 +12,7 @@ from empirical.report_data import AuditView, ExperimentState
 from empirical.report_format import (_CSS_CLASS, _ERRATA, _cell_summary, _matrix_entries,
                                      _natural_key, _paper_title, _var_order,
                                      paper_doc)
+from empirical.report_markdown import md_text
 from empirical.report_privacy import _md_audits
 from empirical.report_real import contrast_table_md, is_comparison
 
@@ -117,7 +118,7 @@ def _md_checks(pstates: list[ExperimentState], figures_root: Path,
 def _md_not_run(st: ExperimentState) -> str:
     why = (st.error or (st.analysis.error if st.analysis else "")
            or "; ".join(st.notes) or "no stored rows")
-    return f"- `{st.experiment.id}`: {st.status}; {_md(why)}"
+    return f"- `{st.experiment.id}`: {st.status}; {md_text(why)}"
 
 
 def _md_contrasts(paper: str, pstates: list[ExperimentState],

@@ -109,3 +109,50 @@ def test_worker_with_other_fitting_code_is_refused(tmp_path):
     here = scheduling._remote_analysis(_toy.TOY_FINDING.id, "_toy", rows, False)
     run.handle(task, lambda: here)
     assert run.states[task.exp_id].outcome.analysis is not None
+
+
+# -- the report renders no markup it did not produce ------------------------------------------
+
+_PAYLOAD = "<script>alert('x')</script>"
+
+
+def _reseal_points(root, exp, edit):
+    """Rewrite every stored point of ``exp`` with ``edit(rows)``, re-sealed as a tool that knows
+    the checksum scheme would (the checksum only detects accidents, not intent)."""
+    for f in (root / exp.paper / exp.id).glob("*.json"):
+        rec = json.loads(f.read_text())
+        rec["rows"] = edit(rec["rows"])
+        rec.pop("checksum")
+        integrity.atomic_write_json(f, rec)
+
+
+def test_report_escapes_everything_read_from_a_results_dir(tmp_path):
+    import dataclasses
+
+    import bounds
+    from empirical import report, report_cache
+
+    root = tmp_path / "results"
+    runner.sweep(_toy.TOY, results=root)
+    # (1) a planted exponent cache: raw HTML under every shipped key and under the toy bound's
+    shipped = json.loads(report_cache._SHIPPED.read_text())["entries"]
+    keys = [*shipped, report_cache.exponent_key(bounds.get("kl:toy_power_law"))]
+    (root / "report-exponents.cache").write_text(json.dumps(
+        {"format": 1, "entries": {k: f"<ul><li>{_PAYLOAD}</li></ul>" for k in keys}}))
+    # (2) row strings, (3) an analysis error message, both carrying markup
+    _reseal_points(root, _toy.TOY, lambda rows: [{**r, "label": _PAYLOAD} for r in rows])
+    rows, _ = runner.load_rows(_toy.TOY, results=root)
+    a = analysis_cache.analyse_quietly(_toy.TOY, rows)
+    analysis_cache.store(_toy.TOY, analysis_cache.analysis_key(_toy.TOY, rows, False), False,
+                         dataclasses.replace(a, fit=None, results=(), error=f"raised {_PAYLOAD}",
+                                             privacy_error=_PAYLOAD), root)
+    html, md = report.build_report("kl", results=root, out=tmp_path / "report",
+                                   markdown=tmp_path / "results.md", figures=tmp_path / "figs",
+                                   experiment_ids=[_toy.TOY.id, _toy.TOY_WRONG.id])
+    page, summary = html.read_text(), md.read_text()
+    assert "alert(" not in page.replace("alert(&#x27;x&#x27;)", "")
+    assert "<script>alert" not in page and "<script>alert" not in summary
+    assert _PAYLOAD not in summary
+    assert page.count("&lt;script&gt;") >= 2 and "\\<script" not in summary, "shown, escaped"
+    # the toy bound's exponent was recomputed, not taken from the planted file
+    assert "<math" in page
