@@ -228,6 +228,9 @@ _EXTRA_MODULES: list[str] = []
 
 
 def register_audit(target: AuditTarget) -> AuditTarget:
+    from empirical.experiment import check_id
+
+    check_id(target.name, "audit target name")     # its stored file is audits/<name>.json
     if target.name in _AUDITS and _AUDITS[target.name] is not target:
         old = _AUDITS[target.name]
         if (old.paper, old.algorithm) != (target.paper, target.algorithm):

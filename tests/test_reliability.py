@@ -156,3 +156,43 @@ def test_report_escapes_everything_read_from_a_results_dir(tmp_path):
     assert page.count("&lt;script&gt;") >= 2 and "\\<script" not in summary, "shown, escaped"
     # the toy bound's exponent was recomputed, not taken from the planted file
     assert "<math" in page
+
+
+# -- ids are safe path components in their own paper's namespace ------------------------------
+
+@pytest.mark.parametrize("bad", ["toy/../../escape", "toy..x", "../x", "toy.", ".toy", "a/b",
+                                 "toy x", "", "toy.\x00", 5, "x" * 200])
+def test_an_id_that_is_not_a_safe_path_component_is_refused(bad, tmp_path):
+    import dataclasses
+
+    from empirical import experiment as registry
+
+    with pytest.raises(ValueError, match="experiment id must be dot-separated words"):
+        registry.register(dataclasses.replace(_toy.TOY, id=bad))
+    assert not any(tmp_path.parent.glob("escape*"))
+
+
+def test_a_module_cannot_register_an_id_in_a_builtin_papers_namespace(tmp_path, monkeypatch,
+                                                                       capsys):
+    """The probe: a --module registers kl.thm9.rho (not loaded yet) with its own run; it would
+    run and write into the built-in experiment's directory.  Refused, and under another
+    paper's key too."""
+    mod = tmp_path / "squatter.py"
+    mod.write_text("import dataclasses, _toy\n"
+                   "from empirical.experiment import register\n"
+                   "def values(p):\n    return {'n': p['n']}\n"
+                   "EXP = dataclasses.replace(_toy.TOY, id='kl.thm9.rho', bound_values=values)\n"
+                   "register(EXP)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from empirical.cli import main
+
+    assert main(["experiments", "kl", "--module", "squatter"]) == 2
+    import dataclasses
+
+    from empirical import experiment as registry
+
+    with pytest.raises(ValueError, match="namespace but declares paper 'kl'"):
+        registry.register(dataclasses.replace(_toy.TOY, id="sosp.mine", paper="kl"))
+    assert registry.get("kl.thm9.rho").run.__module__.startswith("empirical.")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'kl.thm9.rho' is in dprates' own paper 'kl'" in err[0]
