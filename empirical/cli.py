@@ -65,6 +65,15 @@ def _workers(text: str) -> int:
     return n
 
 
+def _scheduler(text: str) -> str:
+    from empirical.runner import parse_scheduler
+
+    try:
+        return parse_scheduler(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _add_module_opt(p: argparse.ArgumentParser, top: bool = False) -> None:
     # On the subcommands too, so that `dprates verify --module x` works; SUPPRESS keeps a
     # subcommand from overwriting the top-level value with its default.
@@ -77,7 +86,8 @@ def _add_run_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--full", action="store_true", help="use the full grids (slow)")
     p.add_argument("--workers", type=_workers, default=None,
                    help="local worker processes (default: this machine's cores)")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://h:8786")
+    p.add_argument("--scheduler", type=_scheduler, default=None,
+                   help="Dask scheduler address, e.g. tcp://h:8786")
     p.add_argument("--results", default=None, help="results directory (default ./results)")
     p.add_argument("--figures", default="figures",
                    help="figures directory (default ./figures; full grids under <DIR>/full)")

@@ -34,6 +34,7 @@ import importlib.metadata
 import json
 import math
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -49,7 +50,8 @@ import numpy as np
 from empirical.experiment import Experiment, get, validate_experiment
 
 __all__ = ["seed_generators", "point_key", "run_point", "sweep", "load_rows", "results_dir",
-           "code_fingerprint", "forget_fingerprints", "check_writable", "check_scheduler", "connect", "SweepStats",
+           "code_fingerprint", "forget_fingerprints", "check_writable", "check_scheduler", "connect",
+           "parse_scheduler", "SweepStats",
            "SweepRows", "SweepError", "ResultWriteError", "SchedulerError", "PointError",
            "RESULT_FORMAT", "stderr_progress", "TIMING_COLUMNS"]
 
@@ -635,9 +637,37 @@ def _terminate_pool(pool: ProcessPoolExecutor) -> None:
 
 # -- Dask ---------------------------------------------------------------------------------------
 
+_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss")
+_ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)"
+                      r":(?P<port>[0-9]{1,5})")
+
+
+def parse_scheduler(address: str) -> str:
+    """``address`` as ``scheme://host:port`` (tcp by default), or ValueError in one line: a
+    known scheme, a host name or IP address, a port in 1..65535, nothing else (an in-process
+    cluster's ``inproc://`` address is passed through for library callers)."""
+    if isinstance(address, str) and re.fullmatch(r"inproc://[\w.:/\-]+", address):
+        return address
+    m = _ADDRESS.fullmatch(address.strip()) if isinstance(address, str) else None
+    scheme = (m.group("scheme") or "tcp") if m else ""
+    if m is None or scheme not in _SCHEMES or not 1 <= int(m.group("port")) <= 65535:
+        raise ValueError(f"scheduler address must be [{'|'.join(_SCHEMES)}://]HOST:PORT with a "
+                         f"port in 1..65535 (e.g. tcp://127.0.0.1:8786), got {address!r}")
+    return f"{scheme}://{m.group('host')}:{int(m.group('port'))}"
+
+
 def connect(address: str, timeout: float | None = None):
     """A Dask client for ``address`` whose scheduler answered and has at least one worker,
-    within ``timeout`` seconds each; else :class:`SchedulerError` with one line."""
+    within ``timeout`` seconds each; else :class:`SchedulerError` with one line.
+
+    ``timeout`` bounds the whole connection, handshake included: ``Client(timeout=)`` bounds
+    only the TCP connect, so a service that accepts and never speaks Dask would hang it.  The
+    client is built in a thread the caller stops waiting for at the deadline (a client that
+    arrives later is closed by that thread)."""
+    try:
+        address = parse_scheduler(address)
+    except ValueError as exc:
+        raise SchedulerError(str(exc)) from None
     try:
         from distributed import Client
     except ImportError:
@@ -650,15 +680,35 @@ def connect(address: str, timeout: float | None = None):
     log = logging.getLogger("distributed")
     level = log.level
     log.setLevel(logging.CRITICAL)
-    try:
+    box: dict = {}
+    gave_up = threading.Event()
+
+    def build() -> None:
         try:
             client = Client(address, timeout=timeout, set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as exc:
-            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        except BaseException as exc:       # handed to the caller, which re-raises in one line
+            box["error"] = exc
+            return
+        box["client"] = client
+        if gave_up.is_set():
+            client.close()
+
+    worker = threading.Thread(target=build, daemon=True, name="dprates-dask-connect")
+    try:
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            gave_up.set()
             raise SchedulerError(f"cannot reach Dask scheduler {address} within {timeout:g}s "
-                                 f"({why[:160]})") from None
+                                 "(no Dask handshake: not running, or not a Dask scheduler)")
     finally:
         log.setLevel(level)
+    if "error" in box:
+        exc = box["error"]
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SchedulerError(f"cannot reach Dask scheduler {address} within {timeout:g}s "
+                             f"({why[:160]})") from None
+    client = box["client"]
     try:
         client.wait_for_workers(1, timeout=timeout)
     except TimeoutError:

@@ -196,3 +196,68 @@ def test_a_module_cannot_register_an_id_in_a_builtin_papers_namespace(tmp_path, 
     assert registry.get("kl.thm9.rho").run.__module__.startswith("empirical.")
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'kl.thm9.rho' is in dprates' own paper 'kl'" in err[0]
+
+
+# -- the scheduler: one deadline for connect and handshake; a bad address refused early -------
+
+@pytest.fixture
+def silent_server():
+    """A local TCP service that accepts connections and never says a word (bound to the
+    loopback interface only)."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    held, stop = [], threading.Event()
+
+    def accept():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                pass
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    t.join()
+    for c in held:
+        c.close()
+    srv.close()
+
+
+def test_a_service_that_accepts_and_never_answers_fails_within_the_deadline(silent_server,
+                                                                             tmp_path, capsys):
+    import time
+
+    from empirical.cli import main
+
+    t0 = time.monotonic()
+    with pytest.raises(runner.SchedulerError, match="within 1s .no Dask handshake"):
+        runner.connect(f"tcp://127.0.0.1:{silent_server}", timeout=1.0)
+    assert time.monotonic() - t0 < 4
+    t0 = time.monotonic()
+    status = main(["verify", "--experiment", _toy.TOY.id, "--results", str(tmp_path / "r"),
+                   "--scheduler", f"127.0.0.1:{silent_server}", "--no-figures"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "no Dask handshake" in err
+    assert time.monotonic() - t0 < runner.DASK_TIMEOUT + 5
+
+
+@pytest.mark.parametrize("bad", ["tcp://", "tcp://host", "http://h:80", "h:99999", "h:-1",
+                                 "tcp://a b:1", "tcp://h:1/x", "::::"])
+def test_a_malformed_scheduler_address_is_refused_at_parse_time(bad, tmp_path, capsys):
+    import time
+
+    from empirical.cli import main
+
+    t0 = time.monotonic()
+    status = main(["verify", "--experiment", _toy.TOY.id, "--results", str(tmp_path / "r"),
+                   "--scheduler", bad])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1
+    assert err.startswith("dprates: error: argument --scheduler: scheduler address must be")
+    assert time.monotonic() - t0 < 1 and not (tmp_path / "r").exists()
