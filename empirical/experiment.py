@@ -308,9 +308,9 @@ def _check_namespace(obj, what: str) -> None:
 def register(exp: Experiment) -> Experiment:
     check_id(exp.id)
     check_paper_key(exp.paper)
+    _check_namespace(exp, "experiment id")
     if exp.id in _REGISTRY and _REGISTRY[exp.id] is not exp:
         raise ValueError(f"experiment id {exp.id!r} is already registered")
-    _check_namespace(exp, "experiment id")
     _REGISTRY[exp.id] = exp
     _pin_code(exp)
     return exp

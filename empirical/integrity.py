@@ -121,11 +121,14 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, mode: int | None = 
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.errno is not None:
+            # named by the file the caller asked for, not by the temporary name
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     return path
 

@@ -303,6 +303,61 @@ def _jsonable(v):
     return [str(x) for x in a.ravel()]
 
 
+class ExperimentRaised(Exception):
+    """Experiment code raised something that is not an ``Exception`` (``SystemExit``,
+    ``KeyboardInterrupt`` raised by the code itself, ...): carried as an ordinary error of its
+    point, so that the run goes on with the other experiments.  ``kind`` names the original."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(kind, message)
+        self.kind, self.message = kind, message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+_SIGINTS = [0]      # real Ctrl-C signals seen while experiment code ran in this process
+
+
+def _counting_sigint(previous):
+    def handler(signum, frame):
+        _SIGINTS[0] += 1
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+    return handler
+
+
+def run_experiment_code(fn: Callable, *args):
+    """``fn(*args)``, where ``fn`` is experiment code: whatever it raises that is not an
+    ``Exception`` becomes :class:`ExperimentRaised`.  A real Ctrl-C (SIGINT delivered to this
+    process meanwhile) still propagates as ``KeyboardInterrupt`` and stops the run."""
+    swap = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if swap else None
+    if swap and callable(previous):
+        signal.signal(signal.SIGINT, _counting_sigint(previous))
+    else:
+        swap = False
+    seen = _SIGINTS[0]
+    try:
+        return fn(*args)
+    except Exception:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt) and _SIGINTS[0] != seen:
+            raise
+        if isinstance(exc, GeneratorExit):
+            raise
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        raise ExperimentRaised(type(exc).__name__,
+                               f"experiment code raised {type(exc).__name__}"
+                               + (f" ({msg})" if msg else "")) from None
+    finally:
+        if swap:
+            signal.signal(signal.SIGINT, previous)
+
+
 def run_point(exp_id: str, point: dict, module: str | None = None) -> list[dict]:
     """Run every seed of one point; return long-format rows (one per seed).
 
@@ -314,7 +369,7 @@ def run_point(exp_id: str, point: dict, module: str | None = None) -> list[dict]
     exp = get(exp_id)
     gens = seed_generators(exp.id, point, exp.seeds)
     t0, c0 = time.perf_counter(), time.process_time()
-    out = exp.run(dict(point), gens)
+    out = run_experiment_code(exp.run, dict(point), gens)
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     if exp.metric not in out:
         raise ValueError(f"{exp.id}: run() returned no {exp.metric!r} column")
@@ -422,12 +477,12 @@ def _read_point(path: Path, exp: Experiment, point: dict, fp: dict) -> _Stored:
         return _Stored("missing")
     except OSError as exc:
         return _Stored("corrupt", reason=f"unreadable ({exc.strerror or exc})")
-    if not raw.strip():
-        return _Stored("corrupt", reason="empty file")
+    from empirical.integrity import CorruptFile, parse_json
+
     try:
-        rec = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return _Stored("corrupt", reason=f"truncated or not JSON ({exc})")
+        rec = parse_json(raw)
+    except CorruptFile as exc:
+        return _Stored("corrupt", reason=str(exc))
     if not isinstance(rec, dict):
         return _Stored("corrupt", reason=f"not a JSON object but a {type(rec).__name__}")
     if rec.get("format") != RESULT_FORMAT and "rows" in rec and "checksum" not in rec:
@@ -436,7 +491,11 @@ def _read_point(path: Path, exp: Experiment, point: dict, fp: dict) -> _Stored:
     if missing:
         return _Stored("corrupt", reason=f"missing fields {missing}")
     body = {k: v for k, v in rec.items() if k != "checksum"}
-    if hashlib.sha256(_canonical(body)).hexdigest() != rec["checksum"]:
+    try:
+        digest = hashlib.sha256(_canonical(body)).hexdigest()
+    except (TypeError, ValueError, RecursionError):
+        digest = ""
+    if digest != rec["checksum"]:
         return _Stored("corrupt", reason="checksum mismatch (edited or damaged after writing)")
     want = json.loads(_canonical({"experiment": exp.id, "point": point, "seeds": exp.seeds}))
     got = {k: rec[k] for k in want}
@@ -581,7 +640,8 @@ def sweep(exp: Experiment, *, full: bool = False, workers: int = 1, scheduler: s
 
 def _point_error(exp: Experiment, v: float, exc: BaseException) -> PointError:
     msg = str(exc).splitlines()[0] if str(exc) else ""
-    return PointError(f"{exp.id} at {exp.variable}={v:g}: {type(exc).__name__}: {msg}")
+    kind = exc.kind if isinstance(exc, ExperimentRaised) else type(exc).__name__
+    return PointError(f"{exp.id} at {exp.variable}={v:g}: {kind}: {msg}")
 
 
 # -- local process pool -------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from empirical import experiment as registry
+from empirical import integrity
 from empirical import runner
 from empirical.experiment import Experiment, get, validate_experiment
 from empirical.progress import Progress
@@ -139,7 +140,7 @@ def _stored_seconds(exp: Experiment, root: Path, grid: Iterable[float]) -> dict[
     for v in grid:
         path = runner._point_path(root, exp, exp.point(v))
         try:
-            rows = json.loads(path.read_bytes())["rows"]
+            rows = integrity.parse_json(path.read_bytes())["rows"]
             s = float(rows[0]["seconds_per_point"])
         except (OSError, ValueError, KeyError, IndexError, TypeError):
             continue
@@ -236,7 +237,7 @@ def _remote_validate(exp_id: str, module: str, full: bool) -> str:
     if module:
         importlib.import_module(module)
     try:
-        validate_experiment(get(exp_id), full=full)
+        runner.run_experiment_code(lambda: validate_experiment(get(exp_id), full=full))
     except ValueError as exc:
         return str(exc)
     return ""
@@ -805,7 +806,7 @@ def write_costs(results: str | os.PathLike, path: str | os.PathLike = COSTS_FILE
     out = _shipped_costs() if Path(path) == COSTS_FILE else {}
     for f in sorted(root.glob("*/*/*.json")):
         try:
-            rec = json.loads(f.read_bytes())
+            rec = integrity.parse_json(f.read_bytes())
             exp = get(rec["experiment"])
             v = float(rec["point"][exp.variable])
             s = float(rec["rows"][0]["seconds_per_point"])

@@ -261,3 +261,127 @@ def test_a_malformed_scheduler_address_is_refused_at_parse_time(bad, tmp_path, c
     assert status == 2 and err.count("\n") == 1
     assert err.startswith("dprates: error: argument --scheduler: scheduler address must be")
     assert time.monotonic() - t0 < 1 and not (tmp_path / "r").exists()
+
+
+# -- one experiment's failure is its own ERROR row; unreadable files are corrupt --------------
+
+def _raising_run(exc_factory):
+    def run(point, rngs):
+        if point["n"] >= 4:
+            raise exc_factory()
+        return _toy.run_power_law(point, rngs)
+    return run
+
+
+def _raises_systemexit(point, rngs):
+    return _raising_run(lambda: SystemExit(3))(point, rngs)
+
+
+def _raises_keyboardinterrupt(point, rngs):
+    return _raising_run(lambda: KeyboardInterrupt("from the experiment"))(point, rngs)
+
+
+def _sends_itself_sigint(point, rngs):
+    import signal
+    import time
+
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(2)
+    return _toy.run_power_law(point, rngs)
+
+
+def _toy_like(exp_id, run):
+    import dataclasses
+
+    from empirical import experiment as registry
+
+    try:
+        return registry.get(exp_id)
+    except KeyError:
+        return registry.register(dataclasses.replace(_toy.TOY, id=exp_id, run=run))
+
+
+EXITS = _toy_like("toy.raises_systemexit", _raises_systemexit)
+INTERRUPTS = _toy_like("toy.raises_keyboardinterrupt", _raises_keyboardinterrupt)
+SIGINTS = _toy_like("toy.sends_sigint", _sends_itself_sigint)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_systemexit_or_keyboardinterrupt_from_experiment_code_is_an_error_row(workers, tmp_path,
+                                                                             capsys):
+    from empirical.cli import main
+
+    status = main(["verify", "--experiment", EXITS.id, "--experiment", INTERRUPTS.id,
+                   "--experiment", _toy.TOY.id, "--results", str(tmp_path / "r"),
+                   "--workers", workers, "--no-figures"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "SystemExit" in out and "KeyboardInterrupt" in out, out
+    assert "1/3 experiments verified" in out
+    row = next(line for line in out.splitlines() if line.startswith(_toy.TOY.id))
+    assert "PASS" in row
+
+
+def test_a_real_ctrl_c_still_stops_the_run(tmp_path, capsys):
+    from empirical.cli import main
+
+    status = main(["verify", "--experiment", SIGINTS.id, "--results", str(tmp_path / "r"),
+                   "--workers", "1", "--no-figures"])
+    assert status == 130 and "interrupted" in capsys.readouterr().err
+
+
+def _nest(depth=100_000):
+    return "[" * depth + "]" * depth
+
+
+def test_over_nested_point_and_cache_files_are_named_moved_aside_and_recomputed(tmp_path,
+                                                                                capsys):
+    from empirical.cli import main
+
+    root = tmp_path / "r"
+    args = ["verify", "--experiment", _toy.TOY.id, "--results", str(root), "--workers", "1",
+            "--figures", str(tmp_path / "f")]
+    assert main(args) == 0
+    capsys.readouterr()
+    point = sorted((root / "kl" / _toy.TOY.id).glob("*.json"))[0]
+    cache = analysis_cache.cache_path(_toy.TOY, False, root)
+    fig = cache.with_name("figure-quick.cache")
+    for f in (point, cache, fig):
+        f.write_text(_nest())
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    for f in (point, cache, fig):
+        assert f"{f}: corrupt" in err and "nested deeper than" in err, (f, err)
+        assert f.with_name(f.name + ".corrupt").exists()
+        integrity.unseal(json.loads(f.read_text())) if f != point else json.loads(f.read_text())
+    assert "RecursionError" not in err
+
+
+def test_over_nested_audit_file_is_named_and_hides_no_other_audit(tmp_path):
+    from empirical import audit, audit_store
+
+    audit.store_result(audit.run_audit(audit.get_target("core.gaussian"), trials=1000), tmp_path)
+    (tmp_path / "audits" / "core.gaussian_broken.json").write_text(_nest())
+    problems = []
+    got = audit_store.load(tmp_path, problems)
+    assert "core.gaussian" in got
+    assert len(problems) == 1 and "nested deeper than" in problems[0]
+
+
+def test_a_failed_figure_write_is_one_named_line_and_verdicts_still_print(tmp_path, capsys):
+    from empirical.cli import main
+
+    figs = tmp_path / "f"
+    (figs / "kl").mkdir(parents=True)
+    # the figure's path is a directory: the rename into place fails
+    blocker = figs / "kl" / f"{_toy.TOY.id}.png"
+    blocker.mkdir()
+    (blocker / "keep").write_text("")
+    status = main(["verify", "--experiment", _toy.TOY.id, "--results", str(tmp_path / "r"),
+                   "--workers", "1", "--figures", str(figs)])
+    cap = capsys.readouterr()
+    assert status == 1
+    assert "PASS" in cap.out and "1/1 experiments verified" in cap.out
+    lines = [l for l in cap.err.splitlines() if "could not write the figure" in l]
+    assert len(lines) == 1 and str(blocker) in lines[0]
+    assert not [p for p in figs.rglob("*") if ".tmp" in p.name]
