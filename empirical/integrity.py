@@ -113,7 +113,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, mode: int | None = 
     temporary file is removed and the target is untouched."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name}.")
     try:
         os.fchmod(fd, _FILE_MODE if mode is None else mode)
         with os.fdopen(fd, "wb") as f:

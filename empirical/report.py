@@ -37,6 +37,7 @@ from typing import Sequence
 
 from bounds.core import papers
 from empirical.report_articles import analysis_repr_html  # noqa: F401  (public API)
+from empirical.integrity import atomic_write_text
 from empirical.report_articles import exponent_store
 from empirical.report_data import (AuditView, ExperimentState, _audits,  # noqa: F401
                                    _draw_figures, _fresh_cached, collect, environment)
@@ -87,10 +88,9 @@ def build_report(paper: str | None = None, *, full: bool = False,
 
 
 def _write(path: Path, text: str) -> None:
-    # Temporary file then rename: a reader never sees half a page.
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    # mkstemp in the target directory then rename: a reader never sees half a page, and a
+    # symlink planted at a temporary or the final name is never written through.
+    atomic_write_text(path, text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -415,20 +415,11 @@ _FILE_MODE = 0o666 & ~_umask()
 
 
 def _atomic_write_json(path: Path, obj) -> None:
-    """Write ``obj`` to ``path`` via a temporary file and a rename: never a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        os.fchmod(fd, _FILE_MODE)        # mkstemp's 0600 would hide results from other users
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(obj, sort_keys=True))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``obj`` to ``path`` via a temporary file (mkstemp in its directory, never a
+    planted symlink) and a rename: never a partial file."""
+    from empirical.integrity import atomic_write_bytes
+
+    atomic_write_bytes(path, json.dumps(obj, sort_keys=True).encode(), _FILE_MODE)
 
 
 def check_writable(directory: str | os.PathLike, what: str = "results directory") -> Path:

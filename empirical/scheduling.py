@@ -815,7 +815,7 @@ def write_costs(results: str | os.PathLike, path: str | os.PathLike = COSTS_FILE
         for grid in ("quick", "full"):
             if v in exp.grid(grid == "full"):
                 out.setdefault(exp.id, {}).setdefault(grid, {})[repr(v)] = round(s, 3)
-    Path(path).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    integrity.atomic_write_text(path, json.dumps(out, indent=1, sort_keys=True) + "\n")
     return out
 
 

@@ -384,4 +384,40 @@ def test_a_failed_figure_write_is_one_named_line_and_verdicts_still_print(tmp_pa
     assert "PASS" in cap.out and "1/1 experiments verified" in cap.out
     lines = [l for l in cap.err.splitlines() if "could not write the figure" in l]
     assert len(lines) == 1 and str(blocker) in lines[0]
-    assert not [p for p in figs.rglob("*") if ".tmp" in p.name]
+    assert not [p for p in figs.rglob("*") if p.name.startswith(".tmp-")]
+
+
+# -- temporary files: mkstemp in the target directory, then a rename --------------------------
+
+def test_planted_symlinks_are_never_written_through(tmp_path):
+    """Symlinks planted at every name a writer used to pick (``.index.html.tmp``,
+    ``.name.<pid>.tmp``, ``.stem.<pid>.tmp.png``) and at the targets themselves: the victim
+    files keep their content, the targets become regular files."""
+    from empirical import report, report_cache
+    from empirical.figures import write_png
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    out = tmp_path / "out"
+    out.mkdir()
+    pid = os.getpid()
+    planted = {
+        out / "index.html": out / ".index.html.tmp",
+        out / "results.md": out / ".results.md.tmp",
+        out / "x.cache": out / f".x.cache.{pid}.tmp",
+        out / "fig.png": out / f".fig.{pid}.tmp.png",
+        out / "a.json": out / ".tmp-a.json",
+    }
+    for target, tmp in planted.items():
+        tmp.symlink_to(victim)
+        target.symlink_to(victim)
+    report._write(out / "index.html", "<p>page</p>")
+    report._write(out / "results.md", "# md")
+    report_cache.cached_bytes(out / "x.cache", "k", lambda: b"png")
+    write_png(b"\x89PNG fig", out / "fig.png")
+    runner._atomic_write_json(out / "a.json", {"a": 1})
+    assert victim.read_text() == "precious"
+    for target in planted:
+        assert target.is_file() and not target.is_symlink()
+    assert (out / "index.html").read_text() == "<p>page</p>"
+    assert not [p for p in out.iterdir() if p.name.startswith(".tmp-") and not p.is_symlink()]
