@@ -57,12 +57,15 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _workers(text: str) -> int:
+    from empirical.runner import MAX_WORKERS
+
     try:
         n = int(text)
     except ValueError:
         n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    if not 1 <= n <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be an integer in [1, {MAX_WORKERS}], "
+                                         f"got {text!r}")
     return n
 
 

@@ -591,9 +591,15 @@ class SweepRows(list):
     stats: SweepStats
 
 
+#: Most local worker processes a sweep starts (each is a Python process with its own copy of
+#: numpy; far beyond any machine's cores, and below the limits a pool can create).
+MAX_WORKERS = 1024
+
+
 def _check_workers(workers) -> int:
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
+            or not 1 <= workers <= MAX_WORKERS):
+        raise ValueError(f"workers must be an integer in [1, {MAX_WORKERS}], got {workers!r}")
     return int(workers)
 
 

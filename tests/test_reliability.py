@@ -421,3 +421,62 @@ def test_planted_symlinks_are_never_written_through(tmp_path):
         assert target.is_file() and not target.is_symlink()
     assert (out / "index.html").read_text() == "<p>page</p>"
     assert not [p for p in out.iterdir() if p.name.startswith(".tmp-") and not p.is_symlink()]
+
+
+# -- arguments and audit records checked at parse/read time -----------------------------------
+
+@pytest.mark.parametrize("argv, what", [
+    (["audit", "core.gaussian", "--alpha", "1.5"], "argument --alpha: must be a number in (0, 1)"),
+    (["audit", "core.gaussian", "--alpha", "0"], "argument --alpha: must be a number in (0, 1)"),
+    (["audit", "core.gaussian", "--alpha", "nan"], "argument --alpha"),
+    (["audit", "core.gaussian", "--trials", "100000000000000000000000"], "argument --trials"),
+    (["audit", "core.gaussian", "--trials", "1e23"], "argument --trials"),
+    (["audit", "core.gaussian", "--trials", "3"], "argument --trials"),
+    (["verify", "--workers", "99999999999999999999"], "argument --workers: must be an integer"),
+    (["verify", "--workers", "0"], "argument --workers"),
+    (["run", "toy.power_law", "--workers", "2000"], "argument --workers"),
+])
+def test_every_argument_is_checked_at_parse_time(argv, what, tmp_path, capsys):
+    import time
+
+    from empirical.cli import main
+
+    t0 = time.monotonic()
+    status = main([*argv, "--results", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and what in err, err
+    assert time.monotonic() - t0 < 5 and not (tmp_path / "r").exists()
+
+
+def test_library_calls_check_alpha_trials_and_workers():
+    from empirical import audit
+
+    t = audit.get_target("core.gaussian")
+    with pytest.raises(ValueError, match="alpha must be in"):
+        audit.run_audit(t, trials=100, alpha=1.5)
+    with pytest.raises(ValueError, match="trials must be an integer in"):
+        audit.run_audit(t, trials=10**23)
+    with pytest.raises(ValueError, match="workers must be an integer in"):
+        runner._check_workers(10**20)
+
+
+@pytest.mark.parametrize("field, value", [("confidence", "0.95"), ("trials", "many"),
+                                          ("claimed", [1]), ("epsilon_lo", {"a": 1}),
+                                          ("verdict", 3), ("confidence", 1.5),
+                                          ("target", "../x"), ("ok", "yes")])
+def test_a_sealed_audit_record_with_wrong_types_is_named_and_hides_nothing(field, value,
+                                                                           tmp_path):
+    from empirical import audit, audit_store
+
+    for name in ("core.gaussian", "core.gaussian.noise_halved"):
+        audit.store_result(audit.run_audit(audit.get_target(name), trials=1000), tmp_path)
+    path = tmp_path / "audits" / "core.gaussian.json"
+    rec = json.loads(path.read_text())
+    rec[field] = value
+    rec.pop("checksum")
+    rec["checksum"] = __import__("hashlib").sha256(runner._canonical(rec)).hexdigest()
+    path.write_text(json.dumps(rec))
+    problems = []
+    got = audit_store.load(tmp_path, problems)
+    assert list(got) == ["core.gaussian.noise_halved"]
+    assert len(problems) == 1 and f"field {field!r} must be" in problems[0]
