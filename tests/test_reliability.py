@@ -480,3 +480,53 @@ def test_a_sealed_audit_record_with_wrong_types_is_named_and_hides_nothing(field
     got = audit_store.load(tmp_path, problems)
     assert list(got) == ["core.gaussian.noise_halved"]
     assert len(problems) == 1 and f"field {field!r} must be" in problems[0]
+
+
+# -- report refuses without results; nothing tracked is written unless asked ------------------
+
+def test_report_without_stored_results_refuses_in_one_line_and_writes_nothing(tmp_path,
+                                                                               capsys,
+                                                                               monkeypatch):
+    from empirical.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    status = main(["report", "--paper", "kl", "--results", str(tmp_path / "empty")])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1
+    assert "no stored results" in err and "run `dprates verify --paper kl" in err
+    assert list(tmp_path.iterdir()) == [], "no report/, no docs/, no cache"
+
+
+def test_report_writes_its_summary_beside_the_page_unless_asked(tmp_path, monkeypatch):
+    """From a checkout (the working directory holds docs/results.md), `dprates report` leaves
+    the tracked summary alone; --markdown docs/results.md regenerates it."""
+    from empirical.cli import main
+
+    root = tmp_path / "results"
+    runner.sweep(_toy.TOY, results=root)
+    (tmp_path / "docs").mkdir()
+    tracked = tmp_path / "docs" / "results.md"
+    tracked.write_text("committed")
+    monkeypatch.chdir(tmp_path)
+    base = ["report", "--experiment", _toy.TOY.id, "--results", str(root)]
+    assert main(base) == 0
+    assert tracked.read_text() == "committed"
+    built = tmp_path / "report" / "results.md"
+    assert built.exists() and (tmp_path / "report" / "index.html").exists()
+    assert main([*base, "--markdown", "docs/results.md"]) == 0
+    assert tracked.read_text().startswith("# Verification results")
+
+
+def test_generated_links_never_name_the_build_machine(tmp_path):
+    """A summary written outside the repository (the probe: `../../../../<abs path>/docs/
+    errata.md`) links the errata as the repository names it."""
+    from empirical import report
+
+    root = tmp_path / "results"
+    runner.sweep(_toy.TOY, results=root)
+    _, md = report.build_report("kl", results=root, out=tmp_path / "out",
+                                markdown=tmp_path / "deep" / "er" / "results.md",
+                                figures=tmp_path / "figs", experiment_ids=[_toy.TOY.id])
+    text = md.read_text()
+    assert "](docs/errata.md)" in text
+    assert str(REPO) not in text and str(tmp_path) not in text and "../.." not in text
