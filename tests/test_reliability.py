@@ -530,3 +530,60 @@ def test_generated_links_never_name_the_build_machine(tmp_path):
     text = md.read_text()
     assert "](docs/errata.md)" in text
     assert str(REPO) not in text and str(tmp_path) not in text and "../.." not in text
+
+
+# -- accounting: one default relation, errors naming the inner event, quiet dp-accounting -----
+
+def test_accounting_has_one_default_relation():
+    import inspect
+
+    from algorithms import accounting as acc
+
+    defaults = {name: p.default for fn, name in (
+        (acc.epsilon, "epsilon"), (acc.zcdp_rho, "zcdp_rho"),
+        (acc.calibrate_noise_multiplier, "calibrate_noise_multiplier"),
+        (acc.PrivacySpent.from_event, "PrivacySpent.from_event"),
+        (acc.ZcdpFilter.__init__, "ZcdpFilter")) for p in [
+        inspect.signature(fn).parameters["relation"]]}
+    assert set(defaults.values()) == {acc.DEFAULT_RELATION}, defaults
+
+
+@pytest.mark.parametrize("call", ["epsilon", "zcdp_rho", "calibrate"])
+def test_an_unsupported_sampled_event_names_the_event_inside(call):
+    import dp_accounting as dpa
+
+    from algorithms import accounting as acc
+
+    inner = dpa.GaussianDpEvent(1.0)
+    ev = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.1, inner), 3)
+    run = {"epsilon": lambda: acc.epsilon(ev, 1e-5), "zcdp_rho": lambda: acc.zcdp_rho(ev),
+           "calibrate": lambda: acc.calibrate_noise_multiplier(
+               lambda z: dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(z)), 1.0, 1e-5)}
+    with pytest.raises(ValueError, match=r"PoissonSampledDpEvent of GaussianDpEvent\(noise_mult"
+                                         r".*pass that relation\) under REPLACE_ONE"):
+        run[call]()
+    laplace = dpa.PoissonSampledDpEvent(0.1, dpa.LaplaceDpEvent(1.0))
+    with pytest.raises(ValueError, match="of LaplaceDpEvent") as info:
+        acc.zcdp_rho(dpa.ComposedDpEvent([inner, laplace]))
+    assert "pass that relation" not in str(info.value)
+
+
+def test_dp_accountings_warnings_are_quiet_unless_asked(capsys, caplog):
+    import logging
+
+    from algorithms import accounting as acc
+    from dp_accounting.rdp import rdp_privacy_accountant as impl
+
+    def warn():
+        # a negative Rényi divergence, as a numerically extreme event produces
+        impl.compute_epsilon([2.0, 4.0], [-1e-3, 0.1], 1e-5)
+
+    caplog.set_level(logging.WARNING)
+    warn()
+    assert "Negative Renyi" not in caplog.text + capsys.readouterr().err
+    acc.show_accounting_warnings(True)
+    try:
+        warn()
+        assert "Negative Renyi" in caplog.text + capsys.readouterr().err
+    finally:
+        acc.show_accounting_warnings(False)
