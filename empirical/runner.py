@@ -279,11 +279,15 @@ def _code_fingerprint(module: str) -> dict:
 def _fingerprint_change(old: Mapping, new: Mapping) -> str:
     """Which modules or package versions differ, in a few words."""
     parts = []
-    oc, nc = old.get("code") or {}, new.get("code") or {}
+
+    def table(rec: Mapping, key: str) -> dict:
+        got = rec.get(key)
+        return {str(k): v for k, v in got.items()} if isinstance(got, dict) else {}
+    oc, nc = table(old, "code"), table(new, "code")
     changed = sorted(k for k in set(oc) | set(nc) if oc.get(k) != nc.get(k))
     if changed:
         parts.append("code of " + ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else ""))
-    ov, nv = old.get("versions") or {}, new.get("versions") or {}
+    ov, nv = table(old, "versions"), table(new, "versions")
     for k in sorted(set(ov) | set(nv)):
         if ov.get(k) != nv.get(k):
             parts.append(f"{k} {ov.get(k)} -> {nv.get(k)}")
@@ -497,9 +501,41 @@ def _read_point(path: Path, exp: Experiment, point: dict, fp: dict) -> _Stored:
     if (not isinstance(rows, list) or len(rows) != exp.seeds
             or not all(isinstance(r, dict) and exp.metric in r for r in rows)):
         return _Stored("corrupt", reason=f"rows are not {exp.seeds} records with {exp.metric!r}")
+    bad = _row_types(rows, exp)
+    params = json.loads(_canonical({f"p_{k}": v for k, v in point.items()}))
+    if not bad and any(r.get(k) != v for r in rows for k, v in params.items()):
+        bad = "rows carry other parameter values than the point"
+    if bad:
+        return _Stored("corrupt", reason=bad)
     if rec["fingerprint"] != fp["digest"]:
         return _Stored("stale", rows=rows, reason="code changed: " + _fingerprint_change(rec, fp))
     return _Stored("ok", rows=rows)
+
+
+def _row_types(rows: list, exp: Experiment) -> str:
+    """Empty when every row is a flat record of JSON scalars whose metric is a number (or null,
+    a non-finite value), its seed the row's index, its experiment ``exp``; else what is not."""
+    for i, r in enumerate(rows):
+        for k, v in r.items():
+            if not isinstance(v, (str, int, float, bool)) and v is not None:
+                return f"row {i}: column {k!r} holds a {type(v).__name__}, not a number or string"
+        m = r[exp.metric]
+        if isinstance(m, bool) or not (m is None or isinstance(m, (int, float))):
+            return f"row {i}: metric {exp.metric!r} is not a number"
+        if r.get("seed") != i or r.get("experiment") != exp.id:
+            return f"row {i}: seed or experiment does not match its place in the file"
+        for k in TIMING_COLUMNS:
+            if k in r and (isinstance(r[k], bool) or not isinstance(r[k], (int, float))):
+                return f"row {i}: {k!r} is not a number"
+
+    def kind(v) -> str:     # null is a non-finite number (see _jsonable)
+        return "bool" if isinstance(v, bool) else "str" if isinstance(v, str) else "number"
+    columns = {k for r in rows for k in r}
+    for k in sorted(columns):
+        kinds = {kind(r.get(k)) for r in rows}
+        if len(kinds) > 1 or any(k not in r for r in rows):
+            return f"column {k!r} is not one type in every row"
+    return ""
 
 
 def _move_aside(path: Path) -> Path:
