@@ -175,7 +175,10 @@ def read_sealed(path: Path, what: str, say: Callable[[str], None]) -> dict | Non
         say(f"{path}: unreadable {what} ({exc.strerror or exc}); recomputing")
         return None
     try:
-        return unseal(parse_json(raw))
+        rec = parse_json(raw)
+        if isinstance(rec, dict) and "checksum" not in rec and rec.get("format") == 1:
+            return None     # written before files were sealed: stale, silently rewritten
+        return unseal(rec)
     except CorruptFile as exc:
         quarantine(path, what, str(exc), say)
         return None

@@ -587,3 +587,48 @@ def test_dp_accountings_warnings_are_quiet_unless_asked(capsys, caplog):
         assert "Negative Renyi" in caplog.text + capsys.readouterr().err
     finally:
         acc.show_accounting_warnings(False)
+
+
+# -- committed figures: an absent optional baseline is named in the figure --------------------
+
+def test_a_figure_without_an_optional_baseline_names_the_extra(tmp_path, monkeypatch):
+    import types
+
+    import numpy as np
+
+    from empirical import real_plots
+
+    seen = {}
+    monkeypatch.setattr(real_plots, "drawable", lambda analyses: True)
+    monkeypatch.setattr(real_plots, "_verdicts", lambda a, width: "")
+
+    def keep(fig, path):
+        seen["text"] = " ".join(t.get_text() for t in fig.texts)
+        return path
+    monkeypatch.setattr(real_plots, "save_figure", keep)
+    rng = np.random.default_rng(0)
+    cols = {v: {"excess_fixed": rng.uniform(0.5, 1.0, 8)} for v in (1.0, 16.0, 256.0)}
+    a = types.SimpleNamespace(columns=cols, experiment=types.SimpleNamespace(id="x"))
+    series = [("excess_fixed", "fixed clip"), ("excess_diffprivlib", "diffprivlib (pure ε-DP)")]
+    real_plots.plot_lines(a, tmp_path, "x", [(series, "excess", None)], xlabel="ε")
+    assert "diffprivlib (pure ε-DP): not drawn, the optional extra [real]" in seen["text"]
+    cols[1.0]["excess_diffprivlib"] = cols[16.0]["excess_diffprivlib"] = \
+        cols[256.0]["excess_diffprivlib"] = rng.uniform(0.5, 1.0, 8)
+    real_plots.plot_lines(a, tmp_path, "x", [(series, "excess", None)], xlabel="ε")
+    assert "not drawn" not in seen["text"]
+
+
+def test_a_cache_written_before_sealing_is_stale_not_corrupt(tmp_path, capsys):
+    """Caches of the previous layout (format 1, no checksum) are recomputed silently and
+    rewritten sealed: an upgrade is not a page of corruption warnings."""
+    first = _analysed(tmp_path)
+    path = analysis_cache.cache_path(_toy.TOY_FINDING, False, tmp_path)
+    rec = json.loads(path.read_text())
+    rec.pop("checksum")
+    rec["format"] = 1
+    path.write_text(json.dumps(rec))
+    capsys.readouterr()
+    again = _analysed(tmp_path)
+    assert not again.analysis_cached and "corrupt" not in capsys.readouterr().err
+    assert integrity.unseal(json.loads(path.read_text()))["format"] == analysis_cache.CACHE_FORMAT
+    assert first.analysis.results[0].verdict == again.analysis.results[0].verdict
