@@ -460,16 +460,26 @@ def test_library_calls_check_alpha_trials_and_workers():
         runner._check_workers(10**20)
 
 
+@pytest.fixture(scope="module")
+def two_audits(tmp_path_factory):
+    """Two stored audits (a results directory holding only them), written once."""
+    from empirical import audit
+
+    root = tmp_path_factory.mktemp("audits")
+    for name in ("core.gaussian", "core.gaussian.noise_halved"):
+        audit.store_result(audit.run_audit(audit.get_target(name), trials=1000), root)
+    return root
+
+
 @pytest.mark.parametrize("field, value", [("confidence", "0.95"), ("trials", "many"),
                                           ("claimed", [1]), ("epsilon_lo", {"a": 1}),
                                           ("verdict", 3), ("confidence", 1.5),
                                           ("target", "../x"), ("ok", "yes")])
 def test_a_sealed_audit_record_with_wrong_types_is_named_and_hides_nothing(field, value,
-                                                                           tmp_path):
-    from empirical import audit, audit_store
+                                                                           tmp_path, two_audits):
+    from empirical import audit_store
 
-    for name in ("core.gaussian", "core.gaussian.noise_halved"):
-        audit.store_result(audit.run_audit(audit.get_target(name), trials=1000), tmp_path)
+    shutil.copytree(two_audits, tmp_path, dirs_exist_ok=True)
     path = tmp_path / "audits" / "core.gaussian.json"
     rec = json.loads(path.read_text())
     rec[field] = value
