@@ -198,6 +198,30 @@ def _dataclass(name: str) -> type:
     return cls
 
 
+_SCALARS = {"float": (int, float), "int": (int,), "str": (str,), "bool": (bool,),
+            "np.ndarray": (np.ndarray,), "dict": (dict,)}
+
+
+def _has_type(value: Any, annotation: str) -> bool:
+    """Whether a decoded field value fits its dataclass annotation (a string: the modules use
+    postponed annotations).  Scalars, arrays, ``X | None`` and ``tuple[...]`` are checked; a
+    field whose annotation names a class is left to the record it decodes from."""
+    parts = [a.strip() for a in str(annotation).split("|")]
+    if value is None:
+        return "None" in parts
+    for part in parts:
+        if part in _SCALARS:
+            if isinstance(value, _SCALARS[part]) and not (
+                    isinstance(value, bool) and part in ("float", "int")):
+                return True
+        elif part.startswith("tuple["):
+            if isinstance(value, tuple):
+                return True
+        elif part != "None":
+            return True         # a dataclass or other named type: checked when decoded
+    return False
+
+
 def _dec(obj: Any) -> Any:
     if isinstance(obj, list):
         return [_dec(x) for x in obj]
@@ -209,6 +233,10 @@ def _dec(obj: Any) -> Any:
         cls = _dataclass(obj["$dc"])
         fields = {f.name: f for f in dataclasses.fields(cls)}
         vals = {k: _dec(v) for k, v in obj["f"].items()}
+        for k, v in vals.items():
+            if not _has_type(v, fields[k].type):
+                raise ValueError(f"{cls.__name__}.{k} must be {fields[k].type}, "
+                                 f"got {type(v).__name__}")
         out = cls(**{k: v for k, v in vals.items() if fields[k].init})
         for k, v in vals.items():
             if not fields[k].init:

@@ -642,3 +642,16 @@ def test_a_cache_written_before_sealing_is_stale_not_corrupt(tmp_path, capsys):
     assert not again.analysis_cached and "corrupt" not in capsys.readouterr().err
     assert integrity.unseal(json.loads(path.read_text()))["format"] == analysis_cache.CACHE_FORMAT
     assert first.analysis.results[0].verdict == again.analysis.results[0].verdict
+
+
+def test_a_resealed_analysis_with_a_wrong_type_is_corrupt(tmp_path, capsys):
+    first = _analysed(tmp_path)
+    path = analysis_cache.cache_path(_toy.TOY_FINDING, False, tmp_path)
+    rec = json.loads(path.read_text())
+    rec.pop("checksum")
+    text = json.dumps(rec).replace('"verdict": "FINDING"', '"verdict": 1.5')
+    path.write_text(json.dumps(integrity.seal(json.loads(text))))
+    again = _analysed(tmp_path)
+    assert not again.analysis_cached
+    assert again.analysis.results[0].verdict == first.analysis.results[0].verdict
+    assert "CheckResult.verdict must be str" in capsys.readouterr().err
