@@ -37,7 +37,7 @@ def test_hand_edited_analysis_cache_is_named_moved_aside_and_refit(tmp_path, cap
     assert first.analysis.results[0].verdict != "PASS"
     path = analysis_cache.cache_path(_toy.TOY_FINDING, False, tmp_path)
     text = path.read_text()
-    # the probe: flip the recorded verdict by hand (FINDING -> PASS), keep the key
+    # flip the recorded verdict by hand (FINDING -> PASS), keeping the key
     forged = text.replace(f'"{first.analysis.results[0].verdict}"', '"PASS"')
     assert forged != text
     path.write_text(forged)
@@ -80,8 +80,9 @@ def test_forged_figure_cache_is_refused_and_redrawn(tmp_path):
 
 
 def test_worker_with_other_fitting_code_is_refused(tmp_path):
-    """A worker whose fitting.py adds 0.5 to every slope (the probe) computes the analysis in
-    its own process from its own copy of the project; the parent refuses it."""
+    """A worker whose fitting.py differs from this machine's (here by one appended line; a
+    changed slope would differ the same way) computes the analysis in its own process from
+    its own copy of the project; the parent refuses it."""
     copy = tmp_path / "worker"
     for d in ("empirical", "bounds", "algorithms", "tests"):
         shutil.copytree(REPO / d, copy / d, ignore=shutil.ignore_patterns("__pycache__"))
@@ -174,9 +175,8 @@ def test_an_id_that_is_not_a_safe_path_component_is_refused(bad, tmp_path):
 
 def test_a_module_cannot_register_an_id_in_a_builtin_papers_namespace(tmp_path, monkeypatch,
                                                                        capsys):
-    """The probe: a --module registers kl.thm9.rho (not loaded yet) with its own run; it would
-    run and write into the built-in experiment's directory.  Refused, and under another
-    paper's key too."""
+    """A --module that registers kl.thm9.rho with its own run would run it and write into the
+    built-in experiment's directory: refused, and so is an id under another paper's key."""
     mod = tmp_path / "squatter.py"
     mod.write_text("import dataclasses, _toy\n"
                    "from empirical.experiment import register\n"
@@ -390,7 +390,7 @@ def test_a_failed_figure_write_is_one_named_line_and_verdicts_still_print(tmp_pa
 # -- temporary files: mkstemp in the target directory, then a rename --------------------------
 
 def test_planted_symlinks_are_never_written_through(tmp_path):
-    """Symlinks planted at every name a writer used to pick (``.index.html.tmp``,
+    """Symlinks planted at every name a writer could have picked (``.index.html.tmp``,
     ``.name.<pid>.tmp``, ``.stem.<pid>.tmp.png``) and at the targets themselves: the victim
     files keep their content, the targets become regular files."""
     from empirical import report, report_cache
@@ -528,8 +528,8 @@ def test_report_writes_its_summary_beside_the_page_unless_asked(tmp_path, monkey
 
 
 def test_generated_links_never_name_the_build_machine(tmp_path):
-    """A summary written outside the repository (the probe: `../../../../<abs path>/docs/
-    errata.md`) links the errata as the repository names it."""
+    """A summary written outside the repository links the errata as the repository names it,
+    not as ``../../../../<absolute path>/docs/errata.md``."""
     from empirical import report
 
     root = tmp_path / "results"
