@@ -290,26 +290,29 @@ def _sends_itself_sigint(point, rngs):
     return _toy.run_power_law(point, rngs)
 
 
-def _toy_like(exp_id, run):
+@pytest.fixture
+def raising():
+    """Toy experiments whose code raises SystemExit or KeyboardInterrupt, or sends this process
+    a real SIGINT; registered only for the test that uses them."""
     import dataclasses
 
     from empirical import experiment as registry
 
-    try:
-        return registry.get(exp_id)
-    except KeyError:
-        return registry.register(dataclasses.replace(_toy.TOY, id=exp_id, run=run))
-
-
-EXITS = _toy_like("toy.raises_systemexit", _raises_systemexit)
-INTERRUPTS = _toy_like("toy.raises_keyboardinterrupt", _raises_keyboardinterrupt)
-SIGINTS = _toy_like("toy.sends_sigint", _sends_itself_sigint)
+    made = {name: registry.register(dataclasses.replace(_toy.TOY, id=f"toy.{name}", run=run))
+            for name, run in (("raises_systemexit", _raises_systemexit),
+                              ("raises_keyboardinterrupt", _raises_keyboardinterrupt),
+                              ("sends_sigint", _sends_itself_sigint))}
+    yield made
+    for exp in made.values():
+        registry._REGISTRY.pop(exp.id, None)
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_systemexit_or_keyboardinterrupt_from_experiment_code_is_an_error_row(workers, tmp_path,
-                                                                             capsys):
+                                                                             capsys, raising):
     from empirical.cli import main
+
+    EXITS, INTERRUPTS = raising["raises_systemexit"], raising["raises_keyboardinterrupt"]
 
     status = main(["verify", "--experiment", EXITS.id, "--experiment", INTERRUPTS.id,
                    "--experiment", _toy.TOY.id, "--results", str(tmp_path / "r"),
@@ -322,10 +325,10 @@ def test_systemexit_or_keyboardinterrupt_from_experiment_code_is_an_error_row(wo
     assert "PASS" in row
 
 
-def test_a_real_ctrl_c_still_stops_the_run(tmp_path, capsys):
+def test_a_real_ctrl_c_still_stops_the_run(tmp_path, capsys, raising):
     from empirical.cli import main
 
-    status = main(["verify", "--experiment", SIGINTS.id, "--results", str(tmp_path / "r"),
+    status = main(["verify", "--experiment", raising["sends_sigint"].id, "--results", str(tmp_path / "r"),
                    "--workers", "1", "--no-figures"])
     assert status == 130 and "interrupted" in capsys.readouterr().err
 
