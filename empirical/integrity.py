@@ -16,9 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
+
+import numpy as np
 
 __all__ = ["MAX_DEPTH", "CorruptFile", "parse_json", "canonical", "seal", "unseal",
            "atomic_write_bytes", "atomic_write_text", "atomic_write_json", "move_aside",
@@ -33,27 +36,20 @@ class CorruptFile(ValueError):
     """A stored file that cannot be believed; the message says why, in a few words."""
 
 
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(i for i in range(256) if i not in b"[]{}")
+
+
 def _depth_ok(raw: bytes | str, limit: int) -> bool:
-    """Whether JSON text nests at most ``limit`` deep (brackets outside strings, one pass)."""
-    text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
-    depth, in_str, esc = 0, False, False
-    for ch in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                return False
-        elif ch in "]}":
-            depth -= 1
-    return True
+    """Whether JSON text nests at most ``limit`` deep: brackets outside strings, counted at C
+    speed (string literals blanked by a regular expression, the brackets' running sum)."""
+    b = raw.encode("utf-8", "replace") if isinstance(raw, str) else bytes(raw)
+    brackets = _STRING.sub(b'""', b).translate(None, _NOT_BRACKETS)
+    if not brackets:
+        return True
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max()) <= limit
 
 
 def parse_json(raw: bytes | str, limit: int = MAX_DEPTH) -> Any:
