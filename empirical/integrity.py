@@ -172,7 +172,7 @@ def read_sealed(path: Path, what: str, say: Callable[[str], None]) -> dict | Non
         return None
     try:
         rec = parse_json(raw)
-        if isinstance(rec, dict) and "checksum" not in rec and rec.get("format") == 1:
+        if isinstance(rec, dict) and "checksum" not in rec and rec.get("format", 1) == 1:
             return None     # written before files were sealed: stale, silently rewritten
         return unseal(rec)
     except CorruptFile as exc:

@@ -658,3 +658,13 @@ def test_a_resealed_analysis_with_a_wrong_type_is_corrupt(tmp_path, capsys):
     assert not again.analysis_cached
     assert again.analysis.results[0].verdict == first.analysis.results[0].verdict
     assert "CheckResult.verdict must be str" in capsys.readouterr().err
+
+
+def test_a_figure_cache_written_before_sealing_is_redrawn_silently(tmp_path):
+    from empirical.report_cache import cached_bytes
+
+    path = tmp_path / "figure-quick.cache"
+    path.write_text(json.dumps({"key": "k", "png": base64.b64encode(b"old").decode()}))
+    lines, say = _said()
+    assert cached_bytes(path, "k", lambda: b"new", say=say) == b"new" and lines == []
+    assert integrity.unseal(json.loads(path.read_text()))["key"] == "k"
