@@ -12,10 +12,18 @@ noise multipliers (noise std / ℓ2-sensitivity; the sensitivities are ours, see
 
 Closed forms that appear in the papers (ρ + 2√(ρ log 1/δ), z = √(k/(2ρ))) are kept here only as
 named conversions, and tests check them against the accountant.
+
+Every function takes the neighbouring relation the algorithm claims; the default is one,
+:data:`DEFAULT_RELATION` (REPLACE_ONE: the papers' ``swap one record`` neighbours, under which
+the sensitivities of ``algorithms.primitives`` are stated).  dp-accounting's own warnings
+(absl logging, e.g. a calibration's bracket guess whose fractional orders do not converge) are
+dropped unless ``DPRATES_ACCOUNTING_LOG=1`` or :func:`show_accounting_warnings` asks for them.
 """
 from __future__ import annotations
 
+import logging
 import math
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Sequence
@@ -31,8 +39,31 @@ from algorithms.validation import check_delta, check_int, check_positive
 NeighboringRelation = dpa.NeighboringRelation
 REPLACE_ONE = NeighboringRelation.REPLACE_ONE
 ADD_OR_REMOVE_ONE = NeighboringRelation.ADD_OR_REMOVE_ONE
+#: The one default neighbouring relation of every function and class here.
+DEFAULT_RELATION = REPLACE_ONE
 
-__all__ = ["NeighboringRelation", "REPLACE_ONE", "ADD_OR_REMOVE_ONE", "PrivacySpent",
+
+class _QuietDpAccounting(logging.Filter):
+    """Drops dp-accounting's records below ERROR (they go through absl's ``absl`` logger)."""
+
+    show = os.environ.get("DPRATES_ACCOUNTING_LOG") == "1"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.show or record.levelno >= logging.ERROR:
+            return True
+        return "dp_accounting" not in (record.pathname or "").replace("\\", "/")
+
+
+_QUIET = _QuietDpAccounting()
+logging.getLogger("absl").addFilter(_QUIET)
+
+
+def show_accounting_warnings(show: bool = True) -> None:
+    """Let dp-accounting's warnings through (``False``: drop them again, the default)."""
+    _QuietDpAccounting.show = bool(show)
+
+__all__ = ["NeighboringRelation", "REPLACE_ONE", "ADD_OR_REMOVE_ONE", "DEFAULT_RELATION",
+           "show_accounting_warnings", "PrivacySpent",
            "gaussian_event", "composed", "zcdp_rho", "epsilon", "zcdp_event",
            "zcdp_to_epsilon", "zcdp_to_epsilon_closed_form", "epsilon_to_zcdp_closed_form",
            "pure_dp_to_zcdp", "noise_multiplier_for_zcdp", "calibrate_noise_multiplier",
@@ -65,12 +96,36 @@ def composed(events: Sequence[dpa.DpEvent]) -> dpa.DpEvent:
 def _rdp_accountant(event: dpa.DpEvent, relation: NeighboringRelation) -> dpa_rdp.RdpAccountant:
     acc = dpa_rdp.RdpAccountant(neighboring_relation=relation)
     if not acc.supports(event):
-        raise ValueError(f"the RDP accountant does not support {type(event).__name__} under {relation}")
+        raise ValueError(f"the RDP accountant does not support {_unsupported(event, relation)} "
+                         f"under {relation.name}")
     acc.compose(event)
     return acc
 
 
-def zcdp_rho(event: dpa.DpEvent, relation: NeighboringRelation = REPLACE_ONE) -> float:
+def _children(event: dpa.DpEvent) -> list[dpa.DpEvent]:
+    inner = getattr(event, "event", None)
+    if isinstance(inner, dpa.DpEvent):
+        return [inner]
+    return [e for e in getattr(event, "events", None) or [] if isinstance(e, dpa.DpEvent)]
+
+
+def _unsupported(event: dpa.DpEvent, relation: NeighboringRelation) -> str:
+    """The innermost event the RDP accountant refuses under ``relation``, described: a wrapper
+    (sampling, composition) is named with the event inside it, and why when it is the sampling
+    that the relation rules out."""
+    for child in _children(event):
+        if not dpa_rdp.RdpAccountant(neighboring_relation=relation).supports(child):
+            return _unsupported(child, relation)
+    kids = _children(event)
+    inside = f" of {kids[0]!r}" if len(kids) == 1 else ""
+    why = ""
+    if (isinstance(event, dpa.PoissonSampledDpEvent) and relation == REPLACE_ONE
+            and dpa_rdp.RdpAccountant(neighboring_relation=ADD_OR_REMOVE_ONE).supports(event)):
+        why = " (Poisson subsampling is accounted under ADD_OR_REMOVE_ONE: pass that relation)"
+    return f"{type(event).__name__}{inside}{why}"
+
+
+def zcdp_rho(event: dpa.DpEvent, relation: NeighboringRelation = DEFAULT_RELATION) -> float:
     """zCDP parameter of ``event``: max over the accountant's orders of RDP(α)/α.
 
     Exact for Gaussian mechanisms and ``ZCDpEvent(ρ, ξ=0)`` and their compositions, whose RDP
@@ -168,7 +223,7 @@ def _has_sampling(event: dpa.DpEvent) -> bool:
 
 
 def epsilon(event: dpa.DpEvent, delta: float, *, accountant: str = "rdp",
-            relation: NeighboringRelation = REPLACE_ONE) -> float:
+            relation: NeighboringRelation = DEFAULT_RELATION) -> float:
     """(ε, δ)-DP of ``event`` by dp-accounting's RDP (default) or PLD accountant.
 
     Convention of this code base: a Gaussian event's noise multiplier is the noise std divided
@@ -231,15 +286,22 @@ def noise_multiplier_for_zcdp(rho: float, count: int = 1) -> float:
 
 def calibrate_noise_multiplier(make_event: Callable[[float], dpa.DpEvent], target_epsilon: float,
                                target_delta: float, *, accountant: str = "rdp",
-                               relation: NeighboringRelation = ADD_OR_REMOVE_ONE) -> float:
+                               relation: NeighboringRelation = DEFAULT_RELATION) -> float:
     """Smallest noise multiplier z with ε(make_event(z), δ) ≤ target, via
-    ``dp_accounting.calibrate_dp_mechanism`` (Brent search)."""
+    ``dp_accounting.calibrate_dp_mechanism`` (Brent search), under ``relation`` (the module's
+    one default; Poisson-subsampled events need ADD_OR_REMOVE_ONE)."""
     te = check_positive("target_epsilon", target_epsilon)
     td = check_delta(target_delta, "target_delta")
+    probe = make_event(1.0)
     if accountant == "rdp":
+        if not dpa_rdp.RdpAccountant(neighboring_relation=relation).supports(probe):
+            raise ValueError(f"the RDP accountant does not support "
+                             f"{_unsupported(probe, relation)} under {relation.name}")
         fresh = lambda: dpa_rdp.RdpAccountant(neighboring_relation=relation)  # noqa: E731
     elif accountant == "pld":
-        fresh = lambda: dpa_pld.PLDAccountant(neighboring_relation=relation)  # noqa: E731
+        # as epsilon() asks PLD: the relation matters only for subsampled events
+        rel = relation if _has_sampling(probe) else ADD_OR_REMOVE_ONE
+        fresh = lambda: dpa_pld.PLDAccountant(neighboring_relation=rel)  # noqa: E731
     else:
         raise ValueError(f"accountant must be 'rdp' or 'pld', got {accountant!r}")
     return float(dpa.calibrate_dp_mechanism(
@@ -280,7 +342,7 @@ class PrivacySpent:
                              f"got {self.guarantee_rho!r}")
 
     @classmethod
-    def from_event(cls, event: dpa.DpEvent, *, relation: NeighboringRelation = REPLACE_ONE,
+    def from_event(cls, event: dpa.DpEvent, *, relation: NeighboringRelation = DEFAULT_RELATION,
                    target_rho: float | None = None, guarantee_rho: float | None = None,
                    **details) -> "PrivacySpent":
         return cls(event, relation, zcdp_rho(event, relation), target_rho, dict(details),
@@ -338,7 +400,7 @@ class ZcdpFilter:
 
     ORDERS = (2.0, 4.0, 16.0, 64.0)
 
-    def __init__(self, budget: float, relation: NeighboringRelation = REPLACE_ONE):
+    def __init__(self, budget: float, relation: NeighboringRelation = DEFAULT_RELATION):
         self.budget = check_positive("budget", budget)
         self.relation = relation
         self._orders = np.asarray(self.ORDERS, dtype=float)

@@ -11,11 +11,16 @@ An analysis is stored in ``results/<paper>/<experiment>/analysis-<quick|full>.ca
 * the *analysis fingerprint*: SHA-256 of the source of every module the verdict depends on — the
   module that declared the experiment (its checks, tolerances, level bands, ``bound_values``)
   and the project modules it imports, ``empirical.checks``, ``empirical.fitting``,
-  ``empirical.experiment``, every file of ``bounds/`` — and the versions of numpy, scipy and
+  ``empirical.experiment`` (with the declaration's validation), this module and
+  ``empirical.integrity``, every file of ``bounds/`` — and the versions of numpy, scipy and
   sympy.
 
-A cache file whose key differs, or that cannot be parsed, is ignored (and overwritten by the next
-analysis): the cache can only save work, never change a verdict.  The file is JSON with typed
+Each file carries the SHA-256 checksum of its own content (:mod:`empirical.integrity`, as
+point files do).  A file whose key differs is stale and overwritten by the next analysis; one
+that fails its checksum, nests too deep or does not decode is corrupt: named, moved aside to
+``.corrupt`` and the analysis recomputed.  On Dask the worker's own analysis fingerprint comes
+back with its analysis and must equal this process's, else the run stops (a worker running
+other fitting code is refused).  The file is JSON with typed
 records for the dataclasses of ``empirical.checks`` and ``empirical.fitting`` only (Analysis,
 CheckResult, SlopeFit, ComparisonAnalysis, ...) and numpy arrays, so reading it runs no code
 (unlike a pickle) and floats round-trip exactly.
@@ -30,20 +35,24 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from empirical import experiment as registry
+from empirical import integrity
 from empirical.checks import Analysis, analyse
 from empirical.experiment import Experiment
 
 __all__ = ["analyse_quietly", "cached_analyse", "cache_path", "analysis_key",
-           "analysis_fingerprint", "encode", "decode", "CACHE_FORMAT"]
+           "analysis_fingerprint", "worker_fingerprint", "encode", "decode", "CACHE_FORMAT"]
 
 #: Layout of a cache file; another format is a miss.
-CACHE_FORMAT = 1
-_HARNESS = ("empirical.checks", "empirical.fitting", "empirical.experiment", "bounds.core")
+CACHE_FORMAT = 2
+#: The analysis harness: checks and tolerances, fitting, the declaration and its validation
+#: (``experiment.validate_experiment``), this module's encoding, the bounds' core.
+_HARNESS = ("empirical.checks", "empirical.fitting", "empirical.experiment",
+            "empirical.analysis_cache", "empirical.integrity", "bounds.core")
 _VERSIONED = ("numpy", "scipy", "sympy")
 #: Modules whose dataclasses an analysis may hold (Analysis, CheckResult, SlopeFit, the
 #: comparison experiments' ContrastResult, ...).
@@ -109,6 +118,17 @@ def analysis_fingerprint(exp: Experiment) -> str:
         # the bounds this process imported; the first 16 hex digits of SHA-256, as before
         code.setdefault(f"bounds/{path.name}", runner._scan_file(f"bounds/{path.name}", path)[0])
     return _sha(json.dumps({"code": code, "versions": _versions()}, sort_keys=True).encode())
+
+
+def worker_fingerprint(exp: Experiment) -> dict[str, str]:
+    """What a worker's analysis and figure of ``exp`` were produced by: the analysis
+    fingerprint and the digest of ``empirical.figures`` (both pinned at first read).  A parent
+    accepts a worker's analysis only when this equals its own."""
+    from empirical import runner
+
+    path = runner._module_file("empirical.figures")
+    fig = runner._scan_file("empirical.figures", path)[0] if path is not None else "absent"
+    return {"analysis": analysis_fingerprint(exp), "figures": fig}
 
 
 def _versions() -> dict[str, str]:
@@ -178,6 +198,30 @@ def _dataclass(name: str) -> type:
     return cls
 
 
+_SCALARS = {"float": (int, float), "int": (int,), "str": (str,), "bool": (bool,),
+            "np.ndarray": (np.ndarray,), "dict": (dict,)}
+
+
+def _has_type(value: Any, annotation: str) -> bool:
+    """Whether a decoded field value fits its dataclass annotation (a string: the modules use
+    postponed annotations).  Scalars, arrays, ``X | None`` and ``tuple[...]`` are checked; a
+    field whose annotation names a class is left to the record it decodes from."""
+    parts = [a.strip() for a in str(annotation).split("|")]
+    if value is None:
+        return "None" in parts
+    for part in parts:
+        if part in _SCALARS:
+            if isinstance(value, _SCALARS[part]) and not (
+                    isinstance(value, bool) and part in ("float", "int")):
+                return True
+        elif part.startswith("tuple["):
+            if isinstance(value, tuple):
+                return True
+        elif part != "None":
+            return True         # a dataclass or other named type: checked when decoded
+    return False
+
+
 def _dec(obj: Any) -> Any:
     if isinstance(obj, list):
         return [_dec(x) for x in obj]
@@ -189,6 +233,10 @@ def _dec(obj: Any) -> Any:
         cls = _dataclass(obj["$dc"])
         fields = {f.name: f for f in dataclasses.fields(cls)}
         vals = {k: _dec(v) for k, v in obj["f"].items()}
+        for k, v in vals.items():
+            if not _has_type(v, fields[k].type):
+                raise ValueError(f"{cls.__name__}.{k} must be {fields[k].type}, "
+                                 f"got {type(v).__name__}")
         out = cls(**{k: v for k, v in vals.items() if fields[k].init})
         for k, v in vals.items():
             if not fields[k].init:
@@ -224,26 +272,39 @@ def decode(data: dict) -> Analysis:
 # --------------------------------------------------------------------------------------------
 
 def load(exp: Experiment, key: str, full: bool,
-         results: str | os.PathLike | None = None) -> Analysis | None:
-    """The cached analysis under ``key``, or None (missing, other key, unreadable)."""
+         results: str | os.PathLike | None = None,
+         say: Callable[[str], None] | None = None) -> Analysis | None:
+    """The cached analysis under ``key``, or None: missing, or written under another key (other
+    rows or code: overwritten by the next analysis).  A file that fails its checksum, does not
+    parse within :data:`empirical.integrity.MAX_DEPTH`, or holds records that do not decode
+    into an analysis of ``exp`` is corrupt: named on ``say`` (default stderr), moved aside,
+    and the analysis recomputed."""
+    from empirical.runner import stderr_progress
+
+    say = say or stderr_progress
+    path = cache_path(exp, full, results)
+    rec = integrity.read_sealed(path, "analysis cache", say)
+    if rec is None or rec.get("format") != CACHE_FORMAT or rec.get("key") != key:
+        return None
     try:
-        rec = json.loads(cache_path(exp, full, results).read_text())
-        if rec.get("format") != CACHE_FORMAT or rec.get("key") != key:
-            return None
-        return decode(rec["analysis"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        out = decode(rec["analysis"])
+        if out.experiment is not exp:
+            raise ValueError(f"holds the analysis of {out.experiment.id}")
+        return out
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        integrity.quarantine(path, "analysis cache", f"undecodable ({str(exc)[:80]})", say)
         return None
 
 
 def store(exp: Experiment, key: str, full: bool, analysis: Analysis | dict,
           results: str | os.PathLike | None = None) -> None:
-    """Write the cache atomically; an unwritable cache only costs a refit next time."""
-    from empirical.runner import _atomic_write_json
-
+    """Write the cache atomically, sealed with its checksum; an unwritable cache only costs a
+    refit next time."""
     data = analysis if isinstance(analysis, dict) else encode(analysis)
     try:
-        _atomic_write_json(cache_path(exp, full, results),
-                           {"format": CACHE_FORMAT, "key": key, "analysis": data})
+        integrity.atomic_write_json(cache_path(exp, full, results),
+                                    {"format": CACHE_FORMAT, "key": key, "experiment": exp.id,
+                                     "analysis": data})
     except (OSError, TypeError, ValueError) as exc:
         print(f"dprates: could not cache the analysis of {exp.id} ({exc})", file=sys.stderr)
 

@@ -228,6 +228,9 @@ _EXTRA_MODULES: list[str] = []
 
 
 def register_audit(target: AuditTarget) -> AuditTarget:
+    from empirical.experiment import check_id
+
+    check_id(target.name, "audit target name")     # its stored file is audits/<name>.json
     if target.name in _AUDITS and _AUDITS[target.name] is not target:
         old = _AUDITS[target.name]
         if (old.paper, old.algorithm) != (target.paper, target.algorithm):
@@ -309,7 +312,13 @@ def run_audit(target: AuditTarget, *, trials: int | None = None, alpha: float = 
               block: int = 50_000) -> AuditResult:
     """Audit ``target``: optional pair search on independent seeds, then the main audit."""
     t0 = time.perf_counter()
-    trials = check_int("trials", trials if trials is not None else target.trials, minimum=8)
+    trials = check_int("trials", trials if trials is not None else target.trials,
+                       minimum=MIN_TRIALS)
+    if trials > MAX_TRIALS:
+        raise ValueError(f"trials must be an integer in [{MIN_TRIALS}, {MAX_TRIALS}], "
+                         f"got {trials!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     search = {}
     if target.candidates is not None:
         for label, fn in target.candidates.items():
@@ -518,13 +527,40 @@ for _m in ("empirical.audit_kan", "empirical.audit_linreg"):
 # =============================================================================================
 # CLI (wired by empirical/cli.py as `dprates audit`)
 # =============================================================================================
+#: Runs per side an audit accepts: at least 8 (a rate needs a few runs), at most 10⁹ (a
+#: thousand times the largest target's default; beyond it an audit would run for days).
+MIN_TRIALS, MAX_TRIALS = 8, 10**9
+
+
+def _trials_arg(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = None
+    if n is None or not MIN_TRIALS <= n <= MAX_TRIALS:
+        raise argparse.ArgumentTypeError(f"must be an integer in [{MIN_TRIALS}, {MAX_TRIALS}], "
+                                         f"got {text!r}")
+    return n
+
+
+def _alpha_arg(text: str) -> float:
+    try:
+        a = float(text)
+    except ValueError:
+        a = math.nan
+    if not 0 < a < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return a
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``dprates audit [TARGET|PAPER ...]``."""
     parser.add_argument("targets", nargs="*", help="audit targets or paper keys (default: all)")
-    parser.add_argument("--trials", type=int, default=None,
-                        help="runs per side (default: each target's own)")
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="1 − confidence of the lower bounds (default 0.05)")
+    parser.add_argument("--trials", type=_trials_arg, default=None,
+                        help=f"runs per side, in [{MIN_TRIALS}, {MAX_TRIALS}] "
+                             "(default: each target's own)")
+    parser.add_argument("--alpha", type=_alpha_arg, default=0.05,
+                        help="1 − confidence of the lower bounds, in (0, 1) (default 0.05)")
     parser.add_argument("--list", action="store_true", help="list targets and exit")
     parser.add_argument("--mutants", action="store_true",
                         help="run the mutation self-test (slow) instead of the audits")

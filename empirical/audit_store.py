@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -151,11 +152,70 @@ class StoredAudit:
         return s + (f" [stale: {self.reason}]" if self.status == "stale" else "")
 
 
+def _is_num(x, lo: float = -math.inf, hi: float = math.inf, *, open_lo: bool = False,
+            open_hi: bool = False) -> bool:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        return False
+    return (lo < x if open_lo else lo <= x) and (x < hi if open_hi else x <= hi)
+
+
+def _opt_num(x, lo: float = 0.0) -> bool:
+    return x is None or _is_num(x, lo)
+
+
+#: Each field the report reads: (required, check, what it must be).  A record whose checksum
+#: matches but whose fields have other types or ranges is refused as a whole, so one file can
+#: neither break the report nor hide the other audits.
+_TYPES = {
+    "format": (True, lambda v: v == AUDIT_FORMAT, f"{AUDIT_FORMAT}"),
+    "target": (True, lambda v: isinstance(v, str) and bool(_SAFE_NAME.fullmatch(v)),
+               "a target name"),
+    "paper": (True, lambda v: isinstance(v, str) and bool(re.fullmatch(r"[a-z][a-z0-9_]*", v)),
+              "a paper key"),
+    "algorithm": (False, lambda v: isinstance(v, str), "a string"),
+    "expect": (False, lambda v: v in ("private", "broken"), "'private' or 'broken'"),
+    "relation": (False, lambda v: isinstance(v, str), "a string"),
+    "view": (False, lambda v: isinstance(v, str), "a string"),
+    "delta": (False, lambda v: _is_num(v, 0, 1, open_lo=True, open_hi=True), "in (0, 1)"),
+    "confidence": (True, lambda v: _is_num(v, 0, 1, open_lo=True, open_hi=True), "in (0, 1)"),
+    "claimed": (True, _opt_num, "a number >= 0 or null"),
+    "epsilon_lo": (True, _opt_num, "a number >= 0 or null"),
+    "exact": (False, _opt_num, "a number >= 0 or null"),
+    "verdict": (True, lambda v: isinstance(v, str) and len(v) <= 40, "a short string"),
+    "ok": (False, lambda v: isinstance(v, bool), "true or false"),
+    "trials": (False, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+               "an integer >= 1"),
+    "fingerprint": (True, lambda v: isinstance(v, str), "a string"),
+    "module": (False, lambda v: v is None or isinstance(v, str), "a module name"),
+    "code": (False, lambda v: v is None or isinstance(v, dict), "an object"),
+    "versions": (False, lambda v: v is None or isinstance(v, dict), "an object"),
+    "checksum": (True, lambda v: isinstance(v, str), "a string"),
+}
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_][A-Za-z0-9_\-]*)*")
+
+
+def _typed(rec: dict) -> str:
+    """Empty when every field of ``rec`` has its type and range (:data:`_TYPES`), else the
+    first that does not, named."""
+    for name, (required, ok, what) in _TYPES.items():
+        if name not in rec:
+            if required:
+                return f"missing field {name!r}"
+            continue
+        if not ok(rec[name]):
+            return f"field {name!r} must be {what}, got {str(rec[name])[:40]!r}"
+    return ""
+
+
 def _read(path: Path) -> tuple[dict | None, str]:
+    from empirical.integrity import CorruptFile, parse_json
+
     try:
-        rec = json.loads(path.read_bytes())
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        return None, f"unreadable or not JSON ({exc})"
+        rec = parse_json(path.read_bytes())
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror or exc})"
+    except CorruptFile as exc:
+        return None, str(exc)
     if not isinstance(rec, dict):
         return None, "not a JSON object"
     missing = [k for k in _FIELDS if k not in rec]
@@ -164,8 +224,15 @@ def _read(path: Path) -> tuple[dict | None, str]:
     if rec["format"] != AUDIT_FORMAT:
         return None, f"format {rec['format']!r}, expected {AUDIT_FORMAT}"
     body = {k: v for k, v in rec.items() if k != "checksum"}
-    if hashlib.sha256(_canonical(body)).hexdigest() != rec["checksum"]:
+    try:
+        digest = hashlib.sha256(_canonical(body)).hexdigest()
+    except (TypeError, ValueError, RecursionError):
+        digest = ""
+    if digest != rec["checksum"]:
         return None, "checksum mismatch (edited or damaged after writing)"
+    bad = _typed(rec)
+    if bad:
+        return None, bad
     if path.stem != rec["target"]:
         return None, f"holds target {rec['target']!r}, not {path.stem!r}"
     return rec, ""

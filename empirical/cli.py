@@ -30,6 +30,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
+from typing import Callable
 
 import bounds
 from bounds.core import (LOAD_ERRORS, OptionalExtraMissing, OutsideConditionsWarning,
@@ -56,13 +57,25 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _workers(text: str) -> int:
+    from empirical.runner import MAX_WORKERS
+
     try:
         n = int(text)
     except ValueError:
         n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    if not 1 <= n <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be an integer in [1, {MAX_WORKERS}], "
+                                         f"got {text!r}")
     return n
+
+
+def _scheduler(text: str) -> str:
+    from empirical.runner import parse_scheduler
+
+    try:
+        return parse_scheduler(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_module_opt(p: argparse.ArgumentParser, top: bool = False) -> None:
@@ -77,7 +90,8 @@ def _add_run_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--full", action="store_true", help="use the full grids (slow)")
     p.add_argument("--workers", type=_workers, default=None,
                    help="local worker processes (default: this machine's cores)")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://h:8786")
+    p.add_argument("--scheduler", type=_scheduler, default=None,
+                   help="Dask scheduler address, e.g. tcp://h:8786")
     p.add_argument("--results", default=None, help="results directory (default ./results)")
     p.add_argument("--figures", default="figures",
                    help="figures directory (default ./figures; full grids under <DIR>/full)")
@@ -311,6 +325,7 @@ def _run_and_analyse(exps, args, stats: SweepStats, figures: Path | None = None,
     limit_threads(1)
     keep_freed_pages()      # in-process points (--workers 1) reuse freed heap as workers do
     drawer = None if figures is None else _Drawer(figures, exps, paper, args.full, args.results)
+    args.figure_failures = [] if drawer is None else drawer.failed
     outcomes = sweep_all(exps, full=args.full,
                          workers=args.workers, scheduler=args.scheduler, results=args.results,
                          say=stderr_progress, progress=_progress_bar, analyse=True,
@@ -345,6 +360,8 @@ class _Drawer:
 
     def __init__(self, root: Path, exps, paper: str | None, full: bool, results) -> None:
         self.root, self.full, self.results = root, full, results
+        #: figures that could not be written, one line each (already printed on stderr)
+        self.failed: list[str] = []
         self.analyses: dict[str, Analysis] = {}
         self.rows: dict[str, list] = {}
         selected = {e.id for e in exps}
@@ -358,8 +375,24 @@ class _Drawer:
         if o.rows is not None:
             self.rows[a.experiment.id] = list(o.rows)
         if a.fit is not None:
-            self.write_figure(a, o.figure)
+            self._guard(a.experiment.id, lambda: self.write_figure(a, o.figure))
         self._summaries()
+
+    def _guard(self, what: str, draw: Callable[[], object]) -> None:
+        """Run ``draw``; a figure that cannot be drawn or written is one line naming it (and
+        its path), the verdicts are still printed and the exit status says so."""
+        try:
+            draw()
+        except OSError as exc:
+            where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+            line = f"could not write the figure of {what}{where}: {exc.strerror or exc}"
+        except Exception as exc:
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            line = f"could not draw the figure of {what}: {type(exc).__name__}: {first}"
+        else:
+            return
+        self.failed.append(line)
+        print(f"dprates: {line}", file=sys.stderr)
 
     def write_figure(self, a: Analysis, png: bytes | None) -> None:
         from empirical.figures import figure_path, render_analysis, write_png
@@ -376,8 +409,8 @@ class _Drawer:
         ready = [s for s in self.waiting if all(e in self.analyses for e in s.experiments)]
         for s in ready:
             self.waiting.remove(s)
-            _draw_summary(s, [self.analyses[e] for e in s.experiments], self.root,
-                          self._remember_summary)
+            self._guard(s.id, lambda s=s: _draw_summary(
+                s, [self.analyses[e] for e in s.experiments], self.root, self._remember_summary))
 
     def finish(self, analyses: list[Analysis]) -> None:
         """The summaries still waiting, drawn with the error analyses of failed experiments."""
@@ -471,7 +504,10 @@ def _cmd_run_or_verify(args) -> int:
     if args.cmd == "verify":
         print(f"{len(analyses) - len(failed)}/{len(analyses)} experiments verified"
               + (f"; failed: {', '.join(failed)}" if failed else ""))
-    return 1 if failed else 0
+    bad_figures = getattr(args, "figure_failures", [])
+    if bad_figures:
+        print(f"figures: {len(bad_figures)} could not be written (named above)")
+    return 1 if failed or bad_figures else 0
 
 
 def _cmd_figures(args) -> int:
@@ -495,8 +531,10 @@ def _cmd_figures(args) -> int:
                                                                  args.results)[0]))
     drawer.finish([])
     analyses = drawer.analyses
-    print(f"drew figures for {len(analyses)} experiments under {root}/")
-    return 0
+    print(f"drew figures for {len(analyses)} experiments under {root}/"
+          + (f"; {len(drawer.failed)} could not be written (named above)" if drawer.failed
+             else ""))
+    return 1 if drawer.failed else 0
 
 
 def _load_failures() -> list[str]:

@@ -9,6 +9,8 @@ worker only needs the id and the point.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
@@ -184,6 +186,8 @@ class Experiment:
     privacy_rtol: float = 1e-6
 
     def __post_init__(self) -> None:
+        check_id(self.id)
+        check_paper_key(self.paper)
         if not 0 < self.privacy_rtol < 1:
             raise ValueError(f"{self.id}: privacy_rtol must be in (0, 1), got {self.privacy_rtol}")
         if len(self.quick_grid) < 3 or len(self.full_grid) < 3:
@@ -257,7 +261,54 @@ from bounds.core import register_paper as _register_paper  # noqa: E402  (bounds
 _register_paper("real", "empirical.real_data")
 
 
+#: An id (experiment, summary, audit target) is a file name under the results and figures
+#: directories: dot-separated words of letters, digits, ``_`` and ``-``; never ``/``, ``..``,
+#: an empty or a leading-dot component.
+_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_][A-Za-z0-9_\-]*)*")
+_ID_MAX = 160
+
+
+def check_id(value: object, what: str = "experiment id") -> str:
+    """``value`` if it is a safe path component (see :data:`_ID`), else ValueError."""
+    if not isinstance(value, str) or len(value) > _ID_MAX or not _ID.fullmatch(value):
+        raise ValueError(f"{what} must be dot-separated words of letters, digits, '_' and '-' "
+                         f"(at most {_ID_MAX} characters; no '/', no '..'), got {value!r}")
+    return value
+
+
+def check_paper_key(value: object) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", value):
+        raise ValueError(f"paper must match [a-z][a-z0-9_]*, got {value!r}")
+    return value
+
+
+def _declared_in(obj) -> str:
+    fn = getattr(obj, "bound_values", None) or getattr(obj, "plot", None)
+    return getattr(fn, "__module__", None) or getattr(getattr(obj, "run", None),
+                                                      "__module__", "") or ""
+
+
+def _check_namespace(obj, what: str) -> None:
+    """An id whose first component is a paper key belongs to that paper: it must declare that
+    paper, and an id of dprates' own papers can only be declared by dprates' own modules (a
+    ``--module`` cannot take over, or write into, a built-in experiment's directory)."""
+    from bounds.core import PAPERS, papers
+
+    head = obj.id.split(".", 1)[0]
+    if head in papers() and head != obj.paper:
+        raise ValueError(f"{what} {obj.id!r} is in paper {head!r}'s namespace but declares "
+                         f"paper {obj.paper!r}; name it {obj.paper}.<...>")
+    builtin = set(PAPERS) | set(PAPER_MODULES) | {"real"}
+    if head in builtin and not _declared_in(obj).startswith("empirical."):
+        raise ValueError(f"{what} {obj.id!r} is in dprates' own paper {head!r}'s namespace; "
+                         "a module of yours registers ids under its own paper key "
+                         "(bounds.register_paper)")
+
+
 def register(exp: Experiment) -> Experiment:
+    check_id(exp.id)
+    check_paper_key(exp.paper)
+    _check_namespace(exp, "experiment id")
     if exp.id in _REGISTRY and _REGISTRY[exp.id] is not exp:
         raise ValueError(f"experiment id {exp.id!r} is already registered")
     _REGISTRY[exp.id] = exp
@@ -278,6 +329,9 @@ def _pin_code(exp: Experiment) -> None:
 
 
 def register_summary(summary: Summary) -> Summary:
+    check_id(summary.id, "summary id")
+    check_paper_key(summary.paper)
+    _check_namespace(summary, "summary id")
     if summary.id in _SUMMARIES and _SUMMARIES[summary.id] is not summary:
         raise ValueError(f"summary id {summary.id!r} is already registered")
     _SUMMARIES[summary.id] = summary

@@ -191,14 +191,15 @@ def figure_png(fig) -> bytes:
 def write_png(data: bytes, path: str | os.PathLike) -> Path:
     """Write PNG ``data`` to ``path`` atomically (temporary file, then rename); an existing
     file with the same bytes is left alone, so redrawing leaves a git checkout clean."""
+    from empirical.integrity import atomic_write_bytes
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and path.read_bytes() == data:
+    if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
         return path
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.png")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-    return path
+    # mkstemp in the target directory, then a rename: no predictable name, no write through a
+    # planted symlink, no temporary file left when the write fails
+    return atomic_write_bytes(path, data)
 
 
 def save_figure(fig, path: Path) -> Path:

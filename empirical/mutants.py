@@ -411,8 +411,10 @@ def _main(argv: list[str] | None = None) -> int:
         return 0
     if a.one:
         rep = _run_here(get_mutant(a.one), a.results or tempfile.mkdtemp(), a.audit_trials)
-        with open(a.json, "w") as fh:
-            json.dump(rep, fh, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o))
+        from empirical.integrity import atomic_write_text
+
+        atomic_write_text(a.json, json.dumps(
+            rep, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)))
         return 0
     ns = argparse.Namespace(mutant=a.mutant or None, results=a.results, trials=a.audit_trials)
     return run_cli(ns)

@@ -81,9 +81,12 @@ def plot_lines(a, root, name: str,
         return None
     fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 5.0), squeeze=False)
     grid = sorted(a.columns)
+    absent: list[str] = []
     for ax, (series, ylabel, ylim) in zip(axes[0], panels):
         for col, label in series:
             if col not in a.columns[grid[0]]:
+                if label not in absent:
+                    absent.append(label)
                 continue
             if logy:
                 gc = np.array([gmean_ci(a.columns[v][col]) for v in grid])
@@ -105,6 +108,20 @@ def plot_lines(a, root, name: str,
         ax.grid(True, which="both", alpha=0.25)
     fig.suptitle(a.experiment.id + "\n" + _verdicts(a, 150), fontsize=6)
     agg = "geometric mean" if logy else "mean"
-    fig.text(0.01, 0.005, f"{agg} over seeds ± 95% t-interval. {note}", fontsize=6, color="0.35")
-    fig.tight_layout()
+    missing = "; ".join(f"{label}: not drawn, {_why_absent(label)}" for label in absent)
+    fig.text(0.01, 0.005, f"{agg} over seeds ± 95% t-interval. {note}"
+             + (f"\n{missing}" if missing else ""), fontsize=6, color="0.35")
+    # a second footer line needs room below the axis labels
+    fig.tight_layout(rect=(0, 0.03, 1, 1) if missing else None)
     return save_figure(fig, Path(root) / "real" / f"{name}.png")
+
+
+#: Optional extras whose baselines a figure may lack, by the word its series label starts with.
+_EXTRAS = {"diffprivlib": "the optional extra [real] (pip install -e '.[real]') is not installed"}
+
+
+def _why_absent(label: str) -> str:
+    for word, why in _EXTRAS.items():
+        if label.startswith(word):
+            return why
+    return "its column is not in the stored rows"

@@ -37,6 +37,7 @@ from typing import Sequence
 
 from bounds.core import papers
 from empirical.report_articles import analysis_repr_html  # noqa: F401  (public API)
+from empirical.integrity import atomic_write_text
 from empirical.report_articles import exponent_store
 from empirical.report_data import (AuditView, ExperimentState, _audits,  # noqa: F401
                                    _draw_figures, _fresh_cached, collect, environment)
@@ -55,12 +56,24 @@ __all__ = ["ExperimentState", "collect", "environment", "build_report", "render_
 # Entry points
 # ---------------------------------------------------------------------------------------------
 
+class NoStoredResults(ValueError):
+    """``report`` found nothing stored to report on; the message names the command to run."""
+
+
+#: Where the Markdown summary goes unless asked: beside the page, in build output.  The
+#: committed ``docs/results.md`` is regenerated only on request (``--markdown docs/results.md``).
+MARKDOWN_NAME = "results.md"
+
+
 def build_report(paper: str | None = None, *, full: bool = False,
                  results: str | os.PathLike | None = None, out: str | os.PathLike = "report",
-                 markdown: str | os.PathLike | None = "docs/results.md",
+                 markdown: str | os.PathLike | None = MARKDOWN_NAME,
                  figures: str | os.PathLike = "figures",
                  experiment_ids: Sequence[str] | None = None) -> tuple[Path, Path | None]:
-    """Write ``<out>/index.html`` (and ``markdown`` unless None) from stored results."""
+    """Write ``<out>/index.html`` (and the Markdown summary unless ``markdown`` is None: a bare
+    file name goes into ``out``, a path is used as given) from stored results.  Raises
+    :class:`NoStoredResults` (and writes nothing) when no selected experiment has a stored
+    row."""
     if paper is not None and paper not in papers():
         raise ValueError(f"paper must be one of {papers()}, got {paper!r}")
     errors: dict[str, str] = {}
@@ -68,6 +81,12 @@ def build_report(paper: str | None = None, *, full: bool = False,
                      errors=errors)
     if not states:
         raise ValueError(f"no experiments registered for paper={paper!r}")
+    if not any(st.rows for st in states):
+        what = (" --paper " + paper if paper else "") + (" --full" if full else "") + (
+            "".join(f" --experiment {i}" for i in experiment_ids or ()))
+        where = "" if results is None else f" --results {results}"
+        raise NoStoredResults(f"no stored results in {results_dir(results)}/ for the "
+                              f"selected experiments; run `dprates verify{what}{where}` first")
     # figures and exponents are cached beside the results (empirical/report_cache.py)
     summaries = _draw_figures(states, results=results_dir(results), full=full)
     env = environment(full, results)
@@ -80,6 +99,8 @@ def build_report(paper: str | None = None, *, full: bool = False,
     md_path = None
     if markdown:
         md_path = Path(markdown)
+        if md_path.parent == Path("."):
+            md_path = html_path.parent / md_path
         md_path.parent.mkdir(parents=True, exist_ok=True)
         _write(md_path, render_markdown(states, env, md_path=md_path, figures_root=Path(figures),
                                         html_path=html_path, audits=audits))
@@ -87,10 +108,9 @@ def build_report(paper: str | None = None, *, full: bool = False,
 
 
 def _write(path: Path, text: str) -> None:
-    # Temporary file then rename: a reader never sees half a page.
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    # mkstemp in the target directory then rename: a reader never sees half a page, and a
+    # symlink planted at a temporary or the final name is never written through.
+    atomic_write_text(path, text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,8 +124,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--results", default=None,
                         help="results directory (default ./results or $DPRATES_RESULTS)")
     parser.add_argument("--out", default="report", help="output directory (default report/)")
-    parser.add_argument("--markdown", default="docs/results.md",
-                        help="Markdown summary path (default docs/results.md; '' to skip)")
+    parser.add_argument("--markdown", default=MARKDOWN_NAME,
+                        help="Markdown summary path (default OUT/results.md; "
+                             "docs/results.md regenerates the committed summary; '' to skip)")
     parser.add_argument("--figures", default="figures",
                         help="committed figures the Markdown links to (default figures/)")
 
@@ -117,9 +138,12 @@ def run_cli(args: argparse.Namespace) -> int:
         html_path, md_path = build_report(
             getattr(args, "paper", None), full=getattr(args, "full", False),
             results=getattr(args, "results", None), out=getattr(args, "out", "report"),
-            markdown=getattr(args, "markdown", "docs/results.md") or None,
+            markdown=getattr(args, "markdown", MARKDOWN_NAME) or None,
             figures=getattr(args, "figures", "figures"),
             experiment_ids=getattr(args, "experiment", None))
+    except NoStoredResults as exc:
+        print(f"dprates report: {exc}", file=sys.stderr)
+        return 1
     except (ValueError, KeyError) as exc:
         print(f"dprates report: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2

@@ -12,7 +12,7 @@ exponents took ~49% of the time, drawing and PNG-encoding the figures ~31%, refi
   from ``empirical/report_exponents.json``, shipped with the code and refreshed by
   ``python -m empirical.report_cache`` (an entry whose key no longer matches is simply not
   used: a stale file costs time, never a wrong exponent).
-* **Figures** are stored beside the analysis cache as ``figure-<grid>.cache`` under a key made
+* **Figures** are stored, sealed with their checksum (:mod:`empirical.integrity`), beside the analysis cache as ``figure-<grid>.cache`` under a key made
   of the analysis key (rows digest + analysis code, :func:`analysis_cache.analysis_key`), the
   source of ``empirical/figures.py`` and matplotlib's version; summary figures as
   ``results/<paper>/summary-<id>-<grid>.cache`` under the keys of their experiments' analyses
@@ -27,11 +27,15 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable
 
 import sympy as sp
+
+from empirical import integrity
 
 __all__ = ["ExponentCache", "exponent_key", "figure_key", "cached_bytes", "refresh_shipped"]
 
@@ -79,9 +83,9 @@ def exponent_key(bound) -> str:
 
 def _read(path: Path) -> dict[str, str]:
     try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
+        rec = integrity.parse_json(path.read_bytes())
         if rec.get("format") == _FORMAT and isinstance(rec.get("entries"), dict):
-            return rec["entries"]
+            return {k: v for k, v in rec["entries"].items() if isinstance(v, str)}
     except (OSError, ValueError, AttributeError):
         pass
     return {}
@@ -89,22 +93,80 @@ def _read(path: Path) -> dict[str, str]:
 
 def _write(path: Path, entries: dict) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"format": _FORMAT, "entries": entries}, sort_keys=True,
-                                  indent=0), encoding="utf-8")
-        os.replace(tmp, path)
+        integrity.atomic_write_text(path, json.dumps({"format": _FORMAT, "entries": entries},
+                                                     sort_keys=True, indent=0))
     except OSError as exc:
         print(f"dprates report: could not write the cache {path} ({exc})", file=sys.stderr)
 
 
-class ExponentCache:
-    """Exponents' MathML by :func:`exponent_key`: the shipped file, then ``path`` (read and,
-    when something was computed, rewritten by :meth:`save`)."""
+#: What :func:`empirical.report_mathml.exponents_html` emits: a list of presentation-MathML
+#: formulas.  Nothing else (no script, style, link, event handler or URL) is ever rendered
+#: from a results directory's exponent cache.
+_MATHML_TAGS = frozenset({"ul", "li", "b", "math", "mi", "mn", "mo", "ms", "mtext", "mrow",
+                          "mfrac", "msup", "msub", "msubsup", "mover", "munder", "munderover",
+                          "msqrt", "mroot", "mtable", "mtr", "mtd", "mspace", "mstyle",
+                          "mpadded", "mphantom", "mfenced"})
+_MATHML_ATTRS = frozenset({"fence", "stretchy", "symmetric", "display", "mathvariant",
+                           "separator", "form", "lspace", "rspace"})
 
-    def __init__(self, path: Path | None) -> None:
+
+class _MathMLOnly(HTMLParser):
+    """Accepts a fragment only when every tag and attribute is in the lists above, attribute
+    values are plain words, and there is no comment, declaration or processing instruction."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ok = True
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in _MATHML_TAGS or any(
+                k not in _MATHML_ATTRS or not re.fullmatch(r"[A-Za-z0-9.\-]*", v or "")
+                for k, v in attrs):
+            self.ok = False
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag):
+        if tag not in _MATHML_TAGS:
+            self.ok = False
+
+    def handle_comment(self, data):
+        self.ok = False
+
+    handle_decl = handle_pi = unknown_decl = handle_comment
+
+
+def is_exponent_markup(fragment: str) -> bool:
+    """Whether ``fragment`` is markup the exponents' printer could have produced (see
+    :class:`_MathMLOnly`); anything else read from a results directory is recomputed."""
+    if not isinstance(fragment, str):
+        return False
+    parser = _MathMLOnly()
+    try:
+        parser.feed(fragment)
+        parser.close()
+    except Exception:  # a fragment the parser cannot read is not trusted
+        return False
+    return parser.ok
+
+
+class ExponentCache:
+    """Exponents' MathML by :func:`exponent_key`: the shipped file (part of the code), then
+    ``path`` in the results directory (read and, when something was computed, rewritten by
+    :meth:`save`).  An entry of ``path`` is used only for a key the shipped file lacks, and
+    only when it is markup the printer could have produced (:func:`is_exponent_markup`);
+    any other entry is named once and recomputed."""
+
+    def __init__(self, path: Path | None,
+                 say: Callable[[str], None] | None = None) -> None:
         self.path = path
-        self.entries = {**_read(_SHIPPED), **(_read(path) if path else {})}
+        stored = _read(path) if path else {}
+        bad = sorted(k for k, v in stored.items() if not is_exponent_markup(v))
+        if bad:
+            (say or (lambda m: print(m, file=sys.stderr)))(
+                f"{path}: {len(bad)} exponent entr{'y' if len(bad) == 1 else 'ies'} hold "
+                "markup the exponent printer does not produce; ignored and recomputed")
+        self.entries = {**{k: v for k, v in stored.items() if k not in bad}, **_read(_SHIPPED)}
         self.new: dict[str, str] = {}
 
     def get(self, bound, compute: Callable[[], str]) -> str:
@@ -115,7 +177,8 @@ class ExponentCache:
 
     def save(self) -> None:
         if self.path is not None and self.new:
-            _write(self.path, {**_read(self.path), **self.new})
+            kept = {k: v for k, v in _read(self.path).items() if is_exponent_markup(v)}
+            _write(self.path, {**kept, **self.new})
             self.new = {}
 
 
@@ -125,19 +188,22 @@ def figure_key(parts: list[str], code: list[Path]) -> str:
                             "matplotlib": _version("matplotlib")}).encode())
 
 
-def cached_bytes(path: Path, key: str, draw: Callable[[], bytes]) -> bytes:
-    """The bytes stored in ``path`` under ``key``, else ``draw()`` (then stored)."""
-    try:
-        rec = json.loads(path.read_text())
-        if rec.get("key") == key:
-            return base64.b64decode(rec["png"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
+def cached_bytes(path: Path, key: str, draw: Callable[[], bytes],
+                 say: Callable[[str], None] | None = None) -> bytes:
+    """The PNG stored in ``path`` under ``key``, else ``draw()`` (then stored, sealed with its
+    checksum).  A file that fails its checksum, nests too deep, or is not base64 is corrupt:
+    named on ``say`` (default stderr), moved aside, and the figure drawn again."""
+    say = say or (lambda m: print(m, file=sys.stderr))
+    rec = integrity.read_sealed(path, "figure cache", say)
+    if rec is not None and rec.get("format") == _FORMAT and rec.get("key") == key:
+        try:
+            return base64.b64decode(rec["png"], validate=True)
+        except (KeyError, TypeError, ValueError) as exc:
+            integrity.quarantine(path, "figure cache", f"undecodable ({str(exc)[:60]})", say)
     data = draw()
     try:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "png": base64.b64encode(data).decode("ascii")}))
-        os.replace(tmp, path)
+        integrity.atomic_write_json(path, {"format": _FORMAT, "key": key,
+                                           "png": base64.b64encode(data).decode("ascii")})
     except OSError as exc:
         print(f"dprates report: could not cache a figure in {path} ({exc})", file=sys.stderr)
     return data

@@ -9,7 +9,6 @@ import datetime as _dt
 import importlib
 import importlib.metadata
 import inspect
-import json
 import os
 import platform
 import re
@@ -25,6 +24,7 @@ from empirical import experiment as registry
 from empirical.analysis_cache import analysis_key, cached_analyse
 from empirical.checks import Analysis, analyse
 from empirical.experiment import Experiment
+from empirical.integrity import parse_json
 from empirical.report_cache import cached_bytes, figure_key
 from empirical.runner import load_rows, point_key, results_dir
 
@@ -144,7 +144,7 @@ def _stored_info(exp: Experiment, full: bool, root: Path, missing: Sequence[floa
             continue
         times.append(p.stat().st_mtime)
         try:
-            fp = json.loads(p.read_text()).get("fingerprint")
+            fp = parse_json(p.read_bytes()).get("fingerprint")
         except (OSError, ValueError, AttributeError):
             fp = None
         if isinstance(fp, str):

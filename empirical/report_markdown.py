@@ -10,6 +10,16 @@ def _e(x) -> str:
     return html.escape(str(x), quote=True)
 
 
+_MD_META = re.compile(r"([\\`*_\[\]{}()#+!|~])")
+
+
+def md_text(x) -> str:
+    """Text read from a results directory or raised by experiment code, as inert Markdown: HTML
+    escaped, Markdown's markup characters backslash-escaped, on one line (a table cell)."""
+    one_line = " ".join(str(x).split())
+    return _MD_META.sub(r"\\\1", html.escape(one_line, quote=False))
+
+
 # ---------------------------------------------------------------------------------------------
 # Markdown (a small subset: headings, paragraphs, nested lists, tables, code, bold, links)
 # ---------------------------------------------------------------------------------------------

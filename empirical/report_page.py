@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import fnmatch
-import os
 import re
 from pathlib import Path
 from typing import Callable
@@ -146,7 +145,9 @@ def _contrasts_html(paper: str, states: list[ExperimentState], html_dir: Path | 
     doc = paper_doc(paper)
     link = ""
     if doc is not None:
-        href = Path(os.path.relpath(doc, html_dir or Path.cwd())).as_posix()
+        from empirical.report_summary import relative_link
+
+        href = relative_link(doc, Path(html_dir or Path.cwd()) / "index.html")
         link = (f' What each one shows, and why the claims are stated so: '
                 f'<a href="{_e(href)}">docs/papers/{_e(paper)}.md</a>.')
     return (f'<h3 id="contrasts-{_slug(paper)}">Contrasts</h3>'

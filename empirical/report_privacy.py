@@ -4,10 +4,12 @@ stored privacy audits (``dprates audit``, empirical/audit_store.py), in HTML and
 """
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from empirical.experiment import PRIVACY_UNITS
 from empirical.report_data import AuditView, ExperimentState
+from empirical.report_markdown import md_text
 from empirical.report_format import (_NA, _anchor_audit, _anchor_exp, _badge, _e, _range,
                                      _slug, _table)
 
@@ -131,9 +133,10 @@ def _md_audits(stored: list) -> list[str]:
            "| audit target | δ | claimed ε | audited ε_lo (confidence) | runs/side | verdict |",
            "|---|---|---|---|---|---|"]
     for a in stored:
-        name = f"`{a.target}`" + (" (broken control)" if a.expect == "broken" else "")
+        name = (f"`{a.target}`" if re.fullmatch(r"[\w.:\-]+", str(a.target))
+                else md_text(a.target)) + (" (broken control)" if a.expect == "broken" else "")
         claimed = "—" if a.claimed is None else f"{a.claimed:.3f}"
         stale = " (stale)" if a.status == "stale" else ""
-        out.append(f"| {name} | {a.delta:g} | {claimed} | {a.audited} ({100 * a.confidence:g}%) "
-                   f"| {a.trials:,} | **{a.verdict}**{stale} |")
+        out.append(f"| {name} | {a.delta:g} | {claimed} | {md_text(a.audited)} "
+                   f"({100 * a.confidence:g}%) | {a.trials:,} | **{md_text(a.verdict)}**{stale} |")
     return out

@@ -34,6 +34,7 @@ import importlib.metadata
 import json
 import math
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -49,7 +50,8 @@ import numpy as np
 from empirical.experiment import Experiment, get, validate_experiment
 
 __all__ = ["seed_generators", "point_key", "run_point", "sweep", "load_rows", "results_dir",
-           "code_fingerprint", "forget_fingerprints", "check_writable", "check_scheduler", "connect", "SweepStats",
+           "code_fingerprint", "forget_fingerprints", "check_writable", "check_scheduler", "connect",
+           "parse_scheduler", "SweepStats",
            "SweepRows", "SweepError", "ResultWriteError", "SchedulerError", "PointError",
            "RESULT_FORMAT", "stderr_progress", "TIMING_COLUMNS"]
 
@@ -277,11 +279,15 @@ def _code_fingerprint(module: str) -> dict:
 def _fingerprint_change(old: Mapping, new: Mapping) -> str:
     """Which modules or package versions differ, in a few words."""
     parts = []
-    oc, nc = old.get("code") or {}, new.get("code") or {}
+
+    def table(rec: Mapping, key: str) -> dict:
+        got = rec.get(key)
+        return {str(k): v for k, v in got.items()} if isinstance(got, dict) else {}
+    oc, nc = table(old, "code"), table(new, "code")
     changed = sorted(k for k in set(oc) | set(nc) if oc.get(k) != nc.get(k))
     if changed:
         parts.append("code of " + ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else ""))
-    ov, nv = old.get("versions") or {}, new.get("versions") or {}
+    ov, nv = table(old, "versions"), table(new, "versions")
     for k in sorted(set(ov) | set(nv)):
         if ov.get(k) != nv.get(k):
             parts.append(f"{k} {ov.get(k)} -> {nv.get(k)}")
@@ -301,6 +307,61 @@ def _jsonable(v):
     return [str(x) for x in a.ravel()]
 
 
+class ExperimentRaised(Exception):
+    """Experiment code raised something that is not an ``Exception`` (``SystemExit``,
+    ``KeyboardInterrupt`` raised by the code itself, ...): carried as an ordinary error of its
+    point, so that the run goes on with the other experiments.  ``kind`` names the original."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(kind, message)
+        self.kind, self.message = kind, message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+_SIGINTS = [0]      # real Ctrl-C signals seen while experiment code ran in this process
+
+
+def _counting_sigint(previous):
+    def handler(signum, frame):
+        _SIGINTS[0] += 1
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+    return handler
+
+
+def run_experiment_code(fn: Callable, *args):
+    """``fn(*args)``, where ``fn`` is experiment code: whatever it raises that is not an
+    ``Exception`` becomes :class:`ExperimentRaised`.  A real Ctrl-C (SIGINT delivered to this
+    process meanwhile) still propagates as ``KeyboardInterrupt`` and stops the run."""
+    swap = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if swap else None
+    if swap and callable(previous):
+        signal.signal(signal.SIGINT, _counting_sigint(previous))
+    else:
+        swap = False
+    seen = _SIGINTS[0]
+    try:
+        return fn(*args)
+    except Exception:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt) and _SIGINTS[0] != seen:
+            raise
+        if isinstance(exc, GeneratorExit):
+            raise
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        raise ExperimentRaised(type(exc).__name__,
+                               f"experiment code raised {type(exc).__name__}"
+                               + (f" ({msg})" if msg else "")) from None
+    finally:
+        if swap:
+            signal.signal(signal.SIGINT, previous)
+
+
 def run_point(exp_id: str, point: dict, module: str | None = None) -> list[dict]:
     """Run every seed of one point; return long-format rows (one per seed).
 
@@ -312,7 +373,7 @@ def run_point(exp_id: str, point: dict, module: str | None = None) -> list[dict]
     exp = get(exp_id)
     gens = seed_generators(exp.id, point, exp.seeds)
     t0, c0 = time.perf_counter(), time.process_time()
-    out = exp.run(dict(point), gens)
+    out = run_experiment_code(exp.run, dict(point), gens)
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     if exp.metric not in out:
         raise ValueError(f"{exp.id}: run() returned no {exp.metric!r} column")
@@ -358,20 +419,11 @@ _FILE_MODE = 0o666 & ~_umask()
 
 
 def _atomic_write_json(path: Path, obj) -> None:
-    """Write ``obj`` to ``path`` via a temporary file and a rename: never a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        os.fchmod(fd, _FILE_MODE)        # mkstemp's 0600 would hide results from other users
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(obj, sort_keys=True))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``obj`` to ``path`` via a temporary file (mkstemp in its directory, never a
+    planted symlink) and a rename: never a partial file."""
+    from empirical.integrity import atomic_write_bytes
+
+    atomic_write_bytes(path, json.dumps(obj, sort_keys=True).encode(), _FILE_MODE)
 
 
 def check_writable(directory: str | os.PathLike, what: str = "results directory") -> Path:
@@ -420,12 +472,12 @@ def _read_point(path: Path, exp: Experiment, point: dict, fp: dict) -> _Stored:
         return _Stored("missing")
     except OSError as exc:
         return _Stored("corrupt", reason=f"unreadable ({exc.strerror or exc})")
-    if not raw.strip():
-        return _Stored("corrupt", reason="empty file")
+    from empirical.integrity import CorruptFile, parse_json
+
     try:
-        rec = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return _Stored("corrupt", reason=f"truncated or not JSON ({exc})")
+        rec = parse_json(raw)
+    except CorruptFile as exc:
+        return _Stored("corrupt", reason=str(exc))
     if not isinstance(rec, dict):
         return _Stored("corrupt", reason=f"not a JSON object but a {type(rec).__name__}")
     if rec.get("format") != RESULT_FORMAT and "rows" in rec and "checksum" not in rec:
@@ -434,7 +486,11 @@ def _read_point(path: Path, exp: Experiment, point: dict, fp: dict) -> _Stored:
     if missing:
         return _Stored("corrupt", reason=f"missing fields {missing}")
     body = {k: v for k, v in rec.items() if k != "checksum"}
-    if hashlib.sha256(_canonical(body)).hexdigest() != rec["checksum"]:
+    try:
+        digest = hashlib.sha256(_canonical(body)).hexdigest()
+    except (TypeError, ValueError, RecursionError):
+        digest = ""
+    if digest != rec["checksum"]:
         return _Stored("corrupt", reason="checksum mismatch (edited or damaged after writing)")
     want = json.loads(_canonical({"experiment": exp.id, "point": point, "seeds": exp.seeds}))
     got = {k: rec[k] for k in want}
@@ -445,9 +501,41 @@ def _read_point(path: Path, exp: Experiment, point: dict, fp: dict) -> _Stored:
     if (not isinstance(rows, list) or len(rows) != exp.seeds
             or not all(isinstance(r, dict) and exp.metric in r for r in rows)):
         return _Stored("corrupt", reason=f"rows are not {exp.seeds} records with {exp.metric!r}")
+    bad = _row_types(rows, exp)
+    params = json.loads(_canonical({f"p_{k}": v for k, v in point.items()}))
+    if not bad and any(r.get(k) != v for r in rows for k, v in params.items()):
+        bad = "rows carry other parameter values than the point"
+    if bad:
+        return _Stored("corrupt", reason=bad)
     if rec["fingerprint"] != fp["digest"]:
         return _Stored("stale", rows=rows, reason="code changed: " + _fingerprint_change(rec, fp))
     return _Stored("ok", rows=rows)
+
+
+def _row_types(rows: list, exp: Experiment) -> str:
+    """Empty when every row is a flat record of JSON scalars whose metric is a number (or null,
+    a non-finite value), its seed the row's index, its experiment ``exp``; else what is not."""
+    for i, r in enumerate(rows):
+        for k, v in r.items():
+            if not isinstance(v, (str, int, float, bool)) and v is not None:
+                return f"row {i}: column {k!r} holds a {type(v).__name__}, not a number or string"
+        m = r[exp.metric]
+        if isinstance(m, bool) or not (m is None or isinstance(m, (int, float))):
+            return f"row {i}: metric {exp.metric!r} is not a number"
+        if r.get("seed") != i or r.get("experiment") != exp.id:
+            return f"row {i}: seed or experiment does not match its place in the file"
+        for k in TIMING_COLUMNS:
+            if k in r and (isinstance(r[k], bool) or not isinstance(r[k], (int, float))):
+                return f"row {i}: {k!r} is not a number"
+
+    def kind(v) -> str:     # null is a non-finite number (see _jsonable)
+        return "bool" if isinstance(v, bool) else "str" if isinstance(v, str) else "number"
+    columns = {k for r in rows for k in r}
+    for k in sorted(columns):
+        kinds = {kind(r.get(k)) for r in rows}
+        if len(kinds) > 1 or any(k not in r for r in rows):
+            return f"column {k!r} is not one type in every row"
+    return ""
 
 
 def _move_aside(path: Path) -> Path:
@@ -539,9 +627,15 @@ class SweepRows(list):
     stats: SweepStats
 
 
+#: Most local worker processes a sweep starts (each is a Python process with its own copy of
+#: numpy; far beyond any machine's cores, and below the limits a pool can create).
+MAX_WORKERS = 1024
+
+
 def _check_workers(workers) -> int:
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
+            or not 1 <= workers <= MAX_WORKERS):
+        raise ValueError(f"workers must be an integer in [1, {MAX_WORKERS}], got {workers!r}")
     return int(workers)
 
 
@@ -579,7 +673,8 @@ def sweep(exp: Experiment, *, full: bool = False, workers: int = 1, scheduler: s
 
 def _point_error(exp: Experiment, v: float, exc: BaseException) -> PointError:
     msg = str(exc).splitlines()[0] if str(exc) else ""
-    return PointError(f"{exp.id} at {exp.variable}={v:g}: {type(exc).__name__}: {msg}")
+    kind = exc.kind if isinstance(exc, ExperimentRaised) else type(exc).__name__
+    return PointError(f"{exp.id} at {exp.variable}={v:g}: {kind}: {msg}")
 
 
 # -- local process pool -------------------------------------------------------------------------
@@ -635,9 +730,37 @@ def _terminate_pool(pool: ProcessPoolExecutor) -> None:
 
 # -- Dask ---------------------------------------------------------------------------------------
 
+_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss")
+_ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)"
+                      r":(?P<port>[0-9]{1,5})")
+
+
+def parse_scheduler(address: str) -> str:
+    """``address`` as ``scheme://host:port`` (tcp by default), or ValueError in one line: a
+    known scheme, a host name or IP address, a port in 1..65535, nothing else (an in-process
+    cluster's ``inproc://`` address is passed through for library callers)."""
+    if isinstance(address, str) and re.fullmatch(r"inproc://[\w.:/\-]+", address):
+        return address
+    m = _ADDRESS.fullmatch(address.strip()) if isinstance(address, str) else None
+    scheme = (m.group("scheme") or "tcp") if m else ""
+    if m is None or scheme not in _SCHEMES or not 1 <= int(m.group("port")) <= 65535:
+        raise ValueError(f"scheduler address must be [{'|'.join(_SCHEMES)}://]HOST:PORT with a "
+                         f"port in 1..65535 (e.g. tcp://127.0.0.1:8786), got {address!r}")
+    return f"{scheme}://{m.group('host')}:{int(m.group('port'))}"
+
+
 def connect(address: str, timeout: float | None = None):
     """A Dask client for ``address`` whose scheduler answered and has at least one worker,
-    within ``timeout`` seconds each; else :class:`SchedulerError` with one line."""
+    within ``timeout`` seconds each; else :class:`SchedulerError` with one line.
+
+    ``timeout`` bounds the whole connection, handshake included: ``Client(timeout=)`` bounds
+    only the TCP connect, so a service that accepts and never speaks Dask would hang it.  The
+    client is built in a thread the caller stops waiting for at the deadline (a client that
+    arrives later is closed by that thread)."""
+    try:
+        address = parse_scheduler(address)
+    except ValueError as exc:
+        raise SchedulerError(str(exc)) from None
     try:
         from distributed import Client
     except ImportError:
@@ -650,15 +773,35 @@ def connect(address: str, timeout: float | None = None):
     log = logging.getLogger("distributed")
     level = log.level
     log.setLevel(logging.CRITICAL)
-    try:
+    box: dict = {}
+    gave_up = threading.Event()
+
+    def build() -> None:
         try:
             client = Client(address, timeout=timeout, set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as exc:
-            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        except BaseException as exc:       # handed to the caller, which re-raises in one line
+            box["error"] = exc
+            return
+        box["client"] = client
+        if gave_up.is_set():
+            client.close()
+
+    worker = threading.Thread(target=build, daemon=True, name="dprates-dask-connect")
+    try:
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            gave_up.set()
             raise SchedulerError(f"cannot reach Dask scheduler {address} within {timeout:g}s "
-                                 f"({why[:160]})") from None
+                                 "(no Dask handshake: not running, or not a Dask scheduler)")
     finally:
         log.setLevel(level)
+    if "error" in box:
+        exc = box["error"]
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SchedulerError(f"cannot reach Dask scheduler {address} within {timeout:g}s "
+                             f"({why[:160]})") from None
+    client = box["client"]
     try:
         client.wait_for_workers(1, timeout=timeout)
     except TimeoutError:

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from empirical import experiment as registry
+from empirical import integrity
 from empirical import runner
 from empirical.experiment import Experiment, get, validate_experiment
 from empirical.progress import Progress
@@ -139,7 +140,7 @@ def _stored_seconds(exp: Experiment, root: Path, grid: Iterable[float]) -> dict[
     for v in grid:
         path = runner._point_path(root, exp, exp.point(v))
         try:
-            rows = json.loads(path.read_bytes())["rows"]
+            rows = integrity.parse_json(path.read_bytes())["rows"]
             s = float(rows[0]["seconds_per_point"])
         except (OSError, ValueError, KeyError, IndexError, TypeError):
             continue
@@ -199,23 +200,27 @@ def estimate_costs(exps: Iterable[Experiment], full: bool = False,
 # --------------------------------------------------------------------------------------------
 
 def _remote_analysis(exp_id: str, module: str, rows: list[dict],
-                     figure: bool = False) -> tuple[dict | None, bytes | None]:
+                     figure: bool = False) -> tuple[dict | None, bytes | None, dict]:
     """An experiment's analysis, as the cache's typed JSON (Analysis holds functions and does
     not pickle), and with ``figure`` its figure's PNG bytes.
 
     The figure is drawn here rather than in the parent so that figures are drawn by all
     workers at once (at the end of a run most experiments complete together, and one process
     drawing ≈ 0.5 CPU-s per figure was the tail of ``verify``).  It is drawn from the decoded
-    analysis, exactly what the parent, ``dprates figures`` or the report would draw it from."""
+    analysis, exactly what the parent, ``dprates figures`` or the report would draw it from.
+    Returned with the fingerprint of the analysis and drawing code *this* worker ran, which the
+    parent compares with its own before it accepts either."""
     from empirical import analysis_cache
 
     if module:
         importlib.import_module(module)
-    analysis = analysis_cache.analyse_quietly(get(exp_id), rows)
+    exp = get(exp_id)
+    fp = analysis_cache.worker_fingerprint(exp)
+    analysis = analysis_cache.analyse_quietly(exp, rows)
     try:
         data = analysis_cache.encode(analysis)
     except TypeError:       # holds a type the cache cannot write: the parent analyses it
-        return None, None
+        return None, None, fp
     png = None
     if figure and analysis.fit is not None:
         from empirical.figures import render_analysis
@@ -224,7 +229,7 @@ def _remote_analysis(exp_id: str, module: str, rows: list[dict],
             png = render_analysis(analysis_cache.decode(data))
         except Exception:   # the parent draws it again and reports what went wrong there
             png = None
-    return data, png
+    return data, png, fp
 
 
 def _remote_validate(exp_id: str, module: str, full: bool) -> str:
@@ -232,7 +237,7 @@ def _remote_validate(exp_id: str, module: str, full: bool) -> str:
     if module:
         importlib.import_module(module)
     try:
-        validate_experiment(get(exp_id), full=full)
+        runner.run_experiment_code(lambda: validate_experiment(get(exp_id), full=full))
     except ValueError as exc:
         return str(exc)
     return ""
@@ -403,11 +408,19 @@ class _Run:
             heapq.heappush(self.queue, _Task((0, 0.0, st.exp.id, 0.0), "analysis", st.exp.id,
                                              rows=list(rows)))
 
-    def analysed(self, task: _Task, out: tuple[dict | None, bytes | None]) -> None:
+    def analysed(self, task: _Task, out: tuple[dict | None, bytes | None, dict]) -> None:
         from empirical import analysis_cache
 
         st = self.states[task.exp_id]
-        data, st.outcome.figure = out
+        data, png, worker_fp = out
+        mine = analysis_cache.worker_fingerprint(st.exp)
+        if worker_fp != mine:
+            changed = sorted(k for k in mine if (worker_fp or {}).get(k) != mine[k])
+            raise SweepError(f"{st.exp.id}: a worker ran different analysis code than this "
+                             f"machine ({', '.join(changed) or 'fingerprint'} differ); its "
+                             "analysis is refused; install the same project and package "
+                             "versions on every worker")
+        st.outcome.figure = png
         if data is None:
             st.outcome.analysis = analysis_cache.analyse_quietly(st.exp, task.rows)
         else:
@@ -793,7 +806,7 @@ def write_costs(results: str | os.PathLike, path: str | os.PathLike = COSTS_FILE
     out = _shipped_costs() if Path(path) == COSTS_FILE else {}
     for f in sorted(root.glob("*/*/*.json")):
         try:
-            rec = json.loads(f.read_bytes())
+            rec = integrity.parse_json(f.read_bytes())
             exp = get(rec["experiment"])
             v = float(rec["point"][exp.variable])
             s = float(rec["rows"][0]["seconds_per_point"])
@@ -802,7 +815,7 @@ def write_costs(results: str | os.PathLike, path: str | os.PathLike = COSTS_FILE
         for grid in ("quick", "full"):
             if v in exp.grid(grid == "full"):
                 out.setdefault(exp.id, {}).setdefault(grid, {})[repr(v)] = round(s, 3)
-    Path(path).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    integrity.atomic_write_text(path, json.dumps(out, indent=1, sort_keys=True) + "\n")
     return out
 
 

@@ -60,7 +60,7 @@ def test_subsampled_gaussian_and_pld_tighter_than_rdp():
 
 def test_calibration_hits_target():
     make = lambda z: dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(z)), 1000)
-    z = acc.calibrate_noise_multiplier(make, 1.0, 1e-5)
+    z = acc.calibrate_noise_multiplier(make, 1.0, 1e-5, relation=acc.ADD_OR_REMOVE_ONE)
     eps = acc.epsilon(make(z), 1e-5, relation=acc.ADD_OR_REMOVE_ONE)
     assert eps <= 1.0 + 1e-6 and eps > 0.98
     assert acc.epsilon(make(0.95 * z), 1e-5, relation=acc.ADD_OR_REMOVE_ONE) > 1.0

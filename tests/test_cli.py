@@ -74,7 +74,7 @@ def _one_line_error(capsys, argv, *needles):
 
 
 @pytest.mark.parametrize("argv, needles", [
-    (["run", "toy.power_law", "--workers", "0"], ["--workers", ">= 1", "'0'"]),
+    (["run", "toy.power_law", "--workers", "0"], ["--workers", "[1, 1024]", "'0'"]),
     (["verify", "--workers", "two"], ["--workers", "'two'"]),
     (["verify", "--experiment", "kl.thm9.nn"], ["--experiment", "kl.thm9.n"]),
     (["verify", "--paper", "klx"], ["--paper", "did you mean 'kl'", "userlevel"]),

@@ -7,6 +7,7 @@ import argparse
 import base64
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -282,8 +283,13 @@ def _console_errors(stderr: str) -> list[str]:
     return [ln for ln in stderr.splitlines() if "Uncaught" in ln or "ERROR:CONSOLE" in ln]
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium (/usr/bin/chromium) absent")
+@pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("DPRATES_REQUIRE_BROWSER") != "1",
+                    reason="headless Chromium (/usr/bin/chromium) absent")
 def test_renders_in_headless_chromium(built, tmp_path):
+    """What a reader sees: every figure loads, every formula renders as MathML, every link
+    resolves, no console error.  .ci/run installs Chromium and sets DPRATES_REQUIRE_BROWSER=1,
+    so in CI a missing browser fails here instead of skipping."""
+    assert CHROMIUM.exists(), "DPRATES_REQUIRE_BROWSER=1 but /usr/bin/chromium is absent"
     dom = _chromium(built["html"], tmp_path / "profile-dom", "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert not _console_errors(dom.stderr)
@@ -407,14 +413,14 @@ def test_contrasts_have_their_own_table_with_the_privacy_spent(tmp_path):
     first = re.findall(r"<td>(.*?)</td>", rows[0])[4]
     assert "epsilon=4 [rows: ε spent ≤ 4]" in first and "(ε spent ≤ 3.6)" in first
     assert re.search(r"<code>acc_b</code> [0-9.]+(<br>|$)", first), first
-    # the page about the pseudo-paper is linked (relative to where the page is written)
+    # the page about the pseudo-paper is linked as the repository names it: the page is
+    # written outside the checkout, and a link climbing to the checkout would name this machine
     href = re.search(r'href="([^"]*real\.md)"', sec).group(1)
-    assert (tmp_path / href).resolve() == (Path(report.__file__).parents[1] / "docs" / "papers"
-                                           / "real.md").resolve()
+    assert href == "docs/papers/real.md"
     assert 'href="#contrasts-real"' in page and "matrix" in page
     md = report.render_markdown([st], {"grid": "quick"}, md_path=tmp_path / "r.md",
                                 figures_root=tmp_path)
-    assert "### Contrasts" in md and "(docs/papers/real.md)" not in md
+    assert "### Contrasts" in md and "(docs/papers/real.md)" in md
     line = next(ln for ln in md.splitlines()
                 if ln.startswith("| `real.toy_contrast` | a beats b |"))
     assert "**PASS**" in line and str(st.analysis.results[0].observed) in line
