@@ -380,16 +380,23 @@ def test_wor_rdp_inside_searches_is_dp_accountings_bit_for_bit(monkeypatch):
     orders = np.array(kp._RDP_ORDERS)
     assert kp._RDP_ORDERS == acc._WOR_CHECK_ORDERS      # the route's self-check sees KAN's orders
     rng = np.random.default_rng(5)
+    # numpy's array exp/log1p are libm's floats on most builds but not all (numpy 2.4's SIMD
+    # paths differ in the last bit, amplified to 0.3% at orders near 64): what searches use,
+    # wor_search_rdp, must be dp-accounting's floats either way: the route itself where its
+    # self-check passes, dp-accounting's function where it does not.
+    exact = acc._wor_rdp_is_exact()
     for q in (1 / 1000, 21 / 8000, 8 / 1000, 0.05, 0.2, 1 / 3, 0.5, 0.9):
         for z in np.exp(rng.uniform(np.log(0.25), np.log(40.0), 2)):
-            assert np.array_equal(acc._wor_rdp(q, float(z), orders),
-                                  dpa_impl._compute_rdp_sample_wor_gaussian(q, float(z), orders))
+            want = dpa_impl._compute_rdp_sample_wor_gaussian(q, float(z), orders)
+            assert np.array_equal(acc.wor_search_rdp(q, float(z), orders), want)
+            if exact:
+                assert np.array_equal(acc._wor_rdp(q, float(z), orders), want)
     for kappa, n, B, steps, delta in ((2.5, 8000, 21, 300, 1e-6), (0.8, 1000, 8, 136, 1e-6),
                                       (5.0, 2000, 200, 50, 1e-5)):
         ev = kp._wor_event(kappa, n, B, steps)
         assert (kp._rdp_epsilon(ev, delta, kp.REPLACE_ONE, search=True)
                 == kp._rdp_epsilon(ev, delta, kp.REPLACE_ONE, search=False))
-    for sigma in (0.3, 1.0, 4.2, 33.0):                  # the vectorised differences, to 256
+    for sigma in (0.3, 1.0, 4.2, 33.0) if exact else ():  # the vectorised differences, to 256
         cgf = lambda x: x * 1.0 * (x + 1) / (2.0 * sigma**2)  # noqa: E731
         for got, want in zip(acc._forward_diffs(cgf, 256), dpa_impl._get_forward_diffs(cgf, 256)):
             assert np.array_equal(got, want)
