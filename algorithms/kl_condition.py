@@ -35,7 +35,9 @@ from algorithms.validation import (check_finite_array, check_int, check_interval
                                    check_open_interval, check_positive)
 
 #: ``observe(kind, rows, released, sigma)``: called at each release with the row indices, the
-#: released noisy values (one per listed row) and the noise std used (scalar or per row).
+#: released noisy values (one per listed row) and the noise std used (scalar or per row).  An
+#: observer with a true attribute ``measures_noise`` is also passed ``clean=``: the release's
+#: noise-free value on the same draws (:mod:`empirical.noise_meter`).
 Observer = Callable[[str, np.ndarray, np.ndarray, "float | np.ndarray"], None]
 
 __all__ = ["Observer", "noisy_gd", "noisy_gd_steps", "kl_spider", "kl_spider_plan", "SpiderPlan",
@@ -127,7 +129,8 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
         for j in range(m):
             data_grad = gradient(w)
             if observe is not None:
-                observe("gradient", all_rows, data_grad + noise[j], sigma)
+                observe("gradient", all_rows, data_grad + noise[j], sigma,
+                        **_clean(observe, lambda: data_grad))
             # w − (∇F(w) + 2L̃1(w − w0) + ξ)/(L̃1 t), one buffer; each operation is the one the
             # formula names, on the same operands (addition commutes exactly), so the numbers
             # are those of the formula written out.
@@ -248,6 +251,12 @@ def _spider_update(est: np.ndarray, G_new: np.ndarray, G_old: np.ndarray,
     Privacy rests on the bracket: only the gradient *difference* is queried, whose sensitivity
     Φ̂_k^{1/κ}/(2γn) the noise σ_k is calibrated to (a fresh ∇F(w_{k,t+1}) would have 2L0/n)."""
     return est + (G_new - G_old) + noise
+
+
+def _clean(observe: Observer, value: Callable[[], np.ndarray]) -> dict:
+    """``{"clean": value()}`` for an observer that measures the noise of each release (it has
+    ``measures_noise``: the release minus this noise-free value on the same draws), else {}."""
+    return {"clean": value()} if getattr(observe, "measures_noise", False) else {}
 
 
 def _draw(gens: Sequence[np.random.Generator], rows: np.ndarray, d: int) -> np.ndarray:
@@ -397,7 +406,7 @@ def _spider_round(gradient: Callable, gens: Sequence[np.random.Generator], W: np
     G = gradient(Wc)
     est = G + sigma_hat * _draw(gens, rows, W.shape[1])
     if observe is not None:
-        observe("full", rows, est.copy(), sigma_hat)
+        observe("full", rows, est.copy(), sigma_hat, **_clean(observe, lambda: G))
     grad_rows = rows.size
     ids = rows                    # rows still moving
     pos = None                    # their positions in ``rows`` (None: all of them)
@@ -427,11 +436,14 @@ def _spider_round(gradient: Callable, gens: Sequence[np.random.Generator], W: np
         if t + 1 < T:
             G_new = gradient(Wc)
             grad_rows += ids.size
+            prev = est
             est = _spider_update(est, G_new, G, sigma_k * _draw(gens, ids, W.shape[1]))
             if observe is not None:
                 # what the round has released so far: the new estimate (the previous one is
-                # public, so this is equivalent to releasing the noisy difference)
-                observe("difference", ids, est.copy(), sigma_k)
+                # public, so this is equivalent to releasing the noisy difference); its
+                # noise-free value is the previous release plus the exact difference
+                observe("difference", ids, est.copy(), sigma_k,
+                        **_clean(observe, lambda: prev + (G_new - G)))
             G = G_new
     if Wc is not W:
         W[ids] = Wc
@@ -809,7 +821,8 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
                 noisy = G[idx]
                 noisy += noise
             if observe is not None:
-                observe("gradient", r_idx, noisy.copy(), np.asarray(step_sigma))
+                observe("gradient", r_idx, noisy.copy(), np.asarray(step_sigma),
+                        **_clean(observe, lambda: G[idx]))
             noisy *= eta
             if r_idx.size == R:
                 W -= noisy

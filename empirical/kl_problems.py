@@ -28,6 +28,7 @@ import numpy as np
 
 from algorithms.base import Problem
 from algorithms.kl_condition import noisy_gd
+from empirical.noise_meter import NoiseMeter, release_hook
 
 __all__ = ["LinearLoss"]
 
@@ -802,11 +803,14 @@ def _run_spider(point: dict, rngs: list) -> dict:
     w0, F0 = _w0_F0(prob)
     kappa = point.get("kappa_declared", prob.kappa)          # misspecification experiments
     gamma = prob.gamma * point.get("gamma_factor", 1.0)
+    R = len(rngs)
+    meter = NoiseMeter(R)
     res = kl_spider(prob, rho=point["rho"], w0=w0, L0=prob.L0,
                     L1=prob.L1 * point.get("L1_factor", 1.0), gamma=gamma,
-                    kappa=kappa, F0=F0, beta=point["beta"], rng=rngs)
-    R = len(rngs)
+                    kappa=kappa, F0=F0, beta=point["beta"], rng=rngs,
+                    observe=release_hook(meter, ("full", "difference")))
     return {"excess": prob.excess(res.w), **_privacy_columns(res, point["rho"], R),
+            **meter.columns(),
             "steps": np.asarray(res.info["steps"], dtype=float).reshape(-1) * np.ones(R),
             "rounds": np.full(R, float(res.info["K"])),
             "floor": np.full(R, float(res.info["floor"])),
@@ -820,11 +824,13 @@ def _run_adaptive(point: dict, rngs: list) -> dict:
     prob = make_problem(point)
     w0, F0 = _w0_F0(prob)
     select = "exponential" if point.get("select_exponential", 0) else "last"
+    R = len(rngs)
+    meter = NoiseMeter(R)
     res = adaptive_noisy_gd(prob, rho=point["rho"], w0=w0, L0=prob.L0,
                             L1=prob.L1 * point.get("L1_factor", 1.0), beta=point["beta"],
-                            rng=rngs, select=select)
-    R = len(rngs)
+                            rng=rngs, select=select, observe=release_hook(meter, ("gradient",)))
     out = {"excess": prob.excess(res.w), **_privacy_columns(res, point["rho"], R),
+           **meter.columns(),
            "steps": np.asarray(res.info["T"], dtype=float).reshape(-1) * np.ones(R),
            "F0": np.full(R, F0), "in_kl_region": prob.in_kl_region(res.w).astype(float),
            "stopped_by": np.asarray(res.info["stopped_by"], dtype=str).reshape(-1)}
