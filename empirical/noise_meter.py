@@ -28,7 +28,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["NoiseMeter", "GAUSS", "LAPLACE", "FAMILIES", "observer"]
+__all__ = ["NoiseMeter", "GAUSS", "LAPLACE", "FAMILIES", "observer", "release_hook",
+           "user_level_hook"]
 
 GAUSS, LAPLACE = "gauss", "laplace"
 FAMILIES = (GAUSS, LAPLACE)
@@ -135,5 +136,27 @@ def release_hook(meter: NoiseMeter, channels: tuple[str, ...] = (),
     def handle(kind, rows, released, sigma, *, clean):
         s = sigma if scale is None else scale(kind, sigma)
         meter.add(kind, rows, np.asarray(released) - np.asarray(clean), s)
+
+    return observer(meter, handle)
+
+
+def user_level_hook(meter: NoiseMeter, row: int, gaussian: tuple[str, ...],
+                    laplace: dict[str, float]) -> Callable:
+    """The observe hook of the user-level algorithms (``observe(kind, released, scale, info)``,
+    one seed row per run): the kinds in ``gaussian`` are measured against the scale the
+    algorithm states (its σ_i = z·Δ_i, z the accountant's), the kinds in ``laplace`` against the
+    scale given here (the paper's, recomputed by the experiment: AboveThreshold's 8/ε and 16/ε,
+    Algorithm 1's score 20/ε)."""
+    for k in gaussian:
+        meter.channel(k)
+    for k in laplace:
+        meter.channel(k, LAPLACE)
+
+    def handle(kind, released, scale, info, *, clean):
+        e = np.atleast_1d(np.asarray(released, dtype=float) - np.asarray(clean, dtype=float))
+        if kind in laplace:
+            meter.add(kind, row, e[None], laplace[kind], family=LAPLACE)
+        elif kind in gaussian:
+            meter.add(kind, row, e[None], scale)
 
     return observer(meter, handle)
