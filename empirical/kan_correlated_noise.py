@@ -153,6 +153,7 @@ def estimate_margin(model: KAN, X: np.ndarray, y: np.ndarray, iters: int = 2000,
 # Shared run machinery
 # =============================================================================================
 from algorithms.kan_correlated_noise import calibrate, dp_sgd_correlated  # noqa: E402
+from empirical.privacy_pairs import pair_epsilon_lower  # noqa: E402
 from empirical.experiment import Check, Experiment, register  # noqa: E402
 
 __all__ += ["sample_rows", "N_TEST"]
@@ -595,6 +596,11 @@ def cor55_schedule(n: int, gamma: float, epsilon: float, d: int) -> dict:
             "eta": min(1.0, gamma ** 2 * math.sqrt(n) * epsilon / math.sqrt(d))}
 
 
+#: Value discretisation of the pair's PLD in the stored rows: the lower bound loses at most
+#: steps × 1e-3 (≤ 0.4 on the quick grid) and costs ≈ 0.1 s a point.
+PAIR_DISCRETIZATION = 1e-3
+
+
 def _run_cor55(point: dict, rngs: list) -> dict:
     inst = _instance(point)
     n, d = int(point["n"]), inst.d
@@ -609,10 +615,21 @@ def _run_cor55(point: dict, rngs: list) -> dict:
                             R_star=math.inf, rng=rngs, H_test=Ht, y_test=yt,
                             eval_every=max(1, sch["T"] // 10), eval_subsample=1000)
     R = len(rngs)
+    # A lower bound on the true ε of the κ used (exact PLD of an achievable replace-one pair,
+    # empirical.privacy_pairs): beside the accountant's upper bounds, it is what shows D.9's κ
+    # not private (KAN-E25), and it cross-checks the tight calibration by a second route: a
+    # lower bound above the certified ε proves the accountant wrong (one-sided; the pair need
+    # not be the worst, so lower < certified says nothing more).
+    lower = pair_epsilon_lower(priv.noise_multiplier, sch["B"] / n, sch["T"] - 1,
+                               float(point["delta"]), "replace-one",
+                               value_discretization=PAIR_DISCRETIZATION)
     return {"pop_risk": run.avg_test_loss, "opt_risk": run.avg_train_loss,
             "last_test_loss": run.test_curve[:, -1], "test_loss_se": run.test_loss_se,
             "gamma0": np.full(R, inst.gamma0), "lam": np.zeros(R),
-            "clip_fraction": run.clip_fraction,
+            "clip_fraction": run.clip_fraction, "epsilon_pair_lower": np.full(R, lower),
+            **({"max_epsilon_pair_lower": np.full(R, lower),
+                "limit_epsilon_pair_lower": np.full(R, priv.epsilon_guarantee)}
+               if cal == "tight" else {}),
             **privacy_columns(priv, R), **_common(point, run, R)}
 
 
