@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["NoiseMeter", "GAUSS", "LAPLACE", "FAMILIES", "observer", "release_hook",
-           "user_level_hook"]
+           "user_level_hook", "correlated_hook"]
 
 GAUSS, LAPLACE = "gauss", "laplace"
 FAMILIES = (GAUSS, LAPLACE)
@@ -158,5 +158,31 @@ def user_level_hook(meter: NoiseMeter, row: int, gaussian: tuple[str, ...],
             meter.add(kind, row, e[None], laplace[kind], family=LAPLACE)
         elif kind in gaussian:
             meter.add(kind, row, e[None], scale)
+
+    return observer(meter, handle)
+
+
+def correlated_hook(meter: NoiseMeter, lam: np.ndarray, rows_per_seed: int = 1,
+                    measured: int | None = None) -> Callable:
+    """The observe hook of KAN's Algorithm 1 (``observe(t, released, noise_std)``, all rows at
+    once): the noise e_t = (C_clip/B)κ(Z_t − λZ_{t−1}) of each release is decorrelated by
+    u_t = e_t + λu_{t−1} = (C_clip/B)κ Z_t, the fresh Gaussian the accountant prices, and Σu²
+    is accumulated with scale 1 (the experiment divides by its claimed (C_clip κ/B)² through
+    :meth:`NoiseMeter.claim`).  A λ slipped in the noise leaves u correlated and its variance
+    off.  Rows of one seed share Z, so only row ``measured`` of each seed's ``rows_per_seed``
+    (default the last) is counted: meter row = seed."""
+    lam = np.asarray(lam, dtype=float)
+    k = int(rows_per_seed)
+    j = k - 1 if measured is None else int(measured)
+    meter.channel("correlated")
+    state = {"u": None}
+
+    def handle(t, released, noise_std, *, clean):
+        e = (np.asarray(released) - np.asarray(clean))[j::k]
+        u = e if state["u"] is None else e + lam[j::k].reshape((-1,) + (1,) * (e.ndim - 1)) * state["u"]
+        state["u"] = u
+        live = np.asarray(noise_std, dtype=float)[j::k] > 0
+        if live.any():
+            meter.add("correlated", np.flatnonzero(live), u[live], 1.0)
 
     return observer(meter, handle)

@@ -31,7 +31,8 @@ import math
 import numpy as np
 from scipy import optimize, stats
 
-__all__ = ["pair_epsilon_lower", "gaussian_epsilon_exact", "RELATIONS"]
+__all__ = ["pair_epsilon_lower", "gaussian_epsilon_exact", "cyclic_sensitivity",
+           "cyclic_epsilon_exact", "kappa_thm_d9", "kappa_thm_f12", "RELATIONS"]
 
 RELATIONS = ("replace-one", "zero-out")
 
@@ -105,3 +106,47 @@ def pair_epsilon_lower(noise_multiplier: float, q: float, steps: int, delta: flo
             dist = dist.self_compose(int(steps))
         best = max(best, float(dist.get_epsilon_for_delta(delta)))
     return best
+
+
+def cyclic_sensitivity(lam: float, steps: int, n: int, B: int) -> float:
+    """max over the example's block j ∈ [0, ⌊n/B⌋) of ‖C 1_P‖, P = {t < steps : t ≡ j mod
+    ⌊n/B⌋}, C[t, s] = λ^{t−s} (s ≤ t): the cyclic sampler's sensitivity per unit of clip norm,
+    by direct recursion v_t = λ v_{t−1} + 1[t ∈ P] (λ ∈ [0, 1), gradients aligned)."""
+    nb = n // B
+    best = 0.0
+    for j in range(min(nb, steps)):
+        v, sq = 0.0, 0.0
+        for t in range(steps):
+            v = lam * v + (1.0 if t >= j and (t - j) % nb == 0 else 0.0)
+            sq += v * v
+        best = max(best, sq)
+    return math.sqrt(best)
+
+
+def cyclic_epsilon_exact(noise_multiplier: float, lam: float, steps: int, n: int, B: int,
+                         delta: float, relation: str = "zero-out") -> float:
+    """ε(δ) of Algorithm 1 with cyclic batches: one Gaussian mechanism (the releases
+    decorrelated by C) with sensitivity 2·:func:`cyclic_sensitivity` (replace-one) or 1×
+    (zero-out) against noise std κ; exact, by :func:`gaussian_epsilon_exact`."""
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
+    mult = 2.0 if relation == "replace-one" else 1.0
+    return gaussian_epsilon_exact(noise_multiplier / (mult * cyclic_sensitivity(lam, steps, n, B)),
+                                  delta)
+
+
+def kappa_thm_d9(B: int, n: int, T: int, epsilon: float, delta: float) -> float:
+    """Theorem D.9's noise multiplier, written out here: κ = √(16B²T/(n²ε) + 32B²T
+    ln(1/δ)/(n²ε²))."""
+    return math.sqrt(16.0 * B**2 * T / (n**2 * epsilon)
+                     + 32.0 * B**2 * T * math.log(1.0 / delta) / (n**2 * epsilon**2))
+
+
+def kappa_thm_f12(lam: float, T: int, B: int, n: int, epsilon: float, delta: float) -> float:
+    """Theorem F.12's noise multiplier, written out here: κ = √8 ((1 − λ^T)/(1 − λ))
+    √((rT + √(3rT ln(2/δ))) ln(2.5/δ))/ε, r = B/n (λ = 0: factor 1)."""
+    factor = 1.0 if lam == 0 else (1.0 - lam**T) / (1.0 - lam)
+    rT = B * T / n
+    return (math.sqrt(8.0) * factor
+            * math.sqrt((rT + math.sqrt(3.0 * rT * math.log(2.0 / delta))) * math.log(2.5 / delta))
+            / epsilon)

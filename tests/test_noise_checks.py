@@ -267,3 +267,19 @@ def test_kan_e25_violation_is_shown_by_a_lower_bound():
                                    value_discretization=1e-4)
         assert (lower > 1.0) == violated, (n, lower)
         assert lower <= pr.epsilon_spent
+
+
+def test_kan_correlated_noise_without_its_correlation_is_caught(monkeypatch):
+    """KAN's correlated noise drawn as κZ_t (the −λZ_{t−1} term dropped): decorrelating the
+    measured noise with the λ the run states gives a fresh noise of std κ/√(1 − λ²), not κ;
+    the calibrated κ and the exact cyclic route are untouched, so only the noise check sees it.
+    Also the cyclic tight calibration's second route passes on the honest code."""
+    import algorithms.kan_correlated_noise as kcn
+
+    exp, rows = rows_at("kan.lam.tight.cyclic", seeds=1)
+    assert check_noise(exp, rows)[1] == "" and check_settings(exp, rows)[1] == ""
+    assert "epsilon_route_gap" in check_settings(exp, rows)[0]
+    mutate(monkeypatch, kcn, "dp_sgd_correlated", "noise = scale_r * (z - lam_r * z_prev)",
+           "noise = scale_r * z")
+    exp, rows = rows_at("kan.lam.tight.cyclic", seeds=1)
+    assert "correlated noise measured/claimed" in check_noise(exp, rows)[1]
