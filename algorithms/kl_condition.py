@@ -129,8 +129,8 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
         for j in range(m):
             data_grad = gradient(w)
             if observe is not None:
-                observe("gradient", all_rows, data_grad + noise[j], sigma,
-                        **_clean(observe, lambda: data_grad))
+                _emit(observe, "gradient", all_rows, data_grad + noise[j], sigma,
+                      lambda: data_grad)
             # w − (∇F(w) + 2L̃1(w − w0) + ξ)/(L̃1 t), one buffer; each operation is the one the
             # formula names, on the same operands (addition commutes exactly), so the numbers
             # are those of the formula written out.
@@ -253,10 +253,15 @@ def _spider_update(est: np.ndarray, G_new: np.ndarray, G_old: np.ndarray,
     return est + (G_new - G_old) + noise
 
 
-def _clean(observe: Observer, value: Callable[[], np.ndarray]) -> dict:
-    """``{"clean": value()}`` for an observer that measures the noise of each release (it has
-    ``measures_noise``: the release minus this noise-free value on the same draws), else {}."""
-    return {"clean": value()} if getattr(observe, "measures_noise", False) else {}
+def _emit(observe: Observer, kind: str, rows: np.ndarray, released: np.ndarray, sigma,
+          clean: Callable[[], np.ndarray]) -> None:
+    """One release to ``observe``: a copy of it, or, for an observer that measures the noise
+    (``measures_noise``: it reads the arrays at once and keeps none), the array itself and
+    ``clean=`` its noise-free value on the same draws."""
+    if getattr(observe, "measures_noise", False):
+        observe(kind, rows, released, sigma, clean=clean())
+    else:
+        observe(kind, rows, released.copy(), sigma)
 
 
 def _draw(gens: Sequence[np.random.Generator], rows: np.ndarray, d: int) -> np.ndarray:
@@ -406,7 +411,7 @@ def _spider_round(gradient: Callable, gens: Sequence[np.random.Generator], W: np
     G = gradient(Wc)
     est = G + sigma_hat * _draw(gens, rows, W.shape[1])
     if observe is not None:
-        observe("full", rows, est.copy(), sigma_hat, **_clean(observe, lambda: G))
+        _emit(observe, "full", rows, est, sigma_hat, lambda: G)
     grad_rows = rows.size
     ids = rows                    # rows still moving
     pos = None                    # their positions in ``rows`` (None: all of them)
@@ -442,8 +447,7 @@ def _spider_round(gradient: Callable, gens: Sequence[np.random.Generator], W: np
                 # what the round has released so far: the new estimate (the previous one is
                 # public, so this is equivalent to releasing the noisy difference); its
                 # noise-free value is the previous release plus the exact difference
-                observe("difference", ids, est.copy(), sigma_k,
-                        **_clean(observe, lambda: prev + (G_new - G)))
+                _emit(observe, "difference", ids, est, sigma_k, lambda: prev + (G_new - G))
             G = G_new
     if Wc is not W:
         W[ids] = Wc
@@ -821,8 +825,8 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
                 noisy = G[idx]
                 noisy += noise
             if observe is not None:
-                observe("gradient", r_idx, noisy.copy(), np.asarray(step_sigma),
-                        **_clean(observe, lambda: G[idx]))
+                _emit(observe, "gradient", r_idx, noisy, np.asarray(step_sigma),
+                      lambda: G if idx.size == G.shape[0] else G[idx])
             noisy *= eta
             if r_idx.size == R:
                 W -= noisy
