@@ -156,17 +156,23 @@ def release_hook(meter: NoiseMeter, channels: tuple[str, ...] = (),
     for ch in channels:
         meter.channel(ch)
     calls: dict[str, list] = {}
+    full: set = set()
 
     def handle(kind, rows, released, sigma, *, clean):
         c = calls.setdefault(kind, [0, 0])
         if c[0] >= cap or c[1] >= COORDINATE_CAP:
+            full.add(kind)
+            if channels and full >= set(channels):
+                hook.listening = False        # every declared channel measured: stop calling
             return
         c[0] += 1
         c[1] += released.size
         s = sigma if scale is None else scale(kind, sigma)
         meter.add(kind, rows, released - clean, s)
 
-    return observer(meter, handle)
+    hook = observer(meter, handle)
+    hook.listening = True
+    return hook
 
 
 def user_level_hook(meter: NoiseMeter, row: int, gaussian: tuple[str, ...],
