@@ -26,6 +26,11 @@ Verdicts are regressions: a check must come out as declared.
   and the message says so.
 
 Only PASS, FINDING and REJECTED let ``verify`` succeed (:attr:`CheckResult.ok`).
+
+Beside the slopes, every analysis judges the stored rows' privacy columns (:func:`check_privacy`),
+the noise measured in every release against the scale those columns were computed from
+(:func:`check_noise`; a failure is a privacy failure) and the theorem's settings
+(:func:`check_settings`).
 """
 from __future__ import annotations
 

@@ -700,9 +700,10 @@ COR55_N = register(Experiment(
     problem="NTK teacher with margin γ₀ (G1); held-out sample of 2000 for L(W_t)",
     algorithm="dp_sgd_correlated, λ = 0, fresh batches, κ from Thm D.9 (replace-one)",
     description="Utility of the corollary exactly as stated.  The D.9 noise multiplier shrinks "
-                "like n^(-1/4) here; dp-accounting (sampling without replacement, replace-one) "
-                "puts the actual ε far above the target, so this is not a private run (KAN-E25); "
-                "kan.cor55.n.tight is the private counterpart.",
+                "like n^(-1/4) here; the exact ε of an achievable replace-one pair "
+                "(epsilon_pair_lower, a lower bound) exceeds the target from n = 2000 on, so "
+                "this is not a private run (KAN-E25); kan.cor55.n.tight is the private "
+                "counterpart.",
     checks=(
         Check("kan:cor5.5", "one-sided", 0.15,
               "upper bound (polylog dropped): the averaged population risk may fall faster; "
