@@ -387,7 +387,9 @@ class KAN:
 #: ``observe(t, released, noise_std)``: called once per release t = 1..T−1 with the released
 #: noisy update v_t + (C_clip/B)ξ_t of every row, shape (R, m, dp) (what the privacy proof
 #: covers: W_t is W_{t−1} − η·released, then projected), and each row's noise std C_clip·κ/B,
-#: shape (R,).  The same contract as the KL algorithms' observers, indexed by step.
+#: shape (R,).  The same contract as the KL algorithms' observers, indexed by step.  An observer
+#: with a true attribute ``measures_noise`` is also passed ``clean=`` v_t (the update without its
+#: noise), so that it can measure the noise (C_clip/B)ξ_t (:mod:`empirical.noise_meter`).
 Observer = Callable[[int, np.ndarray, np.ndarray], None]
 
 @dataclass
@@ -543,7 +545,8 @@ def dp_sgd_correlated(model: KAN, H: np.ndarray, y: np.ndarray, *, T: int, eta: 
             noise = scale_r * (z - lam_r * z_prev)
             step = step + noise
             if observe is not None:
-                observe(t, v + noise / eta, noise_std_r)
+                observe(t, v + noise / eta, noise_std_r,
+                        **({"clean": v} if getattr(observe, "measures_noise", False) else {}))
             z_prev = z
         elif observe is not None:
             observe(t, v.copy(), noise_std_r)

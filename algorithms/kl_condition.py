@@ -35,7 +35,10 @@ from algorithms.validation import (check_finite_array, check_int, check_interval
                                    check_open_interval, check_positive)
 
 #: ``observe(kind, rows, released, sigma)``: called at each release with the row indices, the
-#: released noisy values (one per listed row) and the noise std used (scalar or per row).
+#: released noisy values (one per listed row) and the noise std used (scalar or per row).  An
+#: observer with a true attribute ``measures_noise`` is also passed ``clean=``: the release's
+#: noise-free value on the same draws (:mod:`empirical.noise_meter`); one whose ``listening`` is
+#: false is not called any more (a meter that has measured enough).
 Observer = Callable[[str, np.ndarray, np.ndarray, "float | np.ndarray"], None]
 
 __all__ = ["Observer", "noisy_gd", "noisy_gd_steps", "kl_spider", "kl_spider_plan", "SpiderPlan",
@@ -126,8 +129,9 @@ def noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: fl
         noise *= sigma                   # in place: a block is up to 2¹⁸ numbers per row
         for j in range(m):
             data_grad = gradient(w)
-            if observe is not None:
-                observe("gradient", all_rows, data_grad + noise[j], sigma)
+            if observe is not None and getattr(observe, "listening", True):
+                _emit(observe, "gradient", all_rows, data_grad + noise[j], sigma,
+                      lambda: data_grad)
             # w − (∇F(w) + 2L̃1(w − w0) + ξ)/(L̃1 t), one buffer; each operation is the one the
             # formula names, on the same operands (addition commutes exactly), so the numbers
             # are those of the formula written out.
@@ -248,6 +252,17 @@ def _spider_update(est: np.ndarray, G_new: np.ndarray, G_old: np.ndarray,
     Privacy rests on the bracket: only the gradient *difference* is queried, whose sensitivity
     Φ̂_k^{1/κ}/(2γn) the noise σ_k is calibrated to (a fresh ∇F(w_{k,t+1}) would have 2L0/n)."""
     return est + (G_new - G_old) + noise
+
+
+def _emit(observe: Observer, kind: str, rows: np.ndarray, released: np.ndarray, sigma,
+          clean: Callable[[], np.ndarray]) -> None:
+    """One release to ``observe``: a copy of it, or, for an observer that measures the noise
+    (``measures_noise``: it reads the arrays at once and keeps none), the array itself and
+    ``clean=`` its noise-free value on the same draws."""
+    if getattr(observe, "measures_noise", False):
+        observe(kind, rows, released, sigma, clean=clean())
+    else:
+        observe(kind, rows, released.copy(), sigma)
 
 
 def _draw(gens: Sequence[np.random.Generator], rows: np.ndarray, d: int) -> np.ndarray:
@@ -396,8 +411,8 @@ def _spider_round(gradient: Callable, gens: Sequence[np.random.Generator], W: np
     Wc = W if whole else W[rows]
     G = gradient(Wc)
     est = G + sigma_hat * _draw(gens, rows, W.shape[1])
-    if observe is not None:
-        observe("full", rows, est.copy(), sigma_hat)
+    if observe is not None and getattr(observe, "listening", True):
+        _emit(observe, "full", rows, est, sigma_hat, lambda: G)
     grad_rows = rows.size
     ids = rows                    # rows still moving
     pos = None                    # their positions in ``rows`` (None: all of them)
@@ -427,11 +442,13 @@ def _spider_round(gradient: Callable, gens: Sequence[np.random.Generator], W: np
         if t + 1 < T:
             G_new = gradient(Wc)
             grad_rows += ids.size
+            prev = est
             est = _spider_update(est, G_new, G, sigma_k * _draw(gens, ids, W.shape[1]))
-            if observe is not None:
+            if observe is not None and getattr(observe, "listening", True):
                 # what the round has released so far: the new estimate (the previous one is
-                # public, so this is equivalent to releasing the noisy difference)
-                observe("difference", ids, est.copy(), sigma_k)
+                # public, so this is equivalent to releasing the noisy difference); its
+                # noise-free value is the previous release plus the exact difference
+                _emit(observe, "difference", ids, est, sigma_k, lambda: prev + (G_new - G))
             G = G_new
     if Wc is not W:
         W[ids] = Wc
@@ -599,8 +616,10 @@ def proximal_point_rounds(n: int, d: int, *, rho: float, kappa: float, gamma: fl
 def proximal_point(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1t: float,
                    gamma: float, kappa: float, F0: float, beta: float = 0.1,
                    rng: np.random.Generator | Sequence[np.random.Generator],
-                   inner_max_steps: int | None = None) -> Result:
-    """Algorithm 2 (private proximal point method, κ ≥ 2) with Algorithm 4 as the inner solver.
+                   inner_max_steps: int | None = None,
+                   observe: Observer | None = None) -> Result:
+    """Algorithm 2 (private proximal point method, κ ≥ 2) with Algorithm 4 as the inner solver
+    (``observe`` is passed to every inner call: it sees their gradient releases).
 
     T = ⌈(1 + 32F0^{(κ−2)/κ}γ²L̃1)[log F0 + κ log(n√ρ/(γL0√d))]⌉ (≥ 1), β' = β/T; for
     t = 1..T: w_t = noisy_gd(F_t, start = centre = w_{t−1}, ρ/T, β'), where
@@ -637,7 +656,7 @@ def proximal_point(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L
     rho_inner = rho / T * (1.0 - 1e-14)
     for _ in range(T):
         inner = noisy_gd(problem, rho=rho_inner, w0=W, L0=L0, L1t=L1t, beta=beta_prime,
-                         max_steps=inner_max_steps, rng=rng if single else gens)
+                         max_steps=inner_max_steps, rng=rng if single else gens, observe=observe)
         W = inner.w
         events.append(inner.privacy.event)
         evals += inner.grad_evals
@@ -808,8 +827,9 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
             else:
                 noisy = G[idx]
                 noisy += noise
-            if observe is not None:
-                observe("gradient", r_idx, noisy.copy(), np.asarray(step_sigma))
+            if observe is not None and getattr(observe, "listening", True):
+                _emit(observe, "gradient", r_idx, noisy, np.asarray(step_sigma),
+                      lambda: G if idx.size == G.shape[0] else G[idx])
             noisy *= eta
             if r_idx.size == R:
                 W -= noisy

@@ -70,8 +70,15 @@ CHUNK = 8192
 #: count, shape (len(rows),)), its index t (the step of DP-SSGD, the phase of DP-AMBSSGD, the round
 #: of a stand-alone DP-STAT call), the seed rows it belongs to, and the std of the Gaussian noise
 #: in it (shape (len(rows),)).  Audits read the per-step releases through it: the privacy proofs
-#: cover them, and the tail average hides them (docs/privacy.md).
+#: cover them, and the tail average hides them (docs/privacy.md).  An observer with a true
+#: attribute ``measures_noise`` is also passed ``clean=``, each release's noise-free value on
+#: the same draws (:mod:`empirical.noise_meter`); DP-SSGD calls it once per block of steps
+#: (t the block's first step, released and clean of shape (len(rows), steps, d)).
 Observer = Callable[[str, int, np.ndarray, np.ndarray, np.ndarray], None]
+
+
+def _measures(observe: Observer | None) -> bool:
+    return getattr(observe, "measures_noise", False)
 
 
 def _streams(gens: Sequence[np.random.Generator]) -> tuple[list, list]:
@@ -349,7 +356,8 @@ def dp_stat(abs_residuals: np.ndarray, *, B: float, alpha: float,
         c = np.count_nonzero(r[idx] <= gamma[idx, None], axis=1)
         rounds[idx] += 1
         if observe is not None:
-            observe("stat", i if t is None else t, idx, c + noise, np.full(idx.size, std))
+            observe("stat", i if t is None else t, idx, c + noise, np.full(idx.size, std),
+                    **({"clean": c} if _measures(observe) else {}))
         go_on = c + noise < thr
         stop = idx[~go_on]
         active[stop] = False
@@ -500,9 +508,11 @@ def dp_ambssgd(design: LinearRegressionDesign, n: int, *, epsilon: float, delta:
         clipped += c
         if private:
             std = alpha * 2.0 * z_t / sched.b
+            G_clean = G
             G = G + std[:, None] * gaussian_noise(noise, dim)
             if observe is not None:
-                observe("grad", t, np.arange(R), G, std)
+                observe("grad", t, np.arange(R), G, std,
+                        **({"clean": G_clean} if _measures(observe) else {}))
         W = W - sched.eta * G
         Wref = Wref - sched.eta * Gref
         if t >= tail_start:
@@ -609,18 +619,27 @@ def dp_ssgd(design: LinearRegressionDesign, n: int, *, zeta: float, alpha: float
         nlim = -lim
         G = gaussian_noise(noise, (k, dim)) * (2.0 * zeta * alpha)
         res = np.empty((R, k, 2))
+        measure = _measures(observe)
+        if measure:
+            blk_clean, blk_rel = np.empty((R, k, dim)), np.empty((R, k, dim))
         for j in range(k):
             x = X[:, j]
             r = res[:, j]
             np.einsum("rvd,rd->rv", V, x, out=r)
             r -= y[:, j, None]
             step = np.minimum(np.maximum(r, nlim[:, j]), lim[:, j])[:, :, None] * x[:, None]
+            if measure:
+                blk_clean[:, j] = step[:, 0]
             step[:, 0] += G[:, j]
-            if observe is not None:
+            if measure:
+                blk_rel[:, j] = step[:, 0]
+            elif observe is not None:
                 observe("grad", start + j, rows, step[:, 0], step_std)
             V -= eta * step
             if start + j >= half:
                 acc += V
+        if measure:
+            observe("grad", start, rows, blk_rel, step_std, clean=blk_clean)
         clipped += np.count_nonzero(np.abs(res[:, :, 0]) > lim[:, :, 0], axis=1)
     m = n - half
     info = dict(w_reference=acc[:, 1] / m, clip_fraction=clipped / n, zeta=zeta, alpha=alpha,

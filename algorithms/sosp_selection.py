@@ -68,8 +68,12 @@ def _selection_releases(gens: Sequence[np.random.Generator], rows: np.ndarray, X
         g_rel = gj + theta
         np.add(hj, H, out=H)                                     # this row's h_rel
         if observe is not None:
-            observe("gradient", int(rows[i]), g_rel, sigma_g, X, None)
-            observe("hessian", int(rows[i]), H.copy(), sigma_h, X, None)
+            # an observer measuring the noise also gets each release's noise-free value
+            wants = getattr(observe, "measures_noise", False)
+            observe("gradient", int(rows[i]), g_rel, sigma_g, X, None,
+                    **({"clean": gj} if wants else {}))
+            observe("hessian", int(rows[i]), H.copy(), sigma_h, X, None,
+                    **({"clean": hj} if wants else {}))
         # the mean over clients sums along a non-innermost axis, in client order, with or
         # without the former leading row axis: the same floats
         g_bar[i] = g_rel.mean(axis=0)

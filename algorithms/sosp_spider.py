@@ -147,7 +147,10 @@ class AdaDPSpider(Oracle):
     ``observe(kind, row, answer, sigma, x, x_prev)``, if given, is called at every query with
     kind ``"o1"``/``"o2"``, the seed row, each client's release (m, d) (O₁: noisy batch gradient;
     O₂: noisy increment), the per-client noise std and the public points x_{t−1}, x_{t−2}
-    (privacy audits, :mod:`empirical.sosp_audit`).
+    (privacy audits, :mod:`empirical.sosp_audit`).  An observer with a true attribute
+    ``measures_noise`` is called once per query for all its rows (row, answer, sigma, x and
+    x_prev stacked along a leading axis) with ``clean=`` the releases' noise-free values
+    (:mod:`empirical.noise_meter`).
     """
 
     def __init__(self, data: ClientData, plan: SpiderPlan,
@@ -235,9 +238,15 @@ class AdaDPSpider(Oracle):
             # what each client releases for this query: O₁ its noisy batch gradient, O₂ its
             # noisy increment ĝ_{j,t} − ĝ_{j,t−1}; x = x_{t−1}, x_prev = x_{t−2} (public)
             answer = gj if kind == "o1" else gj - self.g_clients[rows]
-            for i, r in enumerate(rows):
-                self.observe(kind, int(r), answer[i], float(sigma[i]), X[i].copy(),
-                             self.x_prev[r].copy())
+            if getattr(self.observe, "measures_noise", False):
+                # a noise-measuring observer sees the query's rows at once, with each
+                # release's noise-free value (the same increment without the noise)
+                self.observe(kind, rows, answer, sigma, X, self.x_prev[rows],
+                             clean=clean if kind == "o1" else clean - self.g_clients[rows])
+            else:
+                for i, r in enumerate(rows):
+                    self.observe(kind, int(r), answer[i], float(sigma[i]), X[i].copy(),
+                                 self.x_prev[r].copy())
         self.g_clients[rows] = gj
         self.x_prev[rows] = X
         return gj.mean(axis=1)

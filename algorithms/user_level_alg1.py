@@ -131,7 +131,9 @@ def phased_sgd_outlier_removal(data: UserData, epsilon: float, delta: float,
     ``remove_outliers=False`` is the ablation that averages all C group iterates (and skips the
     score test); ``noise=False`` drops the Gaussian (non-private; for coupled comparisons).
     ``observe("output", x_i, σ_i, info)`` is called with each phase's released x_i (for privacy
-    audits, which see exactly what the algorithm releases).
+    audits, which see exactly what the algorithm releases); an observer with a true
+    ``measures_noise`` also gets ``clean=`` (x_i without its noise) and the Laplace score test
+    (kind ``"score"``, scale 20/ε).
     ``noise_rng``: draw the output noise from this generator instead of ``rng``, so that a
     private run and a ``noise=False`` run given equal ``rng`` copies make the same permutation,
     score-noise and keep-coin draws and differ only by the output noise (coupled privacy excess).
@@ -154,6 +156,8 @@ def phased_sgd_outlier_removal(data: UserData, epsilon: float, delta: float,
         Xt = sgd_average_iterates(data, groups, ph.eta_i, x, rng)
         s = _scores_within(Xt, ph.tau_i).sum() / C
         s_hat = s + rng.laplace(0.0, 20.0 / eps)
+        if getattr(observe, "measures_noise", False):
+            observe("score", s_hat, 20.0 / eps, dict(phase=ph.i), clean=s)
         priv.append(PhasePrivacy(eps / 10.0, ph.z, 1, 0, dl / 2, dl / 2))
         if remove_outliers and s_hat < 4.0 * C / 5.0:
             halted = True
@@ -174,7 +178,8 @@ def phased_sgd_outlier_removal(data: UserData, epsilon: float, delta: float,
         x = xt + (gaussian_noise(rng if noise_rng is None else noise_rng, ph.sigma_i, data.d)
                   if noise else 0.0)
         if observe is not None:
-            observe("output", x, ph.sigma_i, dict(phase=ph.i, mean=xt, kept=keep))
+            observe("output", x, ph.sigma_i, dict(phase=ph.i, mean=xt, kept=keep),
+                    **({"clean": xt} if getattr(observe, "measures_noise", False) else {}))
         priv[-1] = PhasePrivacy(eps / 10.0, ph.z, 1, 1, dl / 2, dl / 2)
         records.append(dict(ph.__dict__, s=s, s_hat=s_hat, kept=int(keep.sum())))
     if halted:

@@ -39,17 +39,26 @@ class AboveThreshold:
     """
 
     def __init__(self, threshold: float, epsilon: float, sensitivity: float,
-                 rng: np.random.Generator, *, below: bool = False):
+                 rng: np.random.Generator, *, below: bool = False,
+                 observe: Observer | None = None):
         self.epsilon = check_positive("epsilon", epsilon)
         self.sensitivity = check_positive("sensitivity", sensitivity)
         self.rng = rng
         self.below = below
+        # only a noise-measuring observer (empirical.noise_meter) sees the Laplace draws
+        self.observe = observe if getattr(observe, "measures_noise", False) else None
         self.noisy_threshold = float(threshold) + rng.laplace(0.0, 2.0 * self.sensitivity / self.epsilon)
+        if self.observe is not None:
+            self.observe("threshold", self.noisy_threshold, 2.0 * self.sensitivity / self.epsilon,
+                         {}, clean=float(threshold))
         self.queries = 0
 
     def fires(self, query: float) -> bool:
         self.queries += 1
         noisy = float(query) + self.rng.laplace(0.0, 4.0 * self.sensitivity / self.epsilon)
+        if self.observe is not None:
+            self.observe("query", noisy, 4.0 * self.sensitivity / self.epsilon, {},
+                         clean=float(query))
         return noisy < self.noisy_threshold if self.below else noisy >= self.noisy_threshold
 
 
@@ -192,7 +201,9 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
     ``noise=False`` from a copy of ``rng`` is coupled to the private run (same minibatches,
     Laplace draws and coins), which isolates the privacy part of the error.
     ``observe("gradient", ĝ, σ_i, info)`` is called with every released noisy gradient (privacy
-    audits score the step-by-step releases, which the privacy proof covers).
+    audits score the step-by-step releases, which the privacy proof covers); an observer with a
+    true ``measures_noise`` also gets ``clean=`` (the release without its noise) and
+    AboveThreshold's Laplace draws (kinds ``"threshold"`` and ``"query"``, with their scales).
     """
     noise_rng = rng if noise_rng is None else noise_rng
     sm = data.m if schedule_m is None else check_int("schedule_m", schedule_m)
@@ -215,7 +226,8 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
     for ph in phases:
         users = np.arange(start, start + ph.n_i)
         start += ph.n_i
-        at = AboveThreshold(4.0 * ph.K_i / 5.0, eps / 2.0, 2.0, rng, below=True) if removal else None
+        at = (AboveThreshold(4.0 * ph.K_i / 5.0, eps / 2.0, 2.0, rng, below=True, observe=observe)
+              if removal else None)
         x = x_prev.copy()
         x_ag = x_prev.copy()
         mu_i, smooth = ph.lambda_i, data.beta + ph.lambda_i
@@ -241,10 +253,13 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
                 g = np.add.reduce(Q[keep], axis=0) / n_kept if n_kept else np.zeros(data.d)
             else:
                 g = Q.mean(axis=0)
+            g_clean = g
             if noise:
                 g = g + gaussian_noise(noise_rng, ph.sigma_i, data.d)
             if observe is not None:
-                observe("gradient", g, ph.sigma_i, dict(phase=ph.i, t=t, batch=batch, x=x_md))
+                observe("gradient", g, ph.sigma_i, dict(phase=ph.i, t=t, batch=batch, x=x_md),
+                        **({"clean": g_clean} if getattr(observe, "measures_noise", False)
+                           else {}))
             done += 1
             G = g + ph.lambda_i * (x_md - x_prev)
             x = data.project((a * mu_i * x_md + ((1 - a) * mu_i + g_t) * x - a * G) / (mu_i + g_t))

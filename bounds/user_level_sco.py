@@ -45,6 +45,8 @@ Lemmas and calibration:
 * ``userlevel:lem2.3``          Lemma 2.3/B.4: ‖x̃ − ỹ‖ ≲ ηL√(T log(dT/ζ)).
 * ``userlevel:lem3.5``          Lemma 3.5/C.6: E‖g − ∇F̃_i‖² ≲ L² log(ndm)/(Km).
 * ``userlevel:lem2.3_naive``    competitor: the triangle-inequality bound 2ηLT.
+* ``userlevel:lem2.3_instance`` Lemma 2.3's instance constant on the linear stream (exact RMS
+  η√((T+1)(2T+1)/(3T)) of the average-iterate distance; not a theorem of the paper).
 * ``userlevel:lem3.5_itemlevel`` competitor: L²/K (no 1/m from averaging).
 * ``userlevel:lemD.1``          Lemma D.1: |f_r − f| ≤ Lr.
 * ``userlevel:lemD.1_smoothness``  f_r is L√d/r-smooth.
@@ -318,6 +320,20 @@ LEM2_3 = register(Bound(
     privacy="n/a (stability)",
     notes="The proof shows ‖x_t − y_t‖ ≤ cηL√(t log(dT/ζ)) + 2ηL for every t.  Tight up to the log "
           "on the linear loss (noise sums are random walks).",
+))
+
+LEM2_3_INSTANCE = register(Bound(
+    id="userlevel:lem2.3_instance",
+    expr=eta * _sqrt((T + 1) * (2 * T + 1) / (3 * T)),
+    quantity="RMS ‖x̃ − ỹ‖ of the average iterates (1/T)Σ_{t=1}^{T} x_t of two independent "
+             "T-step SGD runs on the linear stream f = ⟨z, x⟩, z = μ0 + ξ, E‖ξ‖² = 1, no "
+             "projection: exactly η√(2Σ_{k=1}^{T} k²)/T",
+    source="user-level SCO paper, Lemma 2.3 / B.4, on the instance: x_t − y_t = −ηΣ_{s≤t}(ξ_s − "
+           "ξ'_s), so x̃ − ỹ = −(η/T)Σ_s (T − s + 1)(ξ_s − ξ'_s) and E‖ξ_s − ξ'_s‖² = 2",
+    assumptions=("linear loss, no projection (the ball never binds)", "D, D' independent"),
+    privacy="n/a (stability)",
+    notes="An exact constant of the instance (the lemma's ≲ hides it): the last iterate instead "
+          "of the average has RMS η√(2T), √3 times more; a step of 2η, twice.",
 ))
 
 LEM3_5 = register(Bound(

@@ -26,6 +26,11 @@ Verdicts are regressions: a check must come out as declared.
   and the message says so.
 
 Only PASS, FINDING and REJECTED let ``verify`` succeed (:attr:`CheckResult.ok`).
+
+Beside the slopes, every analysis judges the stored rows' privacy columns (:func:`check_privacy`),
+the noise measured in every release against the scale those columns were computed from
+(:func:`check_noise`; a failure is a privacy failure) and the theorem's settings
+(:func:`check_settings`).
 """
 from __future__ import annotations
 
@@ -40,7 +45,8 @@ import bounds
 from empirical.experiment import PRIVACY_UNITS, Check, Experiment
 from empirical.fitting import SlopeFit, fit_slope, ols_slope
 
-__all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "check_settings",
+__all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "check_settings", "check_noise",
+           "NOISE_ALPHA",
            "detectable_exponent_error", "OK_VERDICTS", "NOT_REPRODUCED",
            "CONTRAST_KINDS", "INFO", "Contrast", "ContrastEstimate", "ContrastResult",
            "ComparisonExperiment", "ComparisonAnalysis", "analyse_contrasts"]
@@ -176,6 +182,94 @@ def check_settings(exp: Experiment, rows: list[dict]) -> tuple[str, str]:
     if not (eq or le):
         return "", ""
     return f"settings as the theorem sets them: {', '.join(eq + le)}", ""
+
+
+#: False-alarm probability of one noise test (one channel at one grid point, both tails
+#: together): the statistic's law is exact under a correct implementation, so this is the exact
+#: rate; a verify runs about 10³ such tests (expected false failures ≈ 10⁻³).
+NOISE_ALPHA = 1e-6
+
+
+def _noise_channels(keys) -> list[tuple[str, str]]:
+    from empirical.noise_meter import FAMILIES
+
+    out = []
+    for k in keys:
+        for fam in FAMILIES:
+            pre = f"noise_{fam}_"
+            if k.startswith(pre) and f"noise_count_{k[len(pre):]}" in keys:
+                out.append((k[len(pre):], fam))
+    return sorted(out)
+
+
+def noise_interval(k: float, family: str, sides: int,
+                   alpha: float = NOISE_ALPHA) -> tuple[float, float]:
+    """Acceptance interval of the measured/claimed scale ratio for k coordinates: the
+    (α/sides, 1 − α/2) quantiles of S's exact law (Gaussian: χ²_k = Gamma(k/2, 2), ratio
+    √(S/k); Laplace: Gamma(k, 1), ratio S/k), upper end ∞ for a one-sided channel."""
+    if family == "gauss":
+        law, to_ratio = stats.gamma(k / 2.0, scale=2.0), lambda q: math.sqrt(q / k)
+    else:
+        law, to_ratio = stats.gamma(k, scale=1.0), lambda q: q / k
+    lo = to_ratio(float(law.ppf(alpha / sides)))
+    hi = to_ratio(float(law.isf(alpha / 2.0))) if sides == 2 else math.inf
+    return lo, hi
+
+
+def check_noise(exp: Experiment, rows: list[dict]) -> tuple[str, str]:
+    """The noise measured in every release against the scale the privacy columns were computed
+    from: ``(summary, error)``.
+
+    Rows carry, per channel, ``noise_gauss_<ch>`` or ``noise_laplace_<ch>`` (the statistic S of
+    :mod:`empirical.noise_meter`), ``noise_count_<ch>`` (its k) and ``noise_sides_<ch>``.  Per
+    grid point the seeds' S and k are summed (independent draws) and S must lie inside the
+    central 1 − :data:`NOISE_ALPHA` interval of its exact law (two-sided channels: too much
+    noise means the accountant priced a σ the run did not use, and the rate checks test another
+    algorithm than the theorem's; one-sided: only the lower tail, too little noise).  Written as
+    the ratio measured/claimed scale, the interval is about 1 ± 4.9/√(2k) (Gaussian): a dropped
+    noise (ratio 0), a σ of another channel or a factor √(L+1) slipped is far outside it as soon
+    as k ≥ 50.  Rows without such columns pass trivially."""
+    if not rows:
+        return "", ""
+    chans = _noise_channels(rows[0].keys())
+    if not chans:
+        return "", ""
+    by: dict[tuple[str, float], list[float]] = {}
+    bad, worst = [], {}
+    for r in rows:
+        v = float(r[f"p_{exp.variable}"])
+        for ch, fam in chans:
+            acc = by.setdefault((ch, v), [0.0, 0.0, 2.0])
+            acc[0] += float(r[f"noise_{fam}_{ch}"])
+            acc[1] += float(r[f"noise_count_{ch}"])
+            acc[2] = min(acc[2], float(r.get(f"noise_sides_{ch}", 2.0)))
+    fams = dict(chans)
+    for (ch, v), (S, k, sides) in sorted(by.items()):
+        if k <= 0:
+            continue
+        fam = fams[ch]
+        ratio = math.sqrt(S / k) if fam == "gauss" else S / k
+        lo, hi = noise_interval(k, fam, int(sides))
+        w = worst.setdefault(ch, [math.inf, -math.inf, math.inf, 0])
+        w[0], w[1], w[2], w[3] = min(w[0], ratio), max(w[1], ratio), min(w[2], k), w[3] + 1
+        if not lo <= ratio <= hi:
+            bad.append(f"{exp.variable}={v:g}: {ch} noise measured/claimed "
+                       f"{ratio:.4g} outside [{lo:.4g}, {hi:.4g}] ({int(k)} coordinates)")
+    if bad:
+        return "", f"noise differs from its claim in {len(bad)} channel-points; first: {bad[0]}"
+    if not worst:
+        return "", ""
+    parts = [f"{ch} {lo_:.3g}-{hi_:.3g} (k >= {int(kmin)})"
+             for ch, (lo_, hi_, kmin, _) in sorted(worst.items())]
+    return ("noise measured/claimed inside the exact " f"{1 - NOISE_ALPHA:.6g} interval: "
+            + ", ".join(parts)), ""
+
+
+def _with_noise(exp: Experiment, rows: list[dict], privacy: str,
+                privacy_error: str) -> tuple[str, str]:
+    noise, noise_error = check_noise(exp, rows)
+    return ("; ".join(x for x in (privacy, noise) if x),
+            "; ".join(x for x in (privacy_error, noise_error) if x))
 
 
 def detectable_exponent_error(result: CheckResult,
@@ -314,7 +408,7 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
         return analyse_contrasts(exp, rows)
     per_point = _group(exp, rows)
     full = exp.is_full(per_point)
-    privacy, privacy_error = check_privacy(exp, rows)
+    privacy, privacy_error = _with_noise(exp, rows, *check_privacy(exp, rows))
     _, settings_error = check_settings(exp, rows)
     primary = bounds.get(exp.bound)
     kept, dropped = [], []
@@ -649,7 +743,7 @@ def analyse_contrasts(exp: ComparisonExperiment, rows: list[dict]) -> Comparison
     names = tuple(dict.fromkeys([c for k in exp.contrasts for c in k.columns] + [exp.metric]
                                 + list(_numeric_columns(rows))))
     by = _columns_by_point(exp, rows, names)
-    privacy, privacy_error = check_privacy(exp, rows)
+    privacy, privacy_error = _with_noise(exp, rows, *check_privacy(exp, rows))
     _, settings_error = check_settings(exp, rows)
     results = tuple(_judge_contrast(exp, c, by) for c in exp.contrasts)
     per_point = {v: cols[exp.metric] for v, cols in by.items()}

@@ -153,6 +153,8 @@ def estimate_margin(model: KAN, X: np.ndarray, y: np.ndarray, iters: int = 2000,
 # Shared run machinery
 # =============================================================================================
 from algorithms.kan_correlated_noise import calibrate, dp_sgd_correlated  # noqa: E402
+from empirical import privacy_pairs as pairs  # noqa: E402
+from empirical.noise_meter import NoiseMeter, correlated_hook  # noqa: E402
 from empirical.experiment import Check, Experiment, register  # noqa: E402
 
 __all__ += ["sample_rows", "N_TEST"]
@@ -220,17 +222,20 @@ def privacy_columns(priv, R: int) -> dict:
 # λ at a fixed noise multiplier (Theorem 4.1's λ structure, Remark 4.2)
 # =============================================================================================
 def _paired_lam_rows(point: dict, rngs: list, kappas: list[float], lams: list[float],
-                     n: int, B: int, sampler: str):
+                     n: int, B: int, sampler: str, meter: NoiseMeter | None = None):
     inst = _instance(point)
     H, y = sample_rows(inst, n, rngs)
     k = len(lams)
     H = np.repeat(H, k, axis=0)
     y = np.repeat(y, k, axis=0)
+    # the meter measures the last row of each seed (the λ row; rows of a seed share Z)
+    hook = (None if meter is None else
+            correlated_hook(meter, np.tile(np.asarray(lams, dtype=float), len(rngs)), k))
     run = dp_sgd_correlated(inst.model, H, y, T=int(point["T"]), eta=point["eta"], B=B,
                             C_clip=point["C_clip"], lam=lams, noise_multiplier=kappas,
                             R_star=math.inf, rng=rngs, sampler=sampler, rows_per_seed=k,
                             eval_every=int(point["eval_every"]),
-                            eval_subsample=int(point.get("eval_subsample", n)))
+                            eval_subsample=int(point.get("eval_subsample", n)), observe=hook)
     return inst, run
 
 
@@ -402,12 +407,17 @@ def _run_lam_calibrated(point: dict, rngs: list) -> dict:
                       amplification=False)
     amp0 = (calibrate(eps, delta, lam=0.0, T=T, n=n, B=B, sampler=sampler, calibration=cal).noise_multiplier
             if cal == "tight" else priv0.noise_multiplier)
-    inst, run = _paired_lam_rows(point, rngs, [0.0, priv0.noise_multiplier, priv.noise_multiplier],
-                                 [0.0, 0.0, lam], n, B, sampler)
     R = len(rngs)
+    meter = NoiseMeter(R)
+    inst, run = _paired_lam_rows(point, rngs, [0.0, priv0.noise_multiplier, priv.noise_multiplier],
+                                 [0.0, 0.0, lam], n, B, sampler, meter)
+    # the fresh noise's std the accountant priced: C_clip·κ/B with κ from the calibration
+    meter.claim("correlated", point["C_clip"] * priv.noise_multiplier / B)
     L = run.avg_train_loss.reshape(R, 3)
     e0, el = L[:, 1] - L[:, 0], L[:, 2] - L[:, 0]
     cols = privacy_columns(priv, R)
+    cols.update(calibration_routes(priv, cal, lam, T, n, B, sampler, eps, delta, R))
+    cols.update(meter.columns())
     return {"noise_excess_ratio": el / e0, "excess_lam": el, "excess_lam0": e0,
             "loss_nonprivate": L[:, 0], "noise_multiplier_lam0": np.full(R, priv0.noise_multiplier),
             "noise_multiplier_lam0_amplified": np.full(R, amp0),
@@ -417,6 +427,31 @@ def _run_lam_calibrated(point: dict, rngs: list) -> dict:
             "lam": np.full(R, lam), "gamma0": np.full(R, inst.gamma0),
             "clip_fraction": run.clip_fraction.reshape(R, 3)[:, 2],
             **cols, **_common(point, run, R)}
+
+
+def calibration_routes(priv, cal: str, lam: float, T: int, n: int, B: int, sampler: str,
+                       eps: float, delta: float, R: int) -> dict:
+    """Second routes of a calibration, as settings-verdict columns.  The paper's calibrations:
+    κ against the theorem's formula written out in :mod:`empirical.privacy_pairs`
+    (``used_``/``theory_noise_multiplier``, relative 1e-9).  The tight one with cyclic batches:
+    its certified ε against the exact Gaussian ε recomputed there (sensitivity by direct
+    recursion, ε by the hockey-stick formula): a relative gap above 1e-6 (the two root
+    finders' rounding is ≤ 1e-9) fails (``max_``/``limit_epsilon_route_gap``)."""
+    full = lambda v: np.full(R, float(v))  # noqa: E731
+    if cal == "thm5.4":
+        return {"used_noise_multiplier": full(priv.noise_multiplier),
+                "theory_noise_multiplier": full(pairs.kappa_thm_d9(B, n, T, eps, delta))}
+    if cal == "thm5.1":
+        return {"used_noise_multiplier": full(priv.noise_multiplier),
+                "theory_noise_multiplier": full(pairs.kappa_thm_f12(lam, T, B, n, eps, delta))}
+    if cal == "tight" and sampler == "cyclic":
+        exact = pairs.cyclic_epsilon_exact(priv.noise_multiplier, lam, T - 1, n, B, delta,
+                                           "replace-one" if priv.relation == "replace-one"
+                                           else "zero-out")
+        return {"epsilon_route_exact": full(exact),
+                "max_epsilon_route_gap": full(abs(priv.epsilon_guarantee - exact) / exact),
+                "limit_epsilon_route_gap": full(1e-6)}
+    return {}
 
 
 def _lam_cal_values(point: dict) -> dict:
@@ -595,6 +630,11 @@ def cor55_schedule(n: int, gamma: float, epsilon: float, d: int) -> dict:
             "eta": min(1.0, gamma ** 2 * math.sqrt(n) * epsilon / math.sqrt(d))}
 
 
+#: Value discretisation of the pair's PLD in the stored rows: the lower bound loses at most
+#: steps × 1e-3 (≤ 0.4 on the quick grid) and costs ≈ 0.1 s a point.
+PAIR_DISCRETIZATION = 1e-3
+
+
 def _run_cor55(point: dict, rngs: list) -> dict:
     inst = _instance(point)
     n, d = int(point["n"]), inst.d
@@ -604,15 +644,32 @@ def _run_cor55(point: dict, rngs: list) -> dict:
                      sampler="fresh", calibration=cal, tight_relation="replace-one")
     H, y = sample_rows(inst, n, rngs)
     Ht, yt = held_out(inst, point)
+    R = len(rngs)
+    meter = NoiseMeter(R)
     run = dp_sgd_correlated(inst.model, H, y, T=sch["T"], eta=sch["eta"], B=sch["B"],
                             C_clip=point["C_clip"], lam=0.0, noise_multiplier=priv.noise_multiplier,
                             R_star=math.inf, rng=rngs, H_test=Ht, y_test=yt,
-                            eval_every=max(1, sch["T"] // 10), eval_subsample=1000)
-    R = len(rngs)
+                            eval_every=max(1, sch["T"] // 10), eval_subsample=1000,
+                            observe=correlated_hook(meter, np.zeros(R)))
+    meter.claim("correlated", point["C_clip"] * priv.noise_multiplier / sch["B"])
+    # A lower bound on the true ε of the κ used (exact PLD of an achievable replace-one pair,
+    # empirical.privacy_pairs): beside the accountant's upper bounds, it is what shows D.9's κ
+    # not private (KAN-E25), and it cross-checks the tight calibration by a second route: a
+    # lower bound above the certified ε proves the accountant wrong (one-sided; the pair need
+    # not be the worst, so lower < certified says nothing more).
+    lower = pairs.pair_epsilon_lower(priv.noise_multiplier, sch["B"] / n, sch["T"] - 1,
+                                     float(point["delta"]), "replace-one",
+                                     value_discretization=PAIR_DISCRETIZATION)
     return {"pop_risk": run.avg_test_loss, "opt_risk": run.avg_train_loss,
             "last_test_loss": run.test_curve[:, -1], "test_loss_se": run.test_loss_se,
             "gamma0": np.full(R, inst.gamma0), "lam": np.zeros(R),
-            "clip_fraction": run.clip_fraction,
+            "clip_fraction": run.clip_fraction, "epsilon_pair_lower": np.full(R, lower),
+            **meter.columns(),
+            **({"max_epsilon_pair_lower": np.full(R, lower),
+                "limit_epsilon_pair_lower": np.full(R, priv.epsilon_guarantee)}
+               if cal == "tight" else {}),
+            **calibration_routes(priv, cal, 0.0, sch["T"], n, sch["B"], "fresh",
+                                 float(point["epsilon"]), float(point["delta"]), R),
             **privacy_columns(priv, R), **_common(point, run, R)}
 
 
@@ -643,9 +700,10 @@ COR55_N = register(Experiment(
     problem="NTK teacher with margin γ₀ (G1); held-out sample of 2000 for L(W_t)",
     algorithm="dp_sgd_correlated, λ = 0, fresh batches, κ from Thm D.9 (replace-one)",
     description="Utility of the corollary exactly as stated.  The D.9 noise multiplier shrinks "
-                "like n^(-1/4) here; dp-accounting (sampling without replacement, replace-one) "
-                "puts the actual ε far above the target, so this is not a private run (KAN-E25); "
-                "kan.cor55.n.tight is the private counterpart.",
+                "like n^(-1/4) here; the exact ε of an achievable replace-one pair "
+                "(epsilon_pair_lower, a lower bound) exceeds the target from n = 2000 on, so "
+                "this is not a private run (KAN-E25); kan.cor55.n.tight is the private "
+                "counterpart.",
     checks=(
         Check("kan:cor5.5", "one-sided", 0.15,
               "upper bound (polylog dropped): the averaged population risk may fall faster; "

@@ -15,8 +15,10 @@ import numpy as np
 
 from algorithms.kan_correlated_noise import calibrate, dp_sgd_correlated, f12_conditions
 from empirical.experiment import Check, Experiment, register
-from empirical.kan_correlated_noise import (PLAIN_GD, _common, _instance, held_out,
-                                           nonprivate_columns, privacy_columns, sample_rows)
+from empirical.kan_correlated_noise import (PLAIN_GD, _common, _instance, calibration_routes,
+                                           held_out, nonprivate_columns, privacy_columns,
+                                           sample_rows)
+from empirical.noise_meter import NoiseMeter, correlated_hook
 
 __all__ = ["cor53_schedule", "ETAT_COLLAPSE", "BATCH_B", "COR53_N", "COR53_RATIO_N", "WIDTH_M",
            "TUNED_ETA_EPS", "TUNED_ETA_D", "TUNED_ETA_M", "COR53_EPS"]
@@ -194,12 +196,15 @@ def _run_cor53(point: dict, rngs: list, paired: bool = False) -> dict:
     H, y = sample_rows(inst, n, rngs)
     H, y = np.repeat(H, kr, axis=0), np.repeat(y, kr, axis=0)
     Ht, yt = held_out(inst, point)
+    R = len(rngs)
+    meter = NoiseMeter(R)       # the private row (first of each seed's kr) measured
     run = dp_sgd_correlated(inst.model, H, y, T=sch["T"], eta=sch["eta"], B=sch["B"],
                             C_clip=point["C_clip"], lam=lam,
                             noise_multiplier=[priv.noise_multiplier, 0.0][:kr], R_star=math.inf,
                             rng=rngs, rows_per_seed=kr, H_test=Ht, y_test=yt,
-                            eval_every=max(1, sch["T"] // 10), eval_subsample=1000)
-    R = len(rngs)
+                            eval_every=max(1, sch["T"] // 10), eval_subsample=1000,
+                            observe=correlated_hook(meter, np.full(R * kr, lam), kr, measured=0))
+    meter.claim("correlated", point["C_clip"] * priv.noise_multiplier / sch["B"])
     pop = run.avg_test_loss.reshape(R, kr)
     opt = run.avg_train_loss.reshape(R, kr)
     rT = sch["B"] * sch["T"] / n
@@ -212,7 +217,9 @@ def _run_cor53(point: dict, rngs: list, paired: bool = False) -> dict:
             # F.12's participation condition, as used (it holds on every kept grid point)
             "f12_rT": np.full(R, rT), "f12_rT_needed": np.full(R, 3 * math.log(2 / sch["delta"])),
             # the width the corollary assumes (m ≍ γ⁻⁶) beside the width used
-            "width_cor53": np.full(R, inst.gamma0 ** -6),
+            "width_cor53": np.full(R, inst.gamma0 ** -6), **meter.columns(),
+            **calibration_routes(priv, "thm5.1", lam, sch["T"], n, sch["B"], "fresh",
+                                 float(point["epsilon"]), sch["delta"], R),
             **privacy_columns(priv, R), **_common(point, run, R)}
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from algorithms.base import Problem
 from algorithms.kl_condition import noisy_gd
 from algorithms.validation import check_finite_array, check_positive
+from empirical.noise_meter import NoiseMeter, release_hook
 
 __all__ = ["KinkLoss", "run_thm9_kink"]
 
@@ -78,12 +79,14 @@ def run_thm9_kink(point: dict, rngs: list) -> dict:
     x_star[0] = point["x_dist"]
     prob = KinkLoss(n, d, point["L0"], x_star)
     w0 = np.zeros(d)
-    res = noisy_gd(prob, rho=point["rho"], w0=w0, L0=point["L0"], L1t=point["L1t"],
-                   beta=point["beta"], rng=rngs, track_distance=True)
     R = len(rngs)
     T = max(1, math.ceil(n * n * point["rho"] * math.log(2.0 / point["beta"]) ** 2 / d))
     sigma = (2.0 * point["L0"] / n) * math.sqrt((T - 1) / (2.0 * point["rho"]))
-    return {"excess": prob.regularized_excess(res.w, w0, point["L1t"]),
+    meter = NoiseMeter(R)
+    res = noisy_gd(prob, rho=point["rho"], w0=w0, L0=point["L0"], L1t=point["L1t"],
+                   beta=point["beta"], rng=rngs, track_distance=True,
+                   observe=release_hook(meter, ("gradient",), scale=lambda kind, s: sigma))
+    return {"excess": prob.regularized_excess(res.w, w0, point["L1t"]), **meter.columns(),
             "rho_spent": np.full(R, res.privacy.rho),
             "rho_guarantee": np.full(R, res.privacy.guarantee_rho),
             "rho_target": np.full(R, point["rho"]),

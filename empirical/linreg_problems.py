@@ -18,10 +18,11 @@ import numpy as np
 from algorithms import accounting
 from algorithms.linreg_adaptive_clipping import (LinearRegressionDesign, alpha_for_epsilon,
                                                  dp_ambssgd, dp_ssgd)
+from empirical.noise_meter import NoiseMeter, observer
 
 __all__ = ["DELTA", "SIGMA_ZERO", "design_for", "epsilon_for_alpha", "theory_schedule",
            "run_ambssgd", "run_ambssgd_alpha", "run_ssgd", "amb_values", "amb_values_sigma0",
-           "alpha_values", "ssgd_values"]
+           "alpha_values", "ssgd_values", "theory_alpha", "STAT_LEVELS"]
 
 DELTA = 1e-6
 _TAIL_A = {"gaussian": 0.5, "laplace": 1.0}
@@ -59,11 +60,14 @@ def run_ambssgd(point: dict, rngs: list) -> dict:
     des = design_for(point)
     zeta = _clip_level(point, des, n)
     T = int(point["T"]) if "T" in point else None
+    R = len(rngs)
+    meter = NoiseMeter(R)
+    alpha_th = theory_alpha(point["epsilon"])
     res = dp_ambssgd(des, n, epsilon=point["epsilon"], delta=DELTA, rng=rngs,
                      clip="adaptive" if zeta is None else "fixed", zeta=zeta, T=T,
-                     rule=("slack", "quantile")[int(point.get("stat_rule", 0))])
+                     rule=("slack", "quantile")[int(point.get("stat_rule", 0))],
+                     levels=STAT_LEVELS, observe=_amb_meter(meter, alpha_th, zeta is None))
     info = res.info
-    R = len(rngs)
     tail = info["zeta"][:, info["T"] // 2:]
     priv = des.h_norm_sq(res.w - info["w_reference"])
     # Plug-in variance of the tail average given the logged clips: (1/T)·4α²η²Tr(H⁻¹)·mean ζ²/b²
@@ -73,7 +77,8 @@ def run_ambssgd(point: dict, rngs: list) -> dict:
     full = lambda v: np.full(R, float(v))  # noqa: E731
     settings = {f"used_{k}": full(info[k]) for k in ("T", "b", "s", "eta")}
     settings.update({f"theory_{k}": full(v) for k, v in theory_schedule(point).items()})
-    return {**settings, "excess": des.excess(res.w), "privacy": priv,
+    settings.update({"used_alpha": full(info["alpha"]), "theory_alpha": full(alpha_th)})
+    return {**settings, **meter.columns(), "excess": des.excess(res.w), "privacy": priv,
             "nonprivate": des.excess(info["w_reference"]), "privacy_plugin": plugin,
             "clip_fraction": info["clip_fraction"], "zeta_tail_rms": np.sqrt(np.mean(tail**2, axis=1)),
             "T_used": full(info["T"]), "b_used": full(info["b"]), "s_used": full(info["s"]),
@@ -84,6 +89,37 @@ def run_ambssgd(point: dict, rngs: list) -> dict:
             "epsilon_guarantee": full(info["epsilon_guarantee"]),
             "epsilon_spent": info["epsilon_spent"], "rho_guarantee": full(info["rho_guarantee"]),
             "delta": full(DELTA)}
+
+
+#: DP-STAT's doubling levels L in the experiments (the count noise is α√(L+1), Lemma 3.10).
+STAT_LEVELS = 40
+
+
+def theory_alpha(epsilon: float) -> float:
+    """The noise multiplier α of a ½α⁻²-zCDP run that is (ε, DELTA)-DP, recomputed here by
+    bisection on :func:`epsilon_for_alpha` (not through ``alpha_for_epsilon``): the settings
+    verdict compares the two calibrations."""
+    from scipy.optimize import brentq
+
+    return brentq(lambda a: epsilon_for_alpha(a) - epsilon, 1e-4, 1e4, xtol=1e-300,
+                  rtol=1e-15, maxiter=500)
+
+
+def _amb_meter(meter: NoiseMeter, alpha: float, adaptive: bool):
+    """Observe hook of DP-AMBSSGD measuring its noise (release − noise-free value): DP-STAT's
+    counts against Lemma 3.10's std α√(L+1) with the α recomputed here (so a count noise
+    drawn at α, or a wrong L, is caught whatever the algorithm reports), the phase gradients
+    against the std α·2ζ_t/b the accountant priced (ζ_t is data dependent: the algorithm's)."""
+    meter.channel("grad")
+    if adaptive:
+        meter.channel("stat")
+    stat_std = alpha * math.sqrt(STAT_LEVELS + 1)
+
+    def handle(kind, t, rows, released, sigma, *, clean):
+        e = np.asarray(released, dtype=float) - np.asarray(clean, dtype=float)
+        meter.add(kind, rows, e, stat_std if kind == "stat" else sigma)
+
+    return observer(meter, handle)
 
 
 def theory_schedule(point: dict) -> dict:
@@ -147,12 +183,14 @@ def run_ssgd(point: dict, rngs: list) -> dict:
     eta = 1.0 / (4 * d)
     if int(point.get("eta_rule", 0)) == 1:
         eta = min(1 / (2 * des.rx2), 0.5 / (d * des.rx2 * alpha**2))
-    res = dp_ssgd(des, n, zeta=zeta, alpha=alpha, eta=eta, rng=rngs, delta=DELTA)
     R = len(rngs)
+    meter = NoiseMeter(R)
+    theory = ssgd_values(point)
+    res = dp_ssgd(des, n, zeta=zeta, alpha=alpha, eta=eta, rng=rngs, delta=DELTA,
+                  observe=_ssgd_meter(meter, 2.0 * theory["zeta"] * theory["alpha"]))
     full = lambda v: np.full(R, float(v))  # noqa: E731
     info = res.info
-    theory = ssgd_values(point)
-    settings = {"used_steps": full(info["steps"]), "theory_steps": full(n)}
+    settings = {**meter.columns(), "used_steps": full(info["steps"]), "theory_steps": full(n)}
     for k in ("alpha", "zeta", "eta"):
         settings.update({f"used_{k}": full(info[k]), f"theory_{k}": full(theory[k])})
     return {**settings, "excess": des.excess(res.w),
@@ -162,6 +200,17 @@ def run_ssgd(point: dict, rngs: list) -> dict:
             "rho_target": full(1.0 / (2 * alpha**2)), "rho_guarantee": full(res.privacy.guarantee_rho),
             "rho_spent": full(res.privacy.rho), "epsilon_paper": full(point["epsilon"]),
             "epsilon_amplified": full(info["epsilon_amplified"]), "epsilon0": full(info["epsilon0"])}
+
+
+def _ssgd_meter(meter: NoiseMeter, std: float):
+    """Observe hook of DP-SSGD measuring each step's noise (release − clipped gradient) against
+    Theorem 3.1's local-randomizer std 2ζα, ζ and α of Corollary 3.3 recomputed here."""
+    meter.channel("grad")
+
+    def handle(kind, t, rows, released, sigma, *, clean):
+        meter.add("grad", rows, np.asarray(released) - np.asarray(clean), std)
+
+    return observer(meter, handle)
 
 
 def ssgd_values(point: dict) -> dict:

@@ -27,6 +27,7 @@ import bounds
 from algorithms.kl_condition import adaptive_noisy_gd
 from empirical.experiment import Check, Experiment, register
 from empirical.kl_problems import PowerRegression
+from empirical.noise_meter import NoiseMeter, release_hook
 from empirical.real_data import PAPER, key_seed, load, standardize_unit_ball
 
 __all__ = ["problem", "real_kl_values", "run_real_kl", "EXPERIMENTS"]
@@ -91,11 +92,12 @@ def run_real_kl(point: dict, rngs: list) -> dict:
     """Algorithm 3 from the same start as the synthetic experiments; exact excess per seed."""
     prob = _problem(point)
     w0 = prob.start()
-    res = adaptive_noisy_gd(prob, rho=point["rho"], w0=w0, L0=prob.L0, L1=prob.L1,
-                            beta=point["beta"], rng=rngs)
     R = len(rngs)
+    meter = NoiseMeter(R)
+    res = adaptive_noisy_gd(prob, rho=point["rho"], w0=w0, L0=prob.L0, L1=prob.L1,
+                            beta=point["beta"], rng=rngs, observe=release_hook(meter, ("gradient",)))
     priv = res.privacy if isinstance(res.privacy, list) else [res.privacy] * R
-    return {"excess": prob.excess(res.w),
+    return {"excess": prob.excess(res.w), **meter.columns(),
             "rho_spent": np.array([q.rho for q in priv], dtype=float),
             "rho_guarantee": np.array([q.guarantee_rho for q in priv], dtype=float),
             "rho_target": np.full(R, float(point["rho"])),

@@ -42,6 +42,7 @@ import numpy as np
 from algorithms.user_level_sco import UserData, accelerated_phased_erm, item_level_baseline
 from empirical.checks import ComparisonExperiment, Contrast
 from empirical.experiment import Check, Experiment, Summary, register, register_summary
+from empirical.noise_meter import NoiseMeter, user_level_hook
 from empirical.real_data import assign_users, load, standardize_unit_ball
 
 __all__ = ["LogisticUsers", "population", "population_optimum", "population_loss",
@@ -134,6 +135,7 @@ def run_userlevel(point: dict, rngs: list) -> dict:
     A, _ = population()
     F_star, _ = population_optimum()
     cols: dict[str, list] = {}
+    meter = NoiseMeter(len(rngs))
     for r, g in enumerate(rngs):
         data = LogisticUsers(assign_users(len(A), n, m, "real.userlevel", r))
         alg_rng, noise_rng, base_rng = g.spawn(3)
@@ -150,7 +152,10 @@ def run_userlevel(point: dict, rngs: list) -> dict:
                "epsilon_guarantee": base.privacy.guarantee_epsilon,
                "epsilon_spent": base.privacy.spent_epsilon,
                "delta_guarantee": base.privacy.guarantee_delta}
-        row.update(_alg3(data, eps, delta, alg_rng, noise_rng, point, F_star))
+        # Algorithm 3's Gaussian releases and AboveThreshold's Laplace draws (8/ε, 16/ε)
+        row.update(_alg3(data, eps, delta, alg_rng, noise_rng, point, F_star,
+                         observe=user_level_hook(meter, r, ("gradient",),
+                                                 {"threshold": 8.0 / eps, "query": 16.0 / eps})))
         if row["alg3_runnable"]:
             # the row's claim covers both private methods
             for c in ("epsilon_guarantee", "epsilon_spent", "delta_guarantee"):
@@ -158,17 +163,17 @@ def run_userlevel(point: dict, rngs: list) -> dict:
                                       .replace("delta_", "alg3_delta_")])
         for k, v in row.items():
             cols.setdefault(k, []).append(v)
-    return {k: np.asarray(v, dtype=float) for k, v in cols.items()}
+    return {**{k: np.asarray(v, dtype=float) for k, v in cols.items()}, **meter.columns()}
 
 
 def _alg3(data: LogisticUsers, eps: float, delta: float, alg_rng, noise_rng, point: dict,
-          F_star: float) -> dict:
+          F_star: float, observe=None) -> dict:
     """Algorithm 3's columns; NaN excess and ``alg3_runnable`` = 0 when no phase can run
     privately at these sizes (the algorithm refuses: UL-E13/UL-E14's sensitivity is infinite
     below a minibatch of ~200 users at ε = 10)."""
     try:
         res = accelerated_phased_erm(data, eps, delta, alg_rng, noise_rng=noise_rng,
-                                     **_kw(point))
+                                     observe=observe, **_kw(point))
     except ValueError as exc:
         if "privately" not in str(exc):
             raise

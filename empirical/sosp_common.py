@@ -15,12 +15,13 @@ from scipy.optimize import brentq
 from algorithms import accounting
 from bounds.sosp_nonconvex import log_delta_value
 from empirical.experiment import Experiment, register
+from empirical.noise_meter import NoiseMeter, observer
 from empirical.sosp_problems import CosineSaddle
 
 __all__ = ["C_CHI", "C_ALPHA_ESCAPE", "C_T", "DELTA", "Q_RATE", "RATE_BASE", "EXPERIMENTS",
            "register_experiment", "geom_grid", "problem", "rate_values", "accountant_multiplier",
            "effective_epsilon", "rate_values_effective", "theory_gamma", "theory_batches",
-           "theory_settings", "privacy_columns"]
+           "theory_settings", "privacy_columns", "spider_meter"]
 
 #: The one calibrated constant of the rate experiments: χ = c_χ·ψ_design (Remark 2's α = 4c_χψ).
 C_CHI = 1.5
@@ -140,3 +141,29 @@ def privacy_columns(report: dict, rows: int) -> dict:
     each entry a scalar or one value per row)."""
     return {k: np.broadcast_to(np.asarray(report[k], dtype=float), (rows,)).copy()
             for k in ("epsilon_target", "epsilon_guarantee", "epsilon_spent")}
+
+
+def spider_meter(meter: NoiseMeter, th: dict, prob: CosineSaddle):
+    """Observe hook of Ada-DP-SPIDER measuring each client's O₁ and O₂ noise (release − its
+    noise-free value) against the σ's of the theorem recomputed here (:func:`theory_settings`'s
+    ``th``): σ₁ = z·2G_s/b1, and σ₂ = z·2M_s‖x_{t−1} − x_{t−2}‖/b2 at the step actually taken
+    (public), per client (errata SOSP-E1: no 1/√m).  ``hook.o2_sigma_max`` collects the
+    theorem's σ₂ at the largest step per row: the theory counterpart of the oracle's
+    ``o2_sigma_max`` (a σ₂ calibrated with b1 is b2/b1 times too small and fails both)."""
+    meter.channel("o1")
+    meter.channel("o2")
+
+    def handle(kind, rows, answer, sigma, X, X_prev, *, clean):
+        e = np.asarray(answer) - np.asarray(clean)
+        if kind == "o1":
+            meter.add("o1", rows, e, th["sigma1"])
+            return
+        diff = np.asarray(X) - np.asarray(X_prev)
+        step = np.array([math.sqrt(v.dot(v)) for v in diff])
+        s2 = th["z"] * 2.0 * prob.M_sens * step / th["b2"]
+        meter.add("o2", rows, e, s2)
+        np.maximum.at(hook.o2_sigma_max, np.asarray(rows), s2)
+
+    hook = observer(meter, handle)
+    hook.o2_sigma_max = np.zeros(meter.rows)
+    return hook

@@ -21,9 +21,10 @@ from algorithms.sosp_plan import practical_gamma
 from algorithms.sosp_psgd import GaussianOracle, gauss_psgd
 from algorithms.sosp_spider import spider_psgd
 from empirical.experiment import Check, Experiment
+from empirical.noise_meter import NoiseMeter
 from empirical.sosp_common import (C_ALPHA_ESCAPE, RATE_BASE, geom_grid, privacy_columns, problem,
-                                   rate_values, register_experiment, theory_gamma,
-                                   theory_settings)
+                                   rate_values, register_experiment, spider_meter,
+                                   theory_gamma, theory_settings)
 from empirical.sosp_problems import CosineSaddle
 from empirical.sosp_rates import rate_design
 
@@ -164,15 +165,22 @@ def run_escape_spider(point: dict, rngs: list) -> dict:
     # generator: rows do not interact, so this is the per-γ runs at once (identical rows)
     prob = _SaddlePerRow(d, np.repeat(grid, R), s1=point["s1"], s2=point["s2"])
     gens = [copy.deepcopy(x) for _ in grid for x in rngs]
+    th = theory_settings(n, d, 1, eps, delta, des.alpha, des.kappa, ref)
+    meter = NoiseMeter(len(gens))
+    hook = spider_meter(meter, th, ref)
     res, orc = spider_psgd(prob, plan, gens, max_steps=(plan.Q + 1) * (plan.Gamma + 1) + 2,
-                           stop_on_first_procedure=True)
+                           stop_on_first_procedure=True, observe=hook)
+    # the γ rows of a seed draw the same standard normals (copied generators): only the first
+    # γ's rows are independent coordinates for the noise statistic
+    noise = {k: v[:R] for k, v in meter.columns().items()}
     gstar = _gamma_star(res.first_procedure_escaped.reshape(grid.size, R).T, grid)
     # a seed's privacy is that of all its γ rows (the most any of them spent)
     priv = orc.privacy_rows()
     priv["epsilon_spent"] = priv["epsilon_spent"].reshape(grid.size, R).max(axis=0)
     full = lambda v: np.full(R, float(v))  # noqa: E731
-    th = theory_settings(n, d, 1, eps, delta, des.alpha, des.kappa, ref)
     return {"used_Gamma": full(res.info["Gamma"]), "theory_Gamma": full(th["Gamma"]),
+            **noise, "used_o2_sigma_max": orc.o2_sigma_max.reshape(grid.size, R).max(axis=0),
+            "theory_o2_sigma_max": hook.o2_sigma_max.reshape(grid.size, R).max(axis=0),
             "used_b1": full(plan.b1), "theory_b1": full(th["b1"]),
             "used_b2": full(plan.b2), "theory_b2": full(th["b2"]),
             "used_sigma1": full(plan.sigma1), "theory_sigma1": full(th["sigma1"]),

@@ -23,8 +23,10 @@ from algorithms.sosp_plan import Design, SpiderPlan, spider_design, spider_plan
 from algorithms.sosp_psgd import PSGDResult
 from algorithms.sosp_spider import AdaDPSpider, spider_psgd
 from empirical.experiment import Check, Experiment
+from empirical.noise_meter import NoiseMeter
 from empirical.sosp_common import (RATE_BASE, geom_grid, privacy_columns, problem, rate_values,
-                                   rate_values_effective, register_experiment, theory_settings)
+                                   rate_values_effective, register_experiment, spider_meter,
+                                   theory_settings)
 from empirical.sosp_problems import CosineSaddle
 
 __all__ = ["run_rate", "rate_design"]
@@ -86,13 +88,16 @@ def run_rate(point: dict, rngs: list) -> dict:
     prob = problem(point)
     des, plan = rate_design(point, prob, n)
     R = len(rngs)
-    res, oracle = spider_psgd(prob, plan, rngs, true_gradient=prob.gradient)
+    th = theory_settings(n, d, m, eps, delta, des.alpha, des.kappa, prob)
+    meter = NoiseMeter(R)
+    hook = spider_meter(meter, th, prob)
+    res, oracle = spider_psgd(prob, plan, rngs, true_gradient=prob.gradient, observe=hook)
     psi_emp = np.sqrt(oracle.err_sq_sum / np.maximum(oracle.n_queries, 1))
     alpha_emp = prob.alpha_emp(res.x)
     full = lambda v: np.full(R, float(v))  # noqa: E731
-    th = theory_settings(n, d, m, eps, delta, des.alpha, des.kappa, prob)
     return {**_settings(plan, res, th, int(point["Q"]), R),
-        **_measured_noise(oracle, th["sigma1"], m, d),
+        **_measured_noise(oracle, th["sigma1"], m, d), **meter.columns(),
+        "used_o2_sigma_max": oracle.o2_sigma_max, "theory_o2_sigma_max": hook.o2_sigma_max,
         "psi_emp": psi_emp,
         "alpha_emp": alpha_emp,
         "alpha": full(plan.alpha),

@@ -20,6 +20,7 @@ from bounds.sosp_nonconvex import log_delta_value
 from empirical.experiment import Check, Experiment
 from empirical.sosp_common import (C_T, DELTA, accountant_multiplier, privacy_columns, problem,
                                    rate_values, register_experiment)
+from empirical.noise_meter import NoiseMeter, observer
 from empirical.sosp_problems import CosineSaddle
 
 __all__ = ["run_selection"]
@@ -45,6 +46,25 @@ def _candidates(prob: CosineSaddle, T: int) -> np.ndarray:
     return X
 
 
+def _selection_meter(meter: NoiseMeter, d: int):
+    """Observe hook accumulating Algorithm 4's client noise (release − noise-free value) with
+    scale 1; :func:`run_selection` then divides by the σ's the accountant priced: its multiplier
+    z times each channel's sensitivity recomputed there (σ_g = z·2G_s/n, σ_H = z·2M_s√d/n), so a
+    Hessian drawn at σ_g is caught even when the algorithm reports σ_H.  The Hessian's noise is
+    its upper triangle (the lower one mirrors it: not independent)."""
+    iu = np.triu_indices(d)
+    meter.channel("gradient")
+    meter.channel("hessian")
+
+    def handle(kind, row, answer, sigma, X, _prev, *, clean):
+        e = np.asarray(answer) - np.asarray(clean)
+        if kind == "hessian":
+            e = e[..., iu[0], iu[1]]
+        meter.add(kind, row, e[None], 1.0)
+
+    return observer(meter, handle)
+
+
 def run_selection(point: dict, rngs: list) -> dict:
     """Algorithm 4 on T candidates; metric: the geometric mean over candidates of
     ‖∇²F̄(x_t) − ∇²F(x_t)‖_op (sampling error of the held-out Hessians + the aggregated
@@ -54,13 +74,14 @@ def run_selection(point: dict, rngs: list) -> dict:
     T = _selection_T(point)
     X = _candidates(prob, T)
     alpha = float(point["alpha"])
+    R = len(rngs)
+    meter = NoiseMeter(R)
     res = private_model_selection(
         X, client_grad_hess=prob.held_out_grad_hess,
         true_grad_hess=lambda Y: (prob.gradient(Y), prob.hessian(Y)), m=m, n=n,
         epsilon=float(point["epsilon"]), delta=float(point["delta"]), alpha=alpha,
         G_sens=prob.G_sens, M_sens=prob.M_sens, hessian_lipschitz=prob.hessian_lipschitz,
-        omega=float(point["omega"]), rng=rngs)
-    R = len(rngs)
+        omega=float(point["omega"]), rng=rngs, observe=_selection_meter(meter, d))
     sel = res.selected
     chosen = np.where(sel >= 0, sel, T - 1)
     a_sel = prob.alpha_emp(X[chosen])
@@ -69,12 +90,14 @@ def run_selection(point: dict, rngs: list) -> dict:
     # ε(Gaussian(z)^{⊗2T}, δ) = ε (bisection), σ_g = z·2G_s/n, σ_H = z·2M_s√d/n
     eps, delta = float(point["epsilon"]), float(point["delta"])
     z_th = accountant_multiplier(eps, delta, 2 * T, hi=1e5)
+    meter.claim("gradient", res.z * 2.0 * prob.G_sens / n)
+    meter.claim("hessian", res.z * 2.0 * prob.M_sens * math.sqrt(d) / n)
     settings = {"used_noise_multiplier": full(res.z), "theory_noise_multiplier": full(z_th),
                 "used_sigma_grad": full(res.sigma_grad),
                 "theory_sigma_grad": full(z_th * 2.0 * prob.G_sens / n),
                 "used_sigma_hess": full(res.sigma_hess),
                 "theory_sigma_hess": full(z_th * 2.0 * prob.M_sens * math.sqrt(d) / n)}
-    return {**settings, "hess_error": np.exp(np.mean(np.log(res.hess_error), axis=1)),
+    return {**settings, **meter.columns(), "hess_error": np.exp(np.mean(np.log(res.hess_error), axis=1)),
             "grad_error": np.exp(np.mean(np.log(res.grad_error), axis=1)),
             "selected": sel.astype(float), "selected_is_sosp": (a_sel <= alpha).astype(float),
             "alpha_selected": a_sel, "T": full(T), "sigma_hess": full(res.sigma_hess),

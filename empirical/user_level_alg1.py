@@ -12,6 +12,7 @@ import numpy as np
 from algorithms.user_level_alg1 import phased_sgd_outlier_removal
 from empirical import user_level_sensitivity as uls
 from empirical.experiment import Check, Experiment, register
+from empirical.noise_meter import NoiseMeter, user_level_hook
 from empirical.user_level_common import (_QUAD_L, _QUAD_R, PAPER, PRIVACY_RTOL, _int,
                                          _phase_epsilon, _privacy_cols, _sensitivity_limits)
 from empirical.user_level_problems import StreamingLeastSquares, StreamingQuadratic
@@ -48,10 +49,14 @@ def _run_alg1(point: dict, rngs: list) -> dict:
               max_phases=_int(point, "max_phases"))
     cols: dict[str, list] = {}
     problem = StreamingQuadratic if point.get("problem") == "quadratic" else StreamingLeastSquares
-    for g in rngs:
+    meter = NoiseMeter(len(rngs))
+    for row_i, g in enumerate(rngs):
         data_rng, alg_rng = g.spawn(2)
         data = problem(n, m, d, data_rng)
-        res = phased_sgd_outlier_removal(data, eps, delta, alg_rng, **kw)
+        # the score test's Laplace scale 20/ε (Algorithm 1, budget ε/10), recomputed here
+        res = phased_sgd_outlier_removal(
+            data, eps, delta, alg_rng, **kw,
+            observe=user_level_hook(meter, row_i, ("output",), {"score": 20.0 / eps}))
         C = res.info["C"]
         row = {"excess": float(data.excess(res.x)[0]), "grad_evals": res.grad_evals,
                "halted": int(res.halted), "C": C, "phases": len(res.phases),
@@ -65,7 +70,7 @@ def _run_alg1(point: dict, rngs: list) -> dict:
                **{k: v[0] for k, v in _privacy_cols(res, eps, 1).items()}}
         for k, v in row.items():
             cols.setdefault(k, []).append(v)
-    return {k: np.asarray(v) for k, v in cols.items()}
+    return {**{k: np.asarray(v) for k, v in cols.items()}, **meter.columns()}
 
 
 def _alg1_values(point: dict) -> dict:

@@ -21,6 +21,7 @@ import numpy as np
 
 from algorithms.user_level_alg3 import accelerated_phased_erm, item_level_baseline
 from empirical import user_level_sensitivity as uls
+from empirical.noise_meter import NoiseMeter, user_level_hook
 from empirical.user_level_common import (PRIVACY_RTOL, _USER_PROBLEMS, _alg3_kw, _int,
                                          _phase_epsilon, _privacy_cols, _sensitivity_limits)
 from empirical.user_level_problems import QuadraticUsers
@@ -47,11 +48,18 @@ def _run_alg3_quadratic(point: dict, rngs: list) -> dict:
         raise ValueError(f"problem must be one of {sorted(_USER_PROBLEMS)}, got {name!r}")
     problem = _USER_PROBLEMS[name]
     cols: dict[str, list] = {}
-    for g in rngs:
+    meter = NoiseMeter(len(rngs))
+    # Algorithm 2's AboveThreshold at budget ε/2 on the sensitivity-2 count: Lap(8/ε) once,
+    # Lap(16/ε) per query (the paper's scales, recomputed here)
+    at_scales = {"threshold": 8.0 / eps, "query": 16.0 / eps} if algo is accelerated_phased_erm \
+        else {}
+    for row_i, g in enumerate(rngs):
         data_rng, alg_rng, noise_rng = g.spawn(3)
         data = problem(n, m, d, data_rng)
         alg_copy = copy.deepcopy(alg_rng)
-        res = algo(data, eps, delta, alg_rng, noise_rng=noise_rng, **_alg3_kw(point))
+        res = algo(data, eps, delta, alg_rng, noise_rng=noise_rng, **_alg3_kw(point),
+                   **({"observe": user_level_hook(meter, row_i, ("gradient",), at_scales)}
+                      if algo is accelerated_phased_erm else {}))
         row = {"excess": float(data.excess(res.x)[0]),
                "grad_evals": res.grad_evals, "halted": int(res.halted),
                "removed": res.info.get("removed", 0), "at_fired": res.info.get("at_fired", 0),
@@ -70,7 +78,7 @@ def _run_alg3_quadratic(point: dict, rngs: list) -> dict:
             row["nonprivate_excess"] = float(data.excess(ref.x)[0])
         for k, v in row.items():
             cols.setdefault(k, []).append(v)
-    return {k: np.asarray(v) for k, v in cols.items()}
+    return {**{k: np.asarray(v) for k, v in cols.items()}, **meter.columns()}
 
 
 def _alg3_theory_phase1(point: dict, L: float, R: float, beta: float) -> dict:

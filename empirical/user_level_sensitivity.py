@@ -21,7 +21,8 @@ import numpy as np
 from scipy import integrate, optimize, stats
 
 __all__ = ["failure_per_release", "laplace_margin", "flips", "deficit", "sensitivity",
-           "alg3_phase_sensitivity", "alg1_phase_sensitivity", "constant_sensitivity"]
+           "alg3_phase_sensitivity", "alg1_phase_sensitivity", "constant_sensitivity",
+           "lemma_c2_constant"]
 
 
 def failure_per_release(delta_fail: float, releases: int, epsilon: float) -> float:
@@ -115,3 +116,13 @@ def constant_sensitivity(tau: float, K: int, zeta: float, constant: float = 2.0)
     """The former accounting, c·τ log(1/ζ)/K (UL-E7's constant 2; the paper's ≲ is c = 1):
     kept as the broken control of the brute-force audit (UL-E13)."""
     return constant * tau * math.log(1.0 / zeta) / K
+
+
+def lemma_c2_constant(zeta: float, s_fraction: float = 0.7, K: int = 10**4) -> float:
+    """The absolute constant c with which the derived bound proves Lemma C.2 in its stated form
+    ‖g − g′‖ ≲ τ log(1/ζ)/K (the paper's "≲" is up to an absolute constant): c = Δ·K/(τ
+    log(1/ζ)) for Δ = :func:`sensitivity` at radius 2τ and score floor s_fraction·K (0.7K: what
+    the score test's event implies), at large K (the limit is reached to 10⁻³ by K = 10⁴)."""
+    if not 0 < zeta < 1:
+        raise ValueError(f"zeta must be in (0, 1), got {zeta!r}")
+    return sensitivity(2.0, K, s_fraction * K, zeta) * K / math.log(1.0 / zeta)
