@@ -25,7 +25,7 @@ registry._load_all()
 
 
 # ---------------------------------------------------------------------------------------------
-# helpers
+# planting a bug
 # ---------------------------------------------------------------------------------------------
 def mutate(monkeypatch, owner, name: str, old: str, new: str) -> None:
     """Replace ``owner.name`` by a copy of its source with ``old`` → ``new`` (exactly one
