@@ -231,26 +231,71 @@ def _alg1_claim() -> float:
 # =============================================================================================
 # AboveThreshold (Algorithm 4) as Algorithm 2 uses it: sensitivity 2, budget ε/2
 # =============================================================================================
-#: k = 20 queries: the first k − 1 sit A = 10 below the threshold, the last at it; D′ moves the
-#: first k − 1 up by the sensitivity 2 and the last down by 2 (each query of a neighbouring data
-#: set moves by ≤ 2, in the direction that hurts).  Firing exactly at the last query then has
-#: likelihood ratio close to e^{ε_AT} (simulated: point estimate 0.83 of ε_AT = 1).
-AT = dict(epsilon=2.0, k=20, A=10.0, threshold=0.0, sens=2.0)
+#: Algorithm 2's AboveThreshold: threshold 0 (its 4K/5, shifted), sensitivity 2, budget ε/2.
+AT = dict(epsilon=2.0, threshold=0.0, sens=2.0)
+#: Query sequences searched (Delta-Siege / DP-Auditorium style: the input, not only the noise,
+#: is what an audit must vary).  A sequence (k, a, b): b queries at −a, then k − b at the
+#: threshold; D′ moves the first b up and the rest down by the sensitivity (every query of a
+#: neighbouring data set moves by at most that, each in the direction that hurts).  The
+#: former fixed sequence is (20, 10, 19).  Exact ε of the halting index (simulated, 4·10⁵ runs):
+#: honest (k, a, b) = (10, 2, 9) 0.88 of the claimed 1, (20, 10, 19) 0.83; with the query noise
+#: at Lap(2Δ/ε) instead of Lap(4Δ/ε), 1.41 and 1.0.
+AT_QUICK = ((10, 2.0, 9), (5, 0.0, 4), (20, 4.0, 19), (20, 10.0, 19))
+AT_FULL = tuple((k, a, b) for k in (2, 3, 5, 10, 20) for a in (0.0, 2.0, 4.0, 8.0, 16.0)
+                for b in sorted({1, min(2, k - 1), k - 1}) if (k, a, b) not in AT_QUICK)
+#: Runs per side of the pilot that turns a halting index into its estimated log-likelihood
+#: ratio (the score); fixed seed, the same on both sides, so the score is one fixed function.
+_AT_PILOT = 50_000
 
 
-def _at_release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
-    k, A, s = AT["k"], AT["A"], AT["sens"]
-    q = np.r_[np.full(k - 1, -A), 0.0] + (np.r_[np.full(k - 1, s), -s] if side else 0.0)
-    out = np.empty(trials)
-    for r in range(trials):
-        at = ul.AboveThreshold(AT["threshold"], AT["epsilon"] / 2.0, s, rng)
-        idx = k
-        for t in range(k):
-            if at.fires(q[t]):
-                idx = t
-                break
-        out[r] = -abs(idx - (k - 1))          # 0 iff it fires exactly at the last query
-    return out
+class _Batch:
+    """A stand-in generator whose ``laplace(loc, scale)`` returns ``n`` independent draws: the
+    unmodified :class:`AboveThreshold` then runs ``n`` independent instances at once (it only
+    compares and adds, elementwise).  Queries after an instance halts are ignored, which leaves
+    the law of the halting index unchanged (their draws are independent of the earlier ones)."""
+
+    def __init__(self, rng: np.random.Generator, n: int):
+        self.rng, self.n = rng, n
+
+    def laplace(self, loc: float = 0.0, scale: float = 1.0) -> np.ndarray:
+        return self.rng.laplace(loc, scale, self.n)
+
+
+def at_queries(k: int, a: float, b: int, side: int) -> np.ndarray:
+    """The query answers of sequence (k, a, b) on D (side 0) or D′ (side 1)."""
+    q = np.r_[np.full(b, -a), np.zeros(k - b)] + AT["threshold"]
+    if side:
+        q = q + np.r_[np.full(b, AT["sens"]), np.full(k - b, -AT["sens"])]
+    return q
+
+
+def at_halting_index(q: np.ndarray, rng: np.random.Generator, trials: int) -> np.ndarray:
+    """Halting index (k when it never fires) of ``trials`` runs of ``ul.AboveThreshold`` (looked
+    up at call time, so a mutant reaches it) on the query answers ``q``."""
+    at = ul.AboveThreshold(AT["threshold"], AT["epsilon"] / 2.0, AT["sens"], _Batch(rng, trials))
+    idx = np.full(trials, q.size)
+    halted = np.zeros(trials, dtype=bool)
+    for t, qt in enumerate(q):
+        fired = np.asarray(at.fires(qt), dtype=bool) & ~halted
+        idx[fired] = t
+        halted |= fired
+    return idx
+
+
+def _at_release(k: int, a: float, b: int):
+    def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+        # score = log-ratio of the halting index's frequencies in a fixed-seed pilot (add-½):
+        # the likelihood-ratio order of the outcomes, so {score ≥ τ} are the best sets
+        pilot = np.random.Generator(np.random.PCG64(np.random.SeedSequence([k, int(a * 8), b, 77])))
+        c = [np.bincount(at_halting_index(at_queries(k, a, b, s), pilot, _AT_PILOT),
+                         minlength=k + 1) + 0.5 for s in (0, 1)]
+        lr = np.log(c[1] / c[0])
+        return lr[at_halting_index(at_queries(k, a, b, side), rng, trials)]
+    return release
+
+
+def _at_label(k: int, a: float, b: int) -> str:
+    return f"k={k} a={a:g} b={b}"
 
 
 _RELATION = "user-replace"
@@ -285,10 +330,21 @@ register_audit(AuditTarget(
     name="userlevel.above_threshold", paper="userlevel",
     algorithm="algorithms.user_level_sco.AboveThreshold (Algorithm 4) at Algorithm 2's "
               "sensitivity 2 and budget ε/2", relation=_RELATION, delta=ALG3["delta"],
-    claimed_epsilon=lambda: AT["epsilon"] / 2.0, release=_at_release, view="mechanism",
-    trials=20_000,
-    note="19 queries 10 below the threshold then one at it; D′ moves each by the score "
-         "sensitivity 2 (up, then down); score = fires exactly at the last query"))
+    claimed_epsilon=lambda: AT["epsilon"] / 2.0,
+    candidates={_at_label(*c): _at_release(*c) for c in AT_QUICK},
+    full_candidates={_at_label(*c): _at_release(*c) for c in AT_FULL},
+    view="mechanism", trials=200_000, search_trials=20_000, reference="laplace",
+    note="query sequences searched: b queries a below the threshold then k − b at it; D′ moves "
+         "each by the sensitivity 2 (the first b up, the rest down); score = the halting "
+         "index's pilot log-likelihood ratio"))
+register_audit(AuditTarget(
+    name="userlevel.above_threshold.query_noise_slip", paper="userlevel",
+    algorithm="AboveThreshold drawing its query noise from Lap(2Δ/ε) instead of Lap(4Δ/ε)",
+    relation=_RELATION, delta=ALG3["delta"], claimed_epsilon=lambda: AT["epsilon"] / 2.0,
+    candidates={_at_label(*c): with_mutant("userlevel.above_threshold.query_noise_slip",
+                                           _at_release(*c)) for c in AT_QUICK},
+    view="mechanism", trials=200_000, search_trials=20_000, reference="laplace",
+    expect="broken", note="as userlevel.above_threshold"))
 
 # --- broken controls (the registered mutants, applied inside the release only) ----------------
 for _name, _rel, _trials, _claim, _what in (
@@ -438,6 +494,34 @@ def _baseline_add_remove(orig):
         return tau, [dataclasses.replace(p, sensitivity=p.sensitivity / 2.0,
                                          sigma_i=p.sigma_i / 2.0) for p in phases]
     return schedule
+
+
+def _at_query_noise(factor: float):
+    """make(orig) for the AboveThreshold class: a subclass whose query noise scale is
+    ``factor``·sens/ε (the algorithm's is 4·sens/ε), all else unchanged."""
+    def make(orig):
+        class Slipped(orig):
+            def fires(self, query: float) -> bool:
+                self.queries += 1
+                noisy = float(query) + self.rng.laplace(0.0, factor * self.sensitivity
+                                                        / self.epsilon)
+                return noisy < self.noisy_threshold if self.below else \
+                    noisy >= self.noisy_threshold
+        return Slipped
+    return make
+
+
+def _at_threshold_noise(factor: float):
+    """make(orig) for the AboveThreshold class: threshold noise Lap(factor·sens/ε) (the
+    algorithm's is 2·sens/ε): drawn again from the same generator, replacing the first."""
+    def make(orig):
+        class Slipped(orig):
+            def __init__(self, threshold, epsilon, sensitivity, rng, **kw):
+                super().__init__(threshold, epsilon, sensitivity, rng, **kw)
+                self.noisy_threshold = float(threshold) + rng.laplace(
+                    0.0, factor * self.sensitivity / self.epsilon)
+        return Slipped
+    return make
 
 
 _KEEP_ALL = Patch(_OUT, "keep_probabilities", lambda orig: (lambda h, K: np.ones(np.shape(h))))
@@ -644,3 +728,13 @@ def random_search(K: int, configs: int, draws: int, zeta: float, seed: int = 0) 
         worst_old = max(worst_old, float(np.mean(mv > old)))
         ratio = max(ratio, float(mv.max() / bound))
     return {"pairs": used, "worst_new": worst_new, "worst_old": worst_old, "max_ratio": ratio}
+register_mutant(Mutant(
+    "userlevel.above_threshold.query_noise_slip", "userlevel",
+    "AboveThreshold's query noise Lap(2Δ/ε) instead of Lap(4Δ/ε)",
+    (Patch(_A3, "AboveThreshold", _at_query_noise(2.0)),),
+    audits=("userlevel.above_threshold",)))
+register_mutant(Mutant(
+    "userlevel.above_threshold.threshold_noise_slip", "userlevel",
+    "AboveThreshold's threshold noise Lap(Δ/ε) instead of Lap(2Δ/ε)",
+    (Patch(_A3, "AboveThreshold", _at_threshold_noise(1.0)),),
+    audits=("userlevel.above_threshold",)))

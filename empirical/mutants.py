@@ -384,6 +384,12 @@ register_mutant(Mutant(
     experiments=_SPIDER, audits=("kl.spider.stepwise",),
     tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",)))
 register_mutant(Mutant(
+    "kl.spider.difference_noise_removed", "kl",
+    "Spider adds no noise to its difference releases (accounting unchanged)",
+    (Patch(_KL, "_spider_update",
+           lambda orig: (lambda est, G_new, G_old, noise: orig(est, G_new, G_old, 0.0 * noise))),),
+    experiments=_SPIDER, audits=("kl.spider.stepwise",)))
+register_mutant(Mutant(
     "kl.spider.noise_doubled", "kl", "Spider draws twice the noise it reports",
     (Patch(_KL, "_draw", _scaled(lambda z: 2.0)),),
     experiments=_SPIDER,
