@@ -477,7 +477,8 @@ def _wrap_run(noise_factor: float = 1.0, drop_lam: bool = False):
 
 _MECH = ("kan.mechanism.tight.cyclic", "kan.mechanism.tight.fresh", "kan.e2e.tight.stepwise")
 KAN_MUTANTS = ("kan.sensitivity_ignores_lambda", "kan.noise_halved", "kan.lambda_dropped",
-               "kan.accountant_off_by_2", "kan.tight_replace_factor_dropped")
+               "kan.accountant_off_by_2", "kan.tight_replace_factor_dropped",
+               "kan.tight_steps_halved", "kan.noise_removed")
 
 register_mutant(Mutant(
     "kan.sensitivity_ignores_lambda", "kan",
@@ -532,4 +533,17 @@ register_mutant(Mutant(
     "kan.tight_replace_factor_dropped", "kan",
     "the tight replace-one accountant for fresh batches drops replace-one's ×2 (κ halved)",
     (Patch(_PRIV, "tight_epsilon", _replace_factor_dropped),),
-    audits=("kan.mechanism.tight_replace.fresh",)))
+    audits=("kan.mechanism.tight_replace.fresh",), bug_class="relation factor slipped"))
+register_mutant(Mutant(
+    "kan.tight_steps_halved", "kan",
+    "the tight accountant prices half the releases (κ calibrated for them)",
+    (Patch(_PRIV, "tight_epsilon",
+           lambda orig: (lambda noise_multiplier, **kw: orig(
+               noise_multiplier, **dict(kw, steps=max(1, kw["steps"] // 2))))),),
+    # 10⁶ runs: at the target's 2·10⁵ the audit's ε_lo (3.9) stayed just below the claim (4)
+    audits=("kan.mechanism.tight.cyclic",), audit_trials=1_000_000,
+    bug_class="composition count halved"))
+register_mutant(Mutant(
+    "kan.noise_removed", "kan", "dp_sgd_correlated adds no noise (reports κ)",
+    (Patch(_ALG, "dp_sgd_correlated", _wrap_run(noise_factor=1e-12)),),
+    audits=("kan.e2e.tight.stepwise",), bug_class="noise omitted"))

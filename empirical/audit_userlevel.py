@@ -282,15 +282,27 @@ def at_halting_index(q: np.ndarray, rng: np.random.Generator, trials: int) -> np
     return idx
 
 
+#: Pilot log-ratios by (AboveThreshold class, sequence): a mutant's class is a new object, so
+#: it never reuses the honest class's pilot.
+_AT_PILOTS: dict = {}
+
+
+def _at_pilot(k: int, a: float, b: int) -> np.ndarray:
+    key = (ul.AboveThreshold, k, a, b)
+    if key not in _AT_PILOTS:
+        pilot = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+            [k, int(a * 8), b, 77])))
+        c = [np.bincount(at_halting_index(at_queries(k, a, b, s), pilot, _AT_PILOT),
+                         minlength=k + 1) + 0.5 for s in (0, 1)]
+        _AT_PILOTS[key] = np.log(c[1] / c[0])
+    return _AT_PILOTS[key]
+
+
 def _at_release(k: int, a: float, b: int):
     def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
         # score = log-ratio of the halting index's frequencies in a fixed-seed pilot (add-½):
         # the likelihood-ratio order of the outcomes, so {score ≥ τ} are the best sets
-        pilot = np.random.Generator(np.random.PCG64(np.random.SeedSequence([k, int(a * 8), b, 77])))
-        c = [np.bincount(at_halting_index(at_queries(k, a, b, s), pilot, _AT_PILOT),
-                         minlength=k + 1) + 0.5 for s in (0, 1)]
-        lr = np.log(c[1] / c[0])
-        return lr[at_halting_index(at_queries(k, a, b, side), rng, trials)]
+        return _at_pilot(k, a, b)[at_halting_index(at_queries(k, a, b, side), rng, trials)]
     return release
 
 
@@ -333,7 +345,7 @@ register_audit(AuditTarget(
     claimed_epsilon=lambda: AT["epsilon"] / 2.0,
     candidates={_at_label(*c): _at_release(*c) for c in AT_QUICK},
     full_candidates={_at_label(*c): _at_release(*c) for c in AT_FULL},
-    view="mechanism", trials=200_000, search_trials=20_000, reference="laplace",
+    view="mechanism", trials=400_000, search_trials=100_000, reference="laplace",
     note="query sequences searched: b queries a below the threshold then k − b at it; D′ moves "
          "each by the sensitivity 2 (the first b up, the rest down); score = the halting "
          "index's pilot log-likelihood ratio"))
@@ -343,7 +355,7 @@ register_audit(AuditTarget(
     relation=_RELATION, delta=ALG3["delta"], claimed_epsilon=lambda: AT["epsilon"] / 2.0,
     candidates={_at_label(*c): with_mutant("userlevel.above_threshold.query_noise_slip",
                                            _at_release(*c)) for c in AT_QUICK},
-    view="mechanism", trials=200_000, search_trials=20_000, reference="laplace",
+    view="mechanism", trials=400_000, search_trials=100_000, reference="laplace",
     expect="broken", note="as userlevel.above_threshold"))
 
 # --- broken controls (the registered mutants, applied inside the release only) ----------------
@@ -732,9 +744,53 @@ register_mutant(Mutant(
     "userlevel.above_threshold.query_noise_slip", "userlevel",
     "AboveThreshold's query noise Lap(2Δ/ε) instead of Lap(4Δ/ε)",
     (Patch(_A3, "AboveThreshold", _at_query_noise(2.0)),),
-    audits=("userlevel.above_threshold",)))
+    audits=("userlevel.above_threshold",), bug_class="AboveThreshold noise slip"))
 register_mutant(Mutant(
     "userlevel.above_threshold.threshold_noise_slip", "userlevel",
     "AboveThreshold's threshold noise Lap(Δ/ε) instead of Lap(2Δ/ε)",
     (Patch(_A3, "AboveThreshold", _at_threshold_noise(1.0)),),
-    audits=("userlevel.above_threshold",)))
+    audits=("userlevel.above_threshold",), bug_class="AboveThreshold noise slip"))
+register_mutant(Mutant(
+    "userlevel.above_threshold.query_noise_removed", "userlevel",
+    "AboveThreshold's queries carry no noise",
+    (Patch(_A3, "AboveThreshold", _at_query_noise(0.0)),),
+    audits=("userlevel.above_threshold",), bug_class="noise omitted"))
+register_mutant(Mutant(
+    "userlevel.above_threshold.threshold_noise_removed", "userlevel",
+    "AboveThreshold's threshold carries no noise",
+    (Patch(_A3, "AboveThreshold", _at_threshold_noise(0.0)),),
+    audits=("userlevel.above_threshold",), bug_class="noise omitted"))
+register_mutant(Mutant(
+    "userlevel.accountant_count_halved", "userlevel",
+    "the user-level Gaussian accountant composes half the releases (noise calibrated to it)",
+    (Patch(_ACC, "gaussian_epsilon",
+           lambda orig: (lambda z, count, *a, **k: orig(z, max(1, count // 2), *a, **k))),),
+    audits=("userlevel.item_level_baseline.stepwise",), bug_class="composition count halved"))
+
+
+def _last_iterate(orig):
+    """make(orig) for sgd_average_iterates: the last iterate x_T instead of the average (the
+    same pass: one permutation per chain, projected steps)."""
+    def last(data, groups, eta, x0, rng):
+        groups = np.asarray(groups, dtype=np.intp)
+        Cg, N = groups.shape
+        T = N * data.m
+        order = np.argsort(rng.random((Cg, T)), axis=1)
+        users = np.take_along_axis(np.repeat(groups, data.m, axis=1), order, axis=1)
+        items = np.take_along_axis(np.tile(np.arange(data.m), (Cg, N)), order, axis=1)
+        X = np.broadcast_to(np.asarray(x0, dtype=float), (Cg, data.d)).copy()
+        for t in range(T):
+            X = data.project(X - eta * data.item_gradients(X, users[:, t], items[:, t]))
+        return X
+    return last
+
+
+register_mutant(Mutant(
+    "userlevel.alg1.averaging_skipped", "userlevel",
+    "Algorithm 1's SGD returns its last iterate instead of the average",
+    (Patch(_A1, "sgd_average_iterates", _last_iterate),),
+    experiments=("userlevel.lem23.T",), bug_class="averaging skipped",
+    verify_note="verify, not an audit (privacy unchanged: the average is post-processing of the "
+                "group's SGD, and outlier removal bounds either): the last iterate's distance is "
+                "√3 × η√(2T/3); caught by a level band at that exact constant, missed by the "
+                "present [0.07, 0.3] band"))

@@ -38,7 +38,7 @@ if __name__ == "__main__":  # pragma: no cover
 
 __all__ = ["Patch", "Mutant", "register_mutant", "mutants", "get_mutant", "applied",
            "with_mutant", "scaled_result", "run_mutant", "run_all", "format_mutant_table",
-           "run_cli"]
+           "run_cli", "CLASSES", "audit_catches"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,10 @@ class Mutant:
     audits: tuple[str, ...] = ()
     tests: tuple[str, ...] = ()
     audit_trials: int | None = None
+    #: bug class (:data:`CLASSES`)
+    bug_class: str = ""
+    #: when ``verify`` (not an audit) is expected to catch it: which check, and why
+    verify_note: str = ""
 
     def __post_init__(self) -> None:
         if not self.patches:
@@ -73,9 +77,16 @@ class Mutant:
         if not (self.experiments or self.audits or self.tests):
             raise ValueError(f"{self.name}: a mutant must name experiments, audits or tests "
                              "that should catch it")
+        if self.bug_class and self.bug_class not in CLASSES:
+            raise ValueError(f"bug_class must be one of {CLASSES}, got {self.bug_class!r}")
 
 
 _MUTANTS: dict[str, Mutant] = {}
+#: The bug classes the self-test covers.  Privacy and accounting classes (the first four) must be
+#: caught by an audit; "averaging skipped" changes no privacy claim (averaging is
+#: post-processing) and is a rate bug for verify's level checks.
+CLASSES = ("noise omitted", "relation factor slipped", "composition count halved",
+           "AboveThreshold noise slip", "averaging skipped")
 
 
 def register_mutant(m: Mutant) -> Mutant:
@@ -233,6 +244,22 @@ def _run_here(m: Mutant, results: str, audit_trials: int | None) -> dict:
     return report
 
 
+def audit_catches(m: Mutant, *, trials: int | None = None, search: str = "quick") -> dict:
+    """Apply ``m`` in this process and run only its audits: {target: (ε_lo, claimed)} and
+    whether any ε_lo exceeds its claim (the audit half of :func:`run_mutant`, without the
+    subprocess and the experiments; for the privacy classes, which the audits must catch)."""
+    from empirical import audit
+
+    _load()
+    out: dict = {}
+    with applied(m):
+        for name in m.audits:
+            r = audit.run_audit(audit.get_target(name), trials=trials or m.audit_trials,
+                                search=search)
+            out[name] = (r.audited, r.claimed)
+    return {"audits": out, "caught": any(lo > c for lo, c in out.values())}
+
+
 def run_mutant(m: Mutant, *, results: str | None = None, audit_trials: int | None = None,
                timeout: float = 1800) -> dict:
     """Run ``m`` in a fresh subprocess; returns its report (``caught``, ``caught_by``, ...)."""
@@ -338,6 +365,20 @@ def _scaled(factor: Callable[..., float]):
     return make
 
 
+class _CountHalved:
+    """The accounting module as KL sees it, with noise_multiplier_for_zcdp calibrating for half
+    the releases (every other attribute passed through)."""
+
+    def __init__(self, orig):
+        self._orig = orig
+
+    def __getattr__(self, name):
+        return getattr(self._orig, name)
+
+    def noise_multiplier_for_zcdp(self, rho, count, *a, **k):
+        return self._orig.noise_multiplier_for_zcdp(rho, max(1, count // 2), *a, **k)
+
+
 def _const(value):
     return lambda orig: (lambda *a, **k: value)
 
@@ -388,7 +429,15 @@ register_mutant(Mutant(
     "Spider adds no noise to its difference releases (accounting unchanged)",
     (Patch(_KL, "_spider_update",
            lambda orig: (lambda est, G_new, G_old, noise: orig(est, G_new, G_old, 0.0 * noise))),),
-    experiments=_SPIDER, audits=("kl.spider.stepwise",)))
+    audits=("kl.spider.stepwise",), bug_class="noise omitted"))
+register_mutant(Mutant(
+    "kl.noisy_gd.count_halved", "kl",
+    "Algorithm 4 calibrates its noise for (T − 1)/2 releases instead of T − 1",
+    (Patch(_KL, "accounting", lambda orig: _CountHalved(orig), everywhere=False),),
+    experiments=("kl.thm9.n",), audits=("kl.noisy_gd.stepwise",), audit_trials=400_000,
+    bug_class="composition count halved",
+    verify_note="also verify: the rows' spent ρ is dp-accounting's of the noise actually drawn, "
+                "twice the target here, so the privacy columns fail"))
 register_mutant(Mutant(
     "kl.spider.noise_doubled", "kl", "Spider draws twice the noise it reports",
     (Patch(_KL, "_draw", _scaled(lambda z: 2.0)),),

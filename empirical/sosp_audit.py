@@ -530,7 +530,8 @@ register_mutant(Mutant(
     "Algorithm 4 draws its Hessian noise with σ_g (reports σ_h)",
     (Patch(_SELECTION_MOD, "_selection_releases", _hessian_noise_sigma_g),),
     experiments=("sosp.select.d",), audits=("sosp.selection.stepwise",),
-    tests=("tests/test_sosp_audit.py::test_selection_noise_matches_the_theorem",)))
+    tests=("tests/test_sosp_audit.py::test_selection_noise_matches_the_theorem",),
+    bug_class="noise omitted"))
 register_mutant(Mutant(
     "sosp.selection.multiplier_for_T", "sosp",
     "Algorithm 4 calibrates its multiplier for T releases instead of 2T",
@@ -539,4 +540,47 @@ register_mutant(Mutant(
                                                                max(1, releases // 2))),
            everywhere=False),),
     experiments=("sosp.select.d",), audits=("sosp.selection.stepwise",),
-    tests=("tests/test_sosp_audit.py::test_selection_noise_matches_the_theorem",)))
+    tests=("tests/test_sosp_audit.py::test_selection_noise_matches_the_theorem",),
+    bug_class="composition count halved"))
+
+
+def _selection_noise_removed(channel: str):
+    """make(orig) for _selection_releases: one channel's noise omitted, its σ still reported."""
+    def make(orig):
+        def releases(gens, rows, X, n, m, client_grad_hess, sigma_g, sigma_h, observe):
+            def obs(kind, row, answer, sigma, Y, z):
+                observe(kind, row, answer, sigma_h if kind == "hessian" else sigma_g, Y, z)
+            return orig(gens, rows, X, n, m, client_grad_hess,
+                        0.0 if channel == "gradient" else sigma_g,
+                        0.0 if channel == "hessian" else sigma_h,
+                        obs if observe is not None else None)
+        return releases
+    return make
+
+
+for _ch in ("gradient", "hessian"):
+    register_mutant(Mutant(
+        f"sosp.selection.{_ch}_noise_removed", "sosp",
+        f"Algorithm 4 adds no noise to its {_ch} releases (σ still reported)",
+        (Patch(_SELECTION_MOD, "_selection_releases", _selection_noise_removed(_ch)),),
+        audits=("sosp.selection.stepwise",), bug_class="noise omitted"))
+register_mutant(Mutant(
+    "sosp.spider.o1_noise_removed", "sosp",
+    "Ada-DP-SPIDER's O₁ answers carry no noise (10⁻¹² of it: the plan rejects σ₁ = 0; O₂ and "
+    "the plan's z unchanged)",
+    (Patch(_PLAN_MOD, "o1_sensitivity", lambda orig: (lambda G, b: 1e-12 * orig(G, b)),
+           everywhere=False),),
+    audits=("sosp.spider.stepwise",), bug_class="noise omitted"))
+register_mutant(Mutant(
+    "sosp.spider.o2_noise_removed", "sosp",
+    "Ada-DP-SPIDER's O₂ answers carry no noise (10⁻¹² of it; O₁ unchanged)",
+    (Patch(_SPIDER_MOD, "o2_sensitivity",
+           lambda orig: (lambda M, step, b: 1e-12 * orig(M, step, b)), everywhere=False),),
+    audits=("sosp.spider.stepwise",), bug_class="noise omitted"))
+register_mutant(Mutant(
+    "sosp.spider.o1_add_remove", "sosp",
+    "O₁ sensitivity G_s/b1 (add/remove) for the replace-one claim",
+    (Patch(_PLAN_MOD, "o1_sensitivity", lambda orig: (lambda G, b: 0.5 * orig(G, b)),
+           everywhere=False),),
+    audits=("sosp.spider.stepwise",), audit_trials=100_000,
+    bug_class="relation factor slipped"))
