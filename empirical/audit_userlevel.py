@@ -552,7 +552,8 @@ register_mutant(Mutant(
     "userlevel.item_level_baseline.add_remove_sensitivity", "userlevel",
     "the item-level baseline calibrates its noise to the add/remove sensitivity L/K_i",
     (Patch(_A3, "alg3_schedule", _baseline_add_remove),),
-    audits=("userlevel.item_level_baseline.stepwise",)))
+    audits=("userlevel.item_level_baseline.stepwise",),
+    bug_class="relation factor slipped"))
 register_mutant(Mutant(
     "userlevel.alg3.no_outlier_removal", "userlevel",
     "outlier removal keeps every user (noise still calibrated to the concentrated sensitivity)",
@@ -570,7 +571,8 @@ register_mutant(Mutant(
     "userlevel.alg3.noise_removed", "userlevel",
     "Algorithms 1 and 2 add no Gaussian noise (accounting unchanged)",
     (Patch(_ACC, "gaussian_noise", scaled_result(0.0)),),
-    experiments=_ALG3_RISK, audits=("userlevel.alg3.stepwise",), tests=_NOISE_TESTS))
+    experiments=_ALG3_RISK, audits=("userlevel.alg3.stepwise",), tests=_NOISE_TESTS,
+    bug_class="noise omitted"))
 register_mutant(Mutant(
     "userlevel.alg3.wrong_step_count", "userlevel",
     "Algorithm 3's phases run a third of their T_i steps",

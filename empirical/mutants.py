@@ -401,7 +401,8 @@ register_mutant(Mutant(
     "KL algorithms use the add/remove sensitivity L0/n for their replace-one claim",
     (Patch(_KL, "mean_gradient_sensitivity",
            lambda orig: (lambda L, n, relation=None: orig(L, n) / 2.0), everywhere=False),),
-    experiments=_THM9, audits=("kl.noisy_gd.stepwise",)))
+    experiments=_THM9, audits=("kl.noisy_gd.stepwise",),
+    bug_class="relation factor slipped"))
 register_mutant(Mutant(
     "kl.noisy_gd.wrong_step_count", "kl", "Algorithm 4 runs 20 steps instead of Theorem 9's T",
     (Patch(_KL, "noisy_gd_steps", _const(20)),),
@@ -409,7 +410,8 @@ register_mutant(Mutant(
 register_mutant(Mutant(
     "kl.noisy_gd.noise_removed", "kl", "Algorithm 4 adds no noise (accounting unchanged)",
     (Patch(_KL, "_noise_block", _scaled(lambda z: 0.0)),),
-    experiments=("kl.thm9.n",), audits=("kl.noisy_gd.stepwise",)))
+    experiments=("kl.thm9.n",), audits=("kl.noisy_gd.stepwise",),
+    bug_class="noise omitted"))
 register_mutant(Mutant(
     "kl.noisy_gd.projection_removed", "kl", "Algorithm 4 never projects onto its ball",
     (Patch(_KL, "project_ball", lambda orig: (lambda w, c, r: w), everywhere=False),),
@@ -423,7 +425,8 @@ register_mutant(Mutant(
     "kl.spider.noise_removed", "kl", "Spider adds no noise (accounting unchanged)",
     (Patch(_KL, "_draw", _scaled(lambda z: 0.0)),),
     experiments=_SPIDER, audits=("kl.spider.stepwise",),
-    tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",)))
+    tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",),
+    bug_class="noise omitted"))
 register_mutant(Mutant(
     "kl.spider.difference_noise_removed", "kl",
     "Spider adds no noise to its difference releases (accounting unchanged)",

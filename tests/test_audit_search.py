@@ -86,17 +86,18 @@ def test_full_search_adds_candidates_and_runs():
 def test_above_threshold_search_catches_the_query_noise_slip():
     from empirical import audit_userlevel as au
 
-    honest = audit.run_audit(audit.get_target("userlevel.above_threshold"))
+    t = audit.get_target("userlevel.above_threshold")
+    honest = audit.run_audit(t, trials=200_000)
     assert honest.verdict == "OK" and len(honest.search) == len(au.AT_QUICK)
     assert honest.power is not None and not honest.low_power      # Laplace reference
-    bug = audit.run_audit(audit.get_target("userlevel.above_threshold.query_noise_slip"))
-    assert bug.verdict == "CAUGHT", (bug.audited, bug.search)
-    # the former fixed sequence (20 queries 10 below, then one at the threshold) does not show
-    # it: the bug's exact ε there is ≈ 1.0, the claim
-    fixed = au._at_label(20, 10.0, 19)
-    t = audit.get_target("userlevel.above_threshold.query_noise_slip")
-    alone = audit.run_audit(dataclasses.replace(t, name="x.fixed", candidates={
-        fixed: t.candidates[fixed]}))
+    with mutants.applied(mutants.get_mutant("userlevel.above_threshold.query_noise_slip")):
+        bug = audit.run_audit(t, trials=200_000)
+        # the former fixed sequence (20 queries 10 below, then one at the threshold) does not
+        # show it: the bug's exact ε there is ≈ 1.0, the claim
+        fixed = au._at_label(20, 10.0, 19)
+        alone = audit.run_audit(dataclasses.replace(t, name="x.fixed", candidates={
+            fixed: t.candidates[fixed]}), trials=200_000)
+    assert bug.audited > bug.claimed, (bug.audited, bug.search)
     assert alone.audited <= alone.claimed < bug.audited
 
 
@@ -142,7 +143,7 @@ def test_spider_difference_noise_removed_is_caught_only_through_the_difference_c
     assert bug.verdict == "CAUGHT", bug.audited
     with mutants.applied(mutants.get_mutant(name)):
         old = audit.run_audit(dataclasses.replace(t, name="x.old", candidates={
-            k: t.candidates[k] for k in ("full releases", "all releases")}), trials=1_000)
+            k: t.candidates[k] for k in ("full releases", "all releases")}), trials=600)
     # the linear canary's gradient differences are 0 on both sides: blind to this bug
     assert old.audited <= old.claimed
 
