@@ -214,21 +214,24 @@ def test_every_bug_class_has_mutants_in_several_papers():
             assert m.verify_note and m.experiments
 
 
-_FAST = ["kl.spider.difference_noise_removed", "userlevel.above_threshold.query_noise_slip",
-         "userlevel.above_threshold.query_noise_removed",
-         "userlevel.above_threshold.threshold_noise_removed", "sosp.spider.o2_noise_removed",
-         "kan.noise_removed"]
+# (mutant, runs per side): a release without noise separates the sides completely, so a few
+# hundred runs certify far more than the claim; the slip needs the target's own count
+_FAST = {"userlevel.above_threshold.query_noise_slip": None,
+         "userlevel.above_threshold.query_noise_removed": 2_000,
+         "userlevel.above_threshold.threshold_noise_removed": None,
+         "sosp.spider.o2_noise_removed": 1_000, "kan.noise_removed": 1_000}
 
 
-@pytest.mark.parametrize("name", _FAST)
-def test_privacy_mutant_is_caught_by_its_audit(name):
-    r = mutants.audit_catches(mutants.get_mutant(name))
+@pytest.mark.parametrize("name,trials", _FAST.items())
+def test_privacy_mutant_is_caught_by_its_audit(name, trials):
+    r = mutants.audit_catches(mutants.get_mutant(name), trials=trials)
     assert r["caught"], r
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [m.name for m in mutants.mutants()
                                   if m.bug_class in _AUDIT_CLASSES and m.name not in _FAST])
+# (kl.spider.difference_noise_removed runs in the default set above, with its canary check)
 def test_privacy_mutant_is_caught_by_its_audit_slow(name):
     r = mutants.audit_catches(mutants.get_mutant(name))
     assert r["caught"], r
