@@ -340,7 +340,7 @@ register_audit(AuditTarget(
               f"δ = {_SELA['delta']:g})", relation="replace-one",
     delta=_SELA["delta"], claimed_epsilon=lambda: _SELA["epsilon"],
     candidates={k: _selection_searched_release(v) for k, v in _SEL_CHANNELS.items()},
-    view="stepwise", trials=40_000, search_trials=4_000, exact_epsilon=_selection_searched_exact,
+    view="stepwise", trials=40_000, search_trials=2_000, exact_epsilon=_selection_searched_exact,
     note="canary searched: gradient ±G_s·e₁ only, Hessian ±M_s·I only, or both (each bound "
          "attained); channels weighted by their noise measured on a calibration run, not by the "
          "σ the algorithm reports; the other held-out records are zero"))
