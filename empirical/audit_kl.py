@@ -12,7 +12,10 @@ Gaussian releases with a known shift).
 
 * ``kl.noisy_gd.{stepwise,final}``: Algorithm 4's T − 1 noisy gradients, or its averaged output;
 * ``kl.spider.stepwise``: Algorithm 1's releases (noisy full gradients and Spider estimates);
-  the statistic is searched for between the full releases alone and all releases;
+  searched between the full releases alone, all releases, and the difference channel with a
+  curvature canary (:class:`CanaryCurved`: the linear canary's gradient differences are 0 on
+  both sides, so only a record with curvature ∓L1 moves the difference queries, by their
+  sensitivity 2L1‖Δw‖/n), weighted by the difference noise measured on a calibration run;
 * ``kl.adaptive.stepwise``: Algorithm 3's noisy gradients (data-dependent σ_t, privacy filter);
 * ``kl.proximal_point.final``: Algorithm 2's output (noisy GD inner solver, T rounds);
 * controls that must be CAUGHT: Spider without its correction, Algorithm 4 with the add/remove
@@ -35,7 +38,7 @@ from algorithms.base import Problem
 from empirical.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
 from empirical.mutants import with_mutant
 
-__all__ = ["CanaryLinear", "canary_pair", "RHO", "DELTA"]
+__all__ = ["CanaryLinear", "canary_pair", "CanaryCurved", "curved_pair", "RHO", "DELTA"]
 
 RHO = 0.125          # μ = √(2ρ) = 1/2: ε(1e-5) ≈ 2 exact; a bug halving σ doubles μ (ε ≈ 4.4)
 DELTA = 1e-5

@@ -28,8 +28,8 @@ phase-1 noisy gradients (the canary is in every minibatch: K_1 = n_1; later phas
 post-process phase 1's output).  The item-level baseline (footnote 3; ``item_level_baseline``,
 Algorithm 3 without outlier removal at Δ = 2L/K_i) is scored the same way with the extreme
 canary, which moves each of its phase-1 releases by exactly that sensitivity.  Algorithm 1
-(final = its one release): x[0] after one phase whose groups are single users.  AboveThreshold (mechanism): the halting index on a query
-sequence designed so that one index carries most of the privacy loss.
+(final = its one release): x[0] after one phase whose groups are single users.  AboveThreshold (mechanism): the halting index's
+pilot log-likelihood ratio, on query sequences searched (:data:`AT_QUICK`, :data:`AT_FULL`).
 """
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ from empirical import user_level_sensitivity as uls
 from empirical.audit import AuditTarget, exact_gaussian_epsilon, register_audit
 from empirical.mutants import Mutant, Patch, register_mutant, scaled_result, with_mutant
 
-__all__ = ["CanaryUsers", "ALG3", "ALG1", "independent_multiplier", "independent_epsilon",
+__all__ = ["CanaryUsers", "ALG3", "ALG1", "AT", "AT_QUICK", "AT_FULL", "at_queries",
+           "at_halting_index", "independent_multiplier", "independent_epsilon",
            "measure_alg3_noise", "measure_alg1_noise",
            "three_group_tail", "corrected_bound_units", "coupled_moves", "random_search"]
 

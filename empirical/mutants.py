@@ -293,7 +293,10 @@ def format_mutant_table(reports: Sequence[dict]) -> str:
     for r in reports:
         m = _MUTANTS.get(r["mutant"])
         lines.append(f"{r['mutant']:<44} {'CAUGHT' if r['caught'] else 'MISSED'}  "
-                     f"({r.get('seconds', 0):.0f}s)  {m.description if m else ''}")
+                     f"({r.get('seconds', 0):.0f}s)  {m.description if m else ''}"
+                     + (f"  [{m.bug_class}]" if m and m.bug_class else ""))
+        if m and m.verify_note:
+            lines.append(f"    expected catcher: {m.verify_note}")
         for c in r.get("caught_by", []):
             lines.append(f"    caught by {c}")
         if r.get("error"):
@@ -465,7 +468,7 @@ def _main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.list:
         for m in mutants(a.mutant or None):
-            print(f"{m.name:<44} {m.paper:<10} {m.description}")
+            print(f"{m.name:<44} {m.paper:<10} {m.bug_class or '-':<26} {m.description}")
         return 0
     if a.one:
         rep = _run_here(get_mutant(a.one), a.results or tempfile.mkdtemp(), a.audit_trials)
