@@ -48,6 +48,8 @@ from empirical.runner import ResultWriteError, check_writable, results_dir
 
 __all__ = ["AuditTarget", "AuditResult", "RELATIONS", "register_audit", "targets", "get_target",
            "select_registered", "run_audit", "epsilon_lower_bound", "exact_gaussian_epsilon",
+           "reference_power", "gaussian_mu_for_epsilon", "laplace_shift_for_epsilon", "POWER_FLAG",
+           "SEARCHES",
            "clopper_pearson", "spawn_rows",
            "add_arguments", "run_cli", "format_audit_table", "store_result", "load_audits"]
 
@@ -55,6 +57,12 @@ __all__ = ["AuditTarget", "AuditResult", "RELATIONS", "register_audit", "targets
 RELATIONS = ("replace-one", "add-remove", "zero-out", "user-replace", "user-add-remove")
 _VIEWS = ("final", "stepwise", "mechanism")
 _EXPECT = ("private", "broken")
+_REFERENCES = ("gaussian", "laplace")
+#: Search settings: ``quick`` (tests, default) tries a target's ``candidates``; ``full`` adds its
+#: ``full_candidates`` and runs ``full_trials`` per side.
+SEARCHES = ("quick", "full")
+#: An audit whose power (:func:`reference_power`) is below this is flagged LOW POWER.
+POWER_FLAG = 0.7
 
 ReleaseFn = Callable[[int, np.random.Generator, int], np.ndarray]
 
@@ -179,6 +187,12 @@ class AuditTarget:
     exact_epsilon: Callable[[], float] | None = None
     min_fraction: float | None = None
     note: str = ""
+    #: extra candidates tried only under ``search="full"`` (``dprates audit --search full``)
+    full_candidates: Mapping[str, ReleaseFn] | None = None
+    #: runs per side under ``search="full"`` (default: ``trials``)
+    full_trials: int | None = None
+    #: shape of the power reference (:func:`reference_power`): "gaussian" or "laplace"
+    reference: str = "gaussian"
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
@@ -193,6 +207,12 @@ class AuditTarget:
             raise ValueError("candidates must be non-empty")
         check_open_interval("delta", self.delta, 0.0, 1.0)
         check_int("trials", self.trials, minimum=8)
+        if self.reference not in _REFERENCES:
+            raise ValueError(f"reference must be one of {_REFERENCES}, got {self.reference!r}")
+        if self.full_candidates is not None and self.candidates is None:
+            raise ValueError("full_candidates needs candidates")
+        if self.full_trials is not None:
+            check_int("full_trials", self.full_trials, minimum=8)
         if self.min_fraction is not None:
             check_open_interval("min_fraction", self.min_fraction, 0.0, 1.0)
             if self.exact_epsilon is None:
@@ -212,6 +232,13 @@ class AuditResult:
     seconds: float
     search: dict = field(default_factory=dict)
     block: int = 50_000          # runs per seeded block (part of how the runs were seeded)
+    power: float | None = None   # fraction of the exact ε certified on the reference mechanism
+    setting: str = "quick"       # the search setting (SEARCHES)
+
+    @property
+    def low_power(self) -> bool:
+        """Power below :data:`POWER_FLAG`: an ε_lo far below the claim is weak evidence."""
+        return self.power is not None and self.power < POWER_FLAG
 
     @property
     def audited(self) -> float:
@@ -309,25 +336,32 @@ def _scores(target: AuditTarget, fn: ReleaseFn, label: str, side: int, trials: i
 
 
 def run_audit(target: AuditTarget, *, trials: int | None = None, alpha: float = 0.05,
-              block: int = 50_000) -> AuditResult:
-    """Audit ``target``: optional pair search on independent seeds, then the main audit."""
+              block: int = 50_000, search: str = "quick") -> AuditResult:
+    """Audit ``target``: a search over its candidate pairs, query sequences or statistics on
+    independent seeds (``search="full"`` adds ``full_candidates`` and runs ``full_trials``),
+    then the main audit on fresh seeds, and its power (:func:`reference_power`)."""
     t0 = time.perf_counter()
-    trials = check_int("trials", trials if trials is not None else target.trials,
-                       minimum=MIN_TRIALS)
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+    default = target.full_trials if search == "full" and target.full_trials else target.trials
+    trials = check_int("trials", trials if trials is not None else default, minimum=MIN_TRIALS)
     if trials > MAX_TRIALS:
         raise ValueError(f"trials must be an integer in [{MIN_TRIALS}, {MAX_TRIALS}], "
                          f"got {trials!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    search = {}
+    found = {}
     if target.candidates is not None:
-        for label, fn in target.candidates.items():
+        cands = dict(target.candidates)
+        if search == "full" and target.full_candidates:
+            cands.update(target.full_candidates)
+        for label, fn in cands.items():
             m = min(target.search_trials, trials)
             s0 = _scores(target, fn, label, 0, m, "search", block)
             s1 = _scores(target, fn, label, 1, m, "search", block)
-            search[label] = epsilon_lower_bound(s0, s1, target.delta, alpha=alpha).point
-        pair = max(search, key=lambda k: (search[k], k))
-        fn = target.candidates[pair]
+            found[label] = epsilon_lower_bound(s0, s1, target.delta, alpha=alpha).point
+        pair = max(found, key=lambda k: (found[k], k))
+        fn = cands[pair]
     else:
         pair, fn = "given", target.release
     s0 = _scores(target, fn, pair, 0, trials, "audit", block)
@@ -335,6 +369,7 @@ def run_audit(target: AuditTarget, *, trials: int | None = None, alpha: float = 
     bound = epsilon_lower_bound(s0, s1, target.delta, alpha=alpha)
     claimed = float(target.claimed_epsilon())
     exact = float(target.exact_epsilon()) if target.exact_epsilon is not None else None
+    power = reference_power(target, claimed, trials, alpha)
     if target.expect == "broken":
         verdict = "CAUGHT" if bound.epsilon > claimed else "MISSED"
     elif bound.epsilon > claimed:
@@ -344,18 +379,79 @@ def run_audit(target: AuditTarget, *, trials: int | None = None, alpha: float = 
     else:
         verdict = "POWER OK" if target.min_fraction is not None else "OK"
     return AuditResult(target, claimed, bound, alpha, trials, pair, exact, verdict,
-                       time.perf_counter() - t0, search, block)
+                       time.perf_counter() - t0, found, block, power, search)
+
+
+# =============================================================================================
+# power: the same audit on a reference mechanism whose exact ε is the claim
+# =============================================================================================
+def _shift_for_epsilon(loss: Callable[[float], Any], epsilon: float, delta: float,
+                       lo: float) -> float:
+    """The shift s ≥ lo with δ(ε) of ``loss(s)`` (a dp-accounting privacy loss) equal to δ:
+    δ(ε) grows with the shift, so Brent on [lo, hi]."""
+    from scipy.optimize import brentq
+
+    f = lambda s: loss(s).get_delta_for_epsilon(epsilon) - delta  # noqa: E731
+    hi = max(2.0 * lo, 1.0)
+    while f(hi) < 0:
+        hi *= 2.0
+    return float(brentq(f, lo, hi, xtol=1e-12))
+
+
+def gaussian_mu_for_epsilon(epsilon: float, delta: float) -> float:
+    """μ with ε(δ) of N(0, 1) vs N(μ, 1) equal to ``epsilon`` (dp-accounting's Gaussian privacy
+    loss, inverted by Brent)."""
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    epsilon = check_open_interval("epsilon", epsilon, 0.0, math.inf)
+    return _shift_for_epsilon(lambda m: plm.GaussianPrivacyLoss(1.0, sensitivity=m),
+                              epsilon, delta, 1e-9)
+
+
+def laplace_shift_for_epsilon(epsilon: float, delta: float) -> float:
+    """s with ε(δ) of Lap(0, 1) vs Lap(s, 1) equal to ``epsilon`` (s ≥ ε: pure ε = s)."""
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    epsilon = check_open_interval("epsilon", epsilon, 0.0, math.inf)
+    return _shift_for_epsilon(lambda m: plm.LaplacePrivacyLoss(1.0, sensitivity=m),
+                              epsilon, delta, epsilon)
+
+
+def reference_power(target: AuditTarget, claimed: float, trials: int,
+                    alpha: float = 0.05) -> float | None:
+    """The audit's power: the fraction of the exact ε(δ) that :func:`epsilon_lower_bound`, with
+    ``trials`` runs per side at ``alpha``, certifies on a reference mechanism whose exact ε(δ) is
+    ``claimed`` — a correctly calibrated Gaussian (N(0,1) vs N(μ,1), the likelihood-ratio score
+    of any Gaussian release sequence reduces to it) or Laplace (Lap(0,1) vs Lap(s,1), ε(δ) =
+    claimed) as ``target.reference`` says.  It states what this many runs can show at this δ:
+    an honest audit reaching ε_lo ≈ power × claimed is as strong as the harness allows, and a
+    bug moving the exact ε to E is certain to be caught only if power × E > claimed.  Seeded
+    from the target's name (SeedSequence), so it is reproducible.  None when the claim is not a
+    positive finite number."""
+    if not (math.isfinite(claimed) and claimed > 0):
+        return None
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+        [_h(target.name), _h("reference"), trials])))
+    if target.reference == "gaussian":
+        mu = gaussian_mu_for_epsilon(claimed, target.delta)
+        s0, s1 = rng.standard_normal(trials), mu + rng.standard_normal(trials)
+    else:
+        shift = laplace_shift_for_epsilon(claimed, target.delta)
+        s0, s1 = rng.laplace(0.0, 1.0, trials), shift + rng.laplace(0.0, 1.0, trials)
+    return float(epsilon_lower_bound(s0, s1, target.delta, alpha=alpha).epsilon / claimed)
 
 
 def format_audit_table(results: Sequence[AuditResult]) -> str:
     head = ("target", "relation", "view", "δ", "claimed ε", "audited ε_lo", "ε̂ (point)",
-            "exact ε", "trials/side", "pair", "verdict")
+            "exact ε", "power", "trials/side", "pair", "verdict")
     rows = []
     for r in results:
         t = r.target
         rows.append((t.name + (" [control]" if t.expect == "broken" else ""), t.relation, t.view,
                      f"{t.delta:g}", f"{r.claimed:.3f}", f"{r.audited:.3f}",
                      f"{r.bound.point:.3f}", "-" if r.exact is None else f"{r.exact:.3f}",
+                     "-" if r.power is None else
+                     f"{r.power:.2f}" + (" LOW" if r.low_power else ""),
                      str(r.trials), r.pair, r.verdict))
     widths = [max(len(str(x[i])) for x in [head, *rows]) for i in range(len(head))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
@@ -366,13 +462,16 @@ def format_audit_table(results: Sequence[AuditResult]) -> str:
             "(Clopper–Pearson, threshold chosen on a held-out half). OK: ε_lo ≤ claimed; "
             "VIOLATION: the claim is false; [control] rows are deliberately broken and must be "
             "CAUGHT (ε_lo > claimed); POWER OK/WEAK: ε_lo reaches / misses the stated fraction "
-            "of the exact ε."]
+            "of the exact ε.",
+            f"power: fraction of the exact ε the same audit (runs per side, α, δ) certifies on a "
+            f"correctly calibrated reference mechanism (Gaussian or Laplace) whose exact ε is the "
+            f"claim; LOW below {POWER_FLAG:g} (an OK verdict at low power is weak evidence)."]
     for r in results:
         if r.target.min_fraction is not None:
             out.append(f"  {r.target.name}: ε_lo/exact = {r.audited / r.exact:.2f} "
                        f"(required ≥ {r.target.min_fraction:g})")
         if r.search:
-            out.append(f"  {r.target.name}: pair search (point ε̂): "
+            out.append(f"  {r.target.name}: {r.setting} search (point ε̂): "
                        + ", ".join(f"{k}={v:.2f}" for k, v in r.search.items()))
     return "\n".join(out)
 
@@ -561,6 +660,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: each target's own)")
     parser.add_argument("--alpha", type=_alpha_arg, default=0.05,
                         help="1 − confidence of the lower bounds, in (0, 1) (default 0.05)")
+    parser.add_argument("--search", choices=SEARCHES, default="quick",
+                        help="worst-case search: quick (default; each target's candidate pairs, "
+                             "query sequences and statistics) or full (more candidates and "
+                             "each target's full run count)")
     parser.add_argument("--list", action="store_true", help="list targets and exit")
     parser.add_argument("--mutants", action="store_true",
                         help="run the mutation self-test (slow) instead of the audits")
@@ -600,11 +703,13 @@ def run_cli(args: argparse.Namespace) -> int:
             return 2
     results = []
     for t in sel:
-        r = run_audit(t, trials=args.trials, alpha=args.alpha)
+        r = run_audit(t, trials=args.trials, alpha=args.alpha,
+                      search=getattr(args, "search", "quick"))
         # stored as soon as computed: an interrupted `dprates audit` keeps the finished targets
         where = f", stored {store_result(r, getattr(args, 'results', None))}" if store else ""
-        print(f"[audit] {t.name}: claimed {r.claimed:.3f}, ε_lo {r.audited:.3f} -> {r.verdict} "
-              f"({r.seconds:.1f}s{where})", file=sys.stderr)
+        pw = "" if r.power is None else f", power {r.power:.2f}" + (" LOW" if r.low_power else "")
+        print(f"[audit] {t.name}: claimed {r.claimed:.3f}, ε_lo {r.audited:.3f} -> {r.verdict}"
+              f"{pw} ({r.seconds:.1f}s{where})", file=sys.stderr)
         results.append(r)
     print(format_audit_table(results))
     bad = [r.target.name for r in results if not r.ok]

@@ -95,6 +95,12 @@ PAPER51 = dict(n=64, B=32, T=82, lam=LAM, sampler="fresh")
 EPS51 = 1.0
 #: Theorem 5.4 / D.9: λ = 0, replace-one, fresh batches without replacement (amplified).
 D9 = dict(n=64, B=4, T=82, lam=0.0, sampler="fresh")
+#: The tight replace-one calibration for fresh batches at λ = 0 (dp-accounting's sampled-without-
+#: replacement RDP, the route the Corollary 5.5 sweeps use with calibration_tight), at ε = 4.
+#: B/n = 15/16 and 4 releases: at B/n = 1/16 (or 1/2) the hidden participations make the audit
+#: so weak that even κ/2 stays below the claim (ε_lo 1.6 of 4 at 10⁵ runs, 5.6 of 8 at 2·10⁶);
+#: here the honest κ audits at ≈ 2.6 and κ/2 at ≈ 5.1 (4·10⁵ runs).
+TIGHT_REPLACE = dict(n=16, B=15, T=5, lam=0.0, sampler="fresh")
 #: End-to-end instance (see the module docstring): full batch n = B = 2, 8 releases.
 E2E = dict(n=2, B=2, T=9, lam=LAM, sampler="fresh", eta=1.0, C_clip=1e-3)
 
@@ -374,6 +380,17 @@ def _register() -> None:
         # no exact column: dp-accounting's RDP ε for this κ (epsilon_spent, 4.42 > the claimed 4:
         # KAN-E25) is an upper bound, not the exact ε of the subsampled mechanism
         note="canary +e₁ vs −e₁, participations hidden (amplification needs them hidden)"))
+    ktr = _kappa(TIGHT_REPLACE, "tight", EPS, tight_relation="replace-one")
+    register_audit(AuditTarget(
+        name="kan.mechanism.tight_replace.fresh", paper="kan",
+        algorithm="Alg. 1 releases, λ = 0, fresh B/n = 15/16, 4 steps, κ from "
+                  f"calibrate('tight', tight_relation='replace-one') at ε = {EPS:g}",
+        relation="replace-one", delta=DELTA,
+        claimed_epsilon=lambda: _privacy(TIGHT_REPLACE, "tight", EPS,
+                                         tight_relation="replace-one").epsilon_guarantee,
+        release=_hidden_replace_release(ktr, TIGHT_REPLACE), view="mechanism", trials=400_000,
+        note="canary +e₁ vs −e₁ (the replace-one shift 2 per unit clip), participations hidden; "
+             "no exact column (subsampled: dp-accounting's ε is an upper bound)"))
     for view in ("stepwise", "final"):
         register_audit(AuditTarget(
             name=f"kan.e2e.tight.{view}", paper="kan",
@@ -412,6 +429,15 @@ def _register() -> None:
         view="mechanism", trials=100_000, expect="broken",
         exact_epsilon=_exact_fixed(_kappa(CYCLIC, factor=0.5), cyc_pat, LAM),
         note="claims κ, draws κ/2"))
+    register_audit(AuditTarget(
+        name="kan.mechanism.tight_replace.kappa_halved", paper="kan",
+        algorithm="tight replace-one accountant for fresh batches without replace-one's ×2 "
+                  "(κ calibrated half as large)", relation="replace-one", delta=DELTA,
+        claimed_epsilon=lambda: EPS,
+        release=_hidden_replace_release(_kappa(TIGHT_REPLACE, "tight", EPS, factor=0.5,
+                                               tight_relation="replace-one"), TIGHT_REPLACE),
+        view="mechanism", trials=400_000, expect="broken",
+        note="as kan.mechanism.tight_replace.fresh at κ/2"))
 
 
 _register()
@@ -451,7 +477,8 @@ def _wrap_run(noise_factor: float = 1.0, drop_lam: bool = False):
 
 _MECH = ("kan.mechanism.tight.cyclic", "kan.mechanism.tight.fresh", "kan.e2e.tight.stepwise")
 KAN_MUTANTS = ("kan.sensitivity_ignores_lambda", "kan.noise_halved", "kan.lambda_dropped",
-               "kan.accountant_off_by_2")
+               "kan.accountant_off_by_2", "kan.tight_replace_factor_dropped",
+               "kan.tight_steps_halved", "kan.noise_removed")
 
 register_mutant(Mutant(
     "kan.sensitivity_ignores_lambda", "kan",
@@ -490,3 +517,33 @@ def run_kan_mutant(name: str, results: str | None = None, audit_trials: int | No
     included (``mutants._load``), so it knows the KAN mutants."""
     root = results or tempfile.mkdtemp(prefix="dprates-kan-mutants-")
     return run_mutant(get_mutant(name), results=root, audit_trials=audit_trials, timeout=timeout)
+def _replace_factor_dropped(orig):
+    """make(orig) for tight_epsilon: under replace-one, both of its routes (the sampled-without-
+    replacement RDP event at κ/2 and the truncation route's 2·sens) lose the ×2, i.e. it prices
+    κ as if it were 2κ; calibrate then picks κ/2 and reports the target ε."""
+    from algorithms.accounting import REPLACE_ONE
+
+    def tight(noise_multiplier, **kw):
+        f = 2.0 if kw.get("relation") == REPLACE_ONE else 1.0
+        return orig(f * noise_multiplier, **kw)
+    return tight
+
+
+register_mutant(Mutant(
+    "kan.tight_replace_factor_dropped", "kan",
+    "the tight replace-one accountant for fresh batches drops replace-one's ×2 (κ halved)",
+    (Patch(_PRIV, "tight_epsilon", _replace_factor_dropped),),
+    audits=("kan.mechanism.tight_replace.fresh",), bug_class="relation factor slipped"))
+register_mutant(Mutant(
+    "kan.tight_steps_halved", "kan",
+    "the tight accountant prices half the releases (κ calibrated for them)",
+    (Patch(_PRIV, "tight_epsilon",
+           lambda orig: (lambda noise_multiplier, **kw: orig(
+               noise_multiplier, **dict(kw, steps=max(1, kw["steps"] // 2))))),),
+    # 10⁶ runs: at the target's 2·10⁵ the audit's ε_lo (3.9) stayed just below the claim (4)
+    audits=("kan.mechanism.tight.cyclic",), audit_trials=1_000_000,
+    bug_class="composition count halved"))
+register_mutant(Mutant(
+    "kan.noise_removed", "kan", "dp_sgd_correlated adds no noise (reports κ)",
+    (Patch(_ALG, "dp_sgd_correlated", _wrap_run(noise_factor=1e-12)),),
+    audits=("kan.e2e.tight.stepwise",), bug_class="noise omitted"))

@@ -12,7 +12,10 @@ Gaussian releases with a known shift).
 
 * ``kl.noisy_gd.{stepwise,final}``: Algorithm 4's T − 1 noisy gradients, or its averaged output;
 * ``kl.spider.stepwise``: Algorithm 1's releases (noisy full gradients and Spider estimates);
-  the statistic is searched for between the full releases alone and all releases;
+  searched between the full releases alone, all releases, and the difference channel with a
+  curvature canary (:class:`CanaryCurved`: the linear canary's gradient differences are 0 on
+  both sides, so only a record with curvature ∓L1 moves the difference queries, by their
+  sensitivity 2L1‖Δw‖/n), weighted by the difference noise measured on a calibration run;
 * ``kl.adaptive.stepwise``: Algorithm 3's noisy gradients (data-dependent σ_t, privacy filter);
 * ``kl.proximal_point.final``: Algorithm 2's output (noisy GD inner solver, T rounds);
 * controls that must be CAUGHT: Spider without its correction, Algorithm 4 with the add/remove
@@ -35,7 +38,7 @@ from algorithms.base import Problem
 from empirical.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
 from empirical.mutants import with_mutant
 
-__all__ = ["CanaryLinear", "canary_pair", "RHO", "DELTA"]
+__all__ = ["CanaryLinear", "canary_pair", "CanaryCurved", "curved_pair", "RHO", "DELTA"]
 
 RHO = 0.125          # μ = √(2ρ) = 1/2: ε(1e-5) ≈ 2 exact; a bug halving σ doubles μ (ε ≈ 4.4)
 DELTA = 1e-5
@@ -132,6 +135,99 @@ def _spider_release(kinds: tuple[str, ...]):
     return release
 
 
+class CanaryCurved(Problem):
+    """f(w; x_i) = ⟨w, x_i⟩ + (c_i/2)‖w‖²: ∇F(w) = x̄ + c̄·w.  A record's curvature c_i is what
+    moves Spider's gradient *differences*: ∇f(w′; x_i) − ∇f(w; x_i) = c_i(w′ − w), so the
+    replace-one pair c_0 = ∓L1 moves every difference query by 2L1‖Δw‖/n, its sensitivity."""
+
+    def __init__(self, X: np.ndarray, c: np.ndarray):
+        X = np.asarray(X, dtype=float)
+        super().__init__(*X.shape)
+        self.X, self.c = X, np.asarray(c, dtype=float)
+        self.mean, self.cbar = X.mean(axis=0), float(self.c.mean())
+
+    def _loss(self, W):
+        return W @ self.mean + 0.5 * self.cbar * np.sum(W * W, axis=-1)
+
+    def _gradient(self, W):
+        return self.mean + self.cbar * W
+
+    def _per_sample_gradients(self, W, idx):
+        return self.X[idx][None] + self.c[idx][None, :, None] * W[:, None, :]
+
+
+def curved_pair(n: int, d: int = 2, L0: float = L0, L1: float = 0.02
+                ) -> tuple[CanaryCurved, CanaryCurved]:
+    """(D, D′): x_i = L0·e2 with c_i = 0 (i ≥ 1); the canary x_0 = 0 with curvature c_0 = −L1
+    in D, +L1 in D′.  Each loss is L1-smooth; the canary is L0-Lipschitz on ‖w‖ ≤ L0/L1 (= 50
+    here; Spider's iterates stay within T·step ≤ 5 of the origin on this schedule)."""
+    X = np.zeros((n, d))
+    X[1:, 1] = L0
+    out = []
+    for sign in (-1.0, 1.0):
+        c = np.zeros(n)
+        c[0] = sign * L1
+        out.append(CanaryCurved(X, c))
+    return out[0], out[1]
+
+
+class _DifferenceScore:
+    """Observer scoring Spider's difference channel: per difference release the increment
+    est_t − est_{t−1} (est_{t−1} public) has mean c̄·Δw with Δw = −step_k·est_{t−1}/‖est_{t−1}‖
+    (public), so Σ ⟨increment, Δw⟩·weight_k is the Gaussian likelihood-ratio statistic of the
+    curvature canary.  ``weights`` None: calibration pass, collecting the residuals
+    increment − c̄_D·Δw per round (the noise, on D) to measure each round's noise."""
+
+    def __init__(self, R: int, step: np.ndarray, cbar: float, weights: np.ndarray | None):
+        self.s = np.zeros(R)
+        self.step, self.cbar, self.weights = step, cbar, weights
+        self.round = np.full(R, -1)
+        self.last = None
+        self.resid: list[list[np.ndarray]] = [[] for _ in step]
+
+    def __call__(self, kind, rows, released, sigma):
+        if self.last is None:
+            self.last = np.zeros((self.s.size, released.shape[1]))
+        if kind == "full":
+            self.round[rows] += 1
+        else:
+            prev = self.last[rows]
+            k = self.round[rows]
+            dw = -(self.step[k] / np.linalg.norm(prev, axis=1))[:, None] * prev
+            inc = released - prev
+            if self.weights is None:
+                for kk in np.unique(k):
+                    self.resid[kk].append((inc - self.cbar * dw)[k == kk])
+            else:
+                self.s[rows] += np.sum(inc * dw, axis=1) * self.weights[k]
+        self.last[rows] = released
+
+
+#: Calibration rows measuring the difference noise (fixed seed; the same on both sides).
+_CAL_ROWS = 200
+
+
+def _spider_difference_release(side, rng, trials):
+    """The curvature canary scored on the difference channel alone, each round's weight
+    1/σ̂_k² from the noise *measured* on a fixed-seed calibration run on D (not the σ_k the
+    algorithm reports: a σ drawn wrong, or no noise at all, shows in the weights)."""
+    p = _spider_plan()
+    step = p.phi_hat ** (1.0 / _SP["kappa"]) / (4.0 * _SP["gamma"] * _SP["L1"])
+    pair = curved_pair(_SP["n"], _SP["d"], L1=_SP["L1"])
+    kw = dict(rho=RHO, w0=np.zeros(_SP["d"]), L0=L0, L1=_SP["L1"], gamma=_SP["gamma"],
+              kappa=_SP["kappa"], F0=_SP["F0"], beta=_SP["beta"])
+    cal = _DifferenceScore(_CAL_ROWS, step, pair[0].cbar, None)
+    gens = [np.random.Generator(np.random.PCG64(s))
+            for s in np.random.SeedSequence([2024, 29]).spawn(_CAL_ROWS)]
+    alg.kl_spider(pair[0], rng=gens, observe=cal, **kw)
+    var = np.array([np.mean(np.concatenate(r) ** 2) if r else np.inf for r in cal.resid])
+    # a floor far below any calibrated noise: noise that is absent gives a huge finite weight
+    weights = 1.0 / np.maximum(var, 1e-300)
+    obs = _DifferenceScore(trials, step, pair[side].cbar, weights)
+    alg.kl_spider(pair[side], rng=spawn_rows(rng, trials), observe=obs, **kw)
+    return obs.s
+
+
 def _spider_plan():
     return alg.kl_spider_plan(_SP["n"], _SP["d"], rho=RHO, kappa=_SP["kappa"],
                               gamma=_SP["gamma"], L0=L0, L1=_SP["L1"], F0=_SP["F0"],
@@ -193,9 +289,11 @@ register_audit(AuditTarget(
     "(Algorithm 1), full gradients and Spider estimates", relation="replace-one", delta=DELTA,
     claimed_epsilon=_claim,
     candidates={"full releases": _spider_release(("full",)),
-                "all releases": _spider_release(("full", "difference"))},
+                "all releases": _spider_release(("full", "difference")),
+                "difference channel (curvature canary)": _spider_difference_release},
     view="stepwise", trials=6_000, search_trials=600, exact_epsilon=_spider_exact,
-    note=_NOTE + "; statistic searched"))
+    note=_NOTE + "; statistic and canary searched: the curvature canary ∓L1 (c_0) moves the "
+         "difference queries by their sensitivity 2L1‖Δw‖/n, scored with measured noise"))
 register_audit(AuditTarget(
     name="kl.adaptive.stepwise", paper="kl", algorithm="algorithms.kl_condition."
     "adaptive_noisy_gd (Algorithm 3), its noisy gradients", relation="replace-one",
@@ -207,6 +305,12 @@ register_audit(AuditTarget(
     claimed_epsilon=_claim, release=_ppm_release, view="final", trials=10_000,
     note=_NOTE + f"; inner solver capped at {_PP['inner']} steps"))
 # Broken controls (the registered mutants, applied inside the release only).
+register_audit(AuditTarget(
+    name="kl.spider.difference_noise_removed", paper="kl", algorithm="Spider adding no noise "
+    "to its difference releases (accounting unchanged)", relation="replace-one", delta=DELTA,
+    claimed_epsilon=_claim, release=with_mutant("kl.spider.difference_noise_removed",
+                                                _spider_difference_release),
+    view="stepwise", trials=2_000, expect="broken", note="curvature canary, difference channel"))
 register_audit(AuditTarget(
     name="kl.spider.no_correction", paper="kl", algorithm="Spider querying fresh gradients "
     "with the difference noise σ_k", relation="replace-one", delta=DELTA,

@@ -546,3 +546,8 @@ register_mutant(Mutant(
            lambda orig: (lambda xnorm, zeta: np.full(np.broadcast_shapes(
                np.shape(xnorm), np.shape(zeta)), np.inf))),),
     audits=("linreg.dp_ssgd", "linreg.fixed_clip")))
+register_mutant(Mutant(
+    "linreg.noise_removed", "linreg",
+    "DP-AMBSSGD/DP-STAT/DP-SSGD draw 10⁻⁶ of the noise the accountant sees",
+    (Patch(_MOD, "_streams", noise_scaled(1e-6), everywhere=False),),
+    audits=("linreg.dp_ambssgd", "linreg.fixed_clip"), bug_class="noise omitted"))

@@ -89,6 +89,10 @@ def audit_record(result: "AuditResult") -> dict:
         "verdict": result.verdict, "ok": result.ok, "trials": result.trials,
         "default_trials": t.trials,
         "pair": result.pair, "search": {k: _num(v) for k, v in result.search.items()},
+        "search_setting": getattr(result, "setting", "quick"),
+        "power": _num(getattr(result, "power", None)),
+        "power_reference": t.reference,
+        "low_power": bool(getattr(result, "low_power", False)),
         "seeding": {"scheme": "block j of side s draws from Generator(PCG64(SeedSequence("
                               "[h(target), h(pair), h(tag), s, j]))), h = first 8 bytes of "
                               "SHA-256, little-endian; tag 'search' for the pair search, "
@@ -139,6 +143,8 @@ class StoredAudit:
     reason: str = ""
     path: str = ""
     record: dict = field(default_factory=dict, repr=False, compare=False)
+    power: float | None = None        # fraction of the exact ε certified on the reference
+    low_power: bool = False           # power below empirical.audit.POWER_FLAG
 
     @property
     def audited(self) -> str:
@@ -149,6 +155,8 @@ class StoredAudit:
         claimed = "—" if self.claimed is None else f"{self.claimed:.3f}"
         s = (f"{self.target}: ε_lo {self.audited} ({conf}) vs claimed {claimed} at δ = "
              f"{self.delta:g}, {self.verdict}")
+        if self.low_power:
+            s += f" [LOW POWER {self.power:.2f}]"
         return s + (f" [stale: {self.reason}]" if self.status == "stale" else "")
 
 
@@ -284,5 +292,6 @@ def load(results: str | os.PathLike | None = None,
             confidence=rec["confidence"], claimed=rec["claimed"], epsilon_lo=rec["epsilon_lo"],
             exact=rec.get("exact"), verdict=rec["verdict"], ok=bool(rec.get("ok")),
             trials=int(rec.get("trials", 0)), fingerprint=rec["fingerprint"],
-            status="stale" if reason else "ok", reason=reason, path=str(path), record=rec)
+            status="stale" if reason else "ok", reason=reason, path=str(path), record=rec,
+            power=rec.get("power"), low_power=bool(rec.get("low_power", False)))
     return out

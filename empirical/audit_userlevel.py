@@ -28,8 +28,8 @@ phase-1 noisy gradients (the canary is in every minibatch: K_1 = n_1; later phas
 post-process phase 1's output).  The item-level baseline (footnote 3; ``item_level_baseline``,
 Algorithm 3 without outlier removal at Δ = 2L/K_i) is scored the same way with the extreme
 canary, which moves each of its phase-1 releases by exactly that sensitivity.  Algorithm 1
-(final = its one release): x[0] after one phase whose groups are single users.  AboveThreshold (mechanism): the halting index on a query
-sequence designed so that one index carries most of the privacy loss.
+(final = its one release): x[0] after one phase whose groups are single users.  AboveThreshold (mechanism): the halting index's
+pilot log-likelihood ratio, on query sequences searched (:data:`AT_QUICK`, :data:`AT_FULL`).
 """
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ from empirical import user_level_sensitivity as uls
 from empirical.audit import AuditTarget, exact_gaussian_epsilon, register_audit
 from empirical.mutants import Mutant, Patch, register_mutant, scaled_result, with_mutant
 
-__all__ = ["CanaryUsers", "ALG3", "ALG1", "independent_multiplier", "independent_epsilon",
+__all__ = ["CanaryUsers", "ALG3", "ALG1", "AT", "AT_QUICK", "AT_FULL", "at_queries",
+           "at_halting_index", "independent_multiplier", "independent_epsilon",
            "measure_alg3_noise", "measure_alg1_noise",
            "three_group_tail", "corrected_bound_units", "coupled_moves", "random_search"]
 
@@ -231,26 +232,83 @@ def _alg1_claim() -> float:
 # =============================================================================================
 # AboveThreshold (Algorithm 4) as Algorithm 2 uses it: sensitivity 2, budget ε/2
 # =============================================================================================
-#: k = 20 queries: the first k − 1 sit A = 10 below the threshold, the last at it; D′ moves the
-#: first k − 1 up by the sensitivity 2 and the last down by 2 (each query of a neighbouring data
-#: set moves by ≤ 2, in the direction that hurts).  Firing exactly at the last query then has
-#: likelihood ratio close to e^{ε_AT} (simulated: point estimate 0.83 of ε_AT = 1).
-AT = dict(epsilon=2.0, k=20, A=10.0, threshold=0.0, sens=2.0)
+#: Algorithm 2's AboveThreshold: threshold 0 (its 4K/5, shifted), sensitivity 2, budget ε/2.
+AT = dict(epsilon=2.0, threshold=0.0, sens=2.0)
+#: Query sequences searched (Delta-Siege / DP-Auditorium style: the input, not only the noise,
+#: is what an audit must vary).  A sequence (k, a, b): b queries at −a, then k − b at the
+#: threshold; D′ moves the first b up and the rest down by the sensitivity (every query of a
+#: neighbouring data set moves by at most that, each in the direction that hurts).  The
+#: former fixed sequence is (20, 10, 19).  Exact ε of the halting index (simulated, 4·10⁵ runs):
+#: honest (k, a, b) = (10, 2, 9) 0.88 of the claimed 1, (20, 10, 19) 0.83; with the query noise
+#: at Lap(2Δ/ε) instead of Lap(4Δ/ε), 1.41 and 1.0.
+AT_QUICK = ((10, 2.0, 9), (5, 0.0, 4), (20, 4.0, 19), (20, 10.0, 19))
+AT_FULL = tuple((k, a, b) for k in (2, 3, 5, 10, 20) for a in (0.0, 2.0, 4.0, 8.0, 16.0)
+                for b in sorted({1, min(2, k - 1), k - 1}) if (k, a, b) not in AT_QUICK)
+#: Runs per side of the pilot that turns a halting index into its estimated log-likelihood
+#: ratio (the score); fixed seed, the same on both sides, so the score is one fixed function.
+_AT_PILOT = 50_000
 
 
-def _at_release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
-    k, A, s = AT["k"], AT["A"], AT["sens"]
-    q = np.r_[np.full(k - 1, -A), 0.0] + (np.r_[np.full(k - 1, s), -s] if side else 0.0)
-    out = np.empty(trials)
-    for r in range(trials):
-        at = ul.AboveThreshold(AT["threshold"], AT["epsilon"] / 2.0, s, rng)
-        idx = k
-        for t in range(k):
-            if at.fires(q[t]):
-                idx = t
-                break
-        out[r] = -abs(idx - (k - 1))          # 0 iff it fires exactly at the last query
-    return out
+class _Batch:
+    """A stand-in generator whose ``laplace(loc, scale)`` returns ``n`` independent draws: the
+    unmodified :class:`AboveThreshold` then runs ``n`` independent instances at once (it only
+    compares and adds, elementwise).  Queries after an instance halts are ignored, which leaves
+    the law of the halting index unchanged (their draws are independent of the earlier ones)."""
+
+    def __init__(self, rng: np.random.Generator, n: int):
+        self.rng, self.n = rng, n
+
+    def laplace(self, loc: float = 0.0, scale: float = 1.0) -> np.ndarray:
+        return self.rng.laplace(loc, scale, self.n)
+
+
+def at_queries(k: int, a: float, b: int, side: int) -> np.ndarray:
+    """The query answers of sequence (k, a, b) on D (side 0) or D′ (side 1)."""
+    q = np.r_[np.full(b, -a), np.zeros(k - b)] + AT["threshold"]
+    if side:
+        q = q + np.r_[np.full(b, AT["sens"]), np.full(k - b, -AT["sens"])]
+    return q
+
+
+def at_halting_index(q: np.ndarray, rng: np.random.Generator, trials: int) -> np.ndarray:
+    """Halting index (k when it never fires) of ``trials`` runs of ``ul.AboveThreshold`` (looked
+    up at call time, so a mutant reaches it) on the query answers ``q``."""
+    at = ul.AboveThreshold(AT["threshold"], AT["epsilon"] / 2.0, AT["sens"], _Batch(rng, trials))
+    idx = np.full(trials, q.size)
+    halted = np.zeros(trials, dtype=bool)
+    for t, qt in enumerate(q):
+        fired = np.asarray(at.fires(qt), dtype=bool) & ~halted
+        idx[fired] = t
+        halted |= fired
+    return idx
+
+
+#: Pilot log-ratios by (AboveThreshold class, sequence): a mutant's class is a new object, so
+#: it never reuses the honest class's pilot.
+_AT_PILOTS: dict = {}
+
+
+def _at_pilot(k: int, a: float, b: int) -> np.ndarray:
+    key = (ul.AboveThreshold, k, a, b)
+    if key not in _AT_PILOTS:
+        pilot = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+            [k, int(a * 8), b, 77])))
+        c = [np.bincount(at_halting_index(at_queries(k, a, b, s), pilot, _AT_PILOT),
+                         minlength=k + 1) + 0.5 for s in (0, 1)]
+        _AT_PILOTS[key] = np.log(c[1] / c[0])
+    return _AT_PILOTS[key]
+
+
+def _at_release(k: int, a: float, b: int):
+    def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+        # score = log-ratio of the halting index's frequencies in a fixed-seed pilot (add-½):
+        # the likelihood-ratio order of the outcomes, so {score ≥ τ} are the best sets
+        return _at_pilot(k, a, b)[at_halting_index(at_queries(k, a, b, side), rng, trials)]
+    return release
+
+
+def _at_label(k: int, a: float, b: int) -> str:
+    return f"k={k} a={a:g} b={b}"
 
 
 _RELATION = "user-replace"
@@ -285,10 +343,21 @@ register_audit(AuditTarget(
     name="userlevel.above_threshold", paper="userlevel",
     algorithm="algorithms.user_level_sco.AboveThreshold (Algorithm 4) at Algorithm 2's "
               "sensitivity 2 and budget ε/2", relation=_RELATION, delta=ALG3["delta"],
-    claimed_epsilon=lambda: AT["epsilon"] / 2.0, release=_at_release, view="mechanism",
-    trials=20_000,
-    note="19 queries 10 below the threshold then one at it; D′ moves each by the score "
-         "sensitivity 2 (up, then down); score = fires exactly at the last query"))
+    claimed_epsilon=lambda: AT["epsilon"] / 2.0,
+    candidates={_at_label(*c): _at_release(*c) for c in AT_QUICK},
+    full_candidates={_at_label(*c): _at_release(*c) for c in AT_FULL},
+    view="mechanism", trials=400_000, search_trials=100_000, reference="laplace",
+    note="query sequences searched: b queries a below the threshold then k − b at it; D′ moves "
+         "each by the sensitivity 2 (the first b up, the rest down); score = the halting "
+         "index's pilot log-likelihood ratio"))
+register_audit(AuditTarget(
+    name="userlevel.above_threshold.query_noise_slip", paper="userlevel",
+    algorithm="AboveThreshold drawing its query noise from Lap(2Δ/ε) instead of Lap(4Δ/ε)",
+    relation=_RELATION, delta=ALG3["delta"], claimed_epsilon=lambda: AT["epsilon"] / 2.0,
+    candidates={_at_label(*c): with_mutant("userlevel.above_threshold.query_noise_slip",
+                                           _at_release(*c)) for c in AT_QUICK},
+    view="mechanism", trials=400_000, search_trials=100_000, reference="laplace",
+    expect="broken", note="as userlevel.above_threshold"))
 
 # --- broken controls (the registered mutants, applied inside the release only) ----------------
 for _name, _rel, _trials, _claim, _what in (
@@ -440,6 +509,34 @@ def _baseline_add_remove(orig):
     return schedule
 
 
+def _at_query_noise(factor: float):
+    """make(orig) for the AboveThreshold class: a subclass whose query noise scale is
+    ``factor``·sens/ε (the algorithm's is 4·sens/ε), all else unchanged."""
+    def make(orig):
+        class Slipped(orig):
+            def fires(self, query: float) -> bool:
+                self.queries += 1
+                noisy = float(query) + self.rng.laplace(0.0, factor * self.sensitivity
+                                                        / self.epsilon)
+                return noisy < self.noisy_threshold if self.below else \
+                    noisy >= self.noisy_threshold
+        return Slipped
+    return make
+
+
+def _at_threshold_noise(factor: float):
+    """make(orig) for the AboveThreshold class: threshold noise Lap(factor·sens/ε) (the
+    algorithm's is 2·sens/ε): drawn again from the same generator, replacing the first."""
+    def make(orig):
+        class Slipped(orig):
+            def __init__(self, threshold, epsilon, sensitivity, rng, **kw):
+                super().__init__(threshold, epsilon, sensitivity, rng, **kw)
+                self.noisy_threshold = float(threshold) + rng.laplace(
+                    0.0, factor * self.sensitivity / self.epsilon)
+        return Slipped
+    return make
+
+
 _KEEP_ALL = Patch(_OUT, "keep_probabilities", lambda orig: (lambda h, K: np.ones(np.shape(h))))
 
 register_mutant(Mutant(
@@ -456,7 +553,8 @@ register_mutant(Mutant(
     "userlevel.item_level_baseline.add_remove_sensitivity", "userlevel",
     "the item-level baseline calibrates its noise to the add/remove sensitivity L/K_i",
     (Patch(_A3, "alg3_schedule", _baseline_add_remove),),
-    audits=("userlevel.item_level_baseline.stepwise",)))
+    audits=("userlevel.item_level_baseline.stepwise",),
+    bug_class="relation factor slipped"))
 register_mutant(Mutant(
     "userlevel.alg3.no_outlier_removal", "userlevel",
     "outlier removal keeps every user (noise still calibrated to the concentrated sensitivity)",
@@ -474,7 +572,8 @@ register_mutant(Mutant(
     "userlevel.alg3.noise_removed", "userlevel",
     "Algorithms 1 and 2 add no Gaussian noise (accounting unchanged)",
     (Patch(_ACC, "gaussian_noise", scaled_result(0.0)),),
-    experiments=_ALG3_RISK, audits=("userlevel.alg3.stepwise",), tests=_NOISE_TESTS))
+    experiments=_ALG3_RISK, audits=("userlevel.alg3.stepwise",), tests=_NOISE_TESTS,
+    bug_class="noise omitted"))
 register_mutant(Mutant(
     "userlevel.alg3.wrong_step_count", "userlevel",
     "Algorithm 3's phases run a third of their T_i steps",
@@ -644,3 +743,57 @@ def random_search(K: int, configs: int, draws: int, zeta: float, seed: int = 0) 
         worst_old = max(worst_old, float(np.mean(mv > old)))
         ratio = max(ratio, float(mv.max() / bound))
     return {"pairs": used, "worst_new": worst_new, "worst_old": worst_old, "max_ratio": ratio}
+register_mutant(Mutant(
+    "userlevel.above_threshold.query_noise_slip", "userlevel",
+    "AboveThreshold's query noise Lap(2Δ/ε) instead of Lap(4Δ/ε)",
+    (Patch(_A3, "AboveThreshold", _at_query_noise(2.0)),),
+    audits=("userlevel.above_threshold",), bug_class="AboveThreshold noise slip"))
+register_mutant(Mutant(
+    "userlevel.above_threshold.threshold_noise_slip", "userlevel",
+    "AboveThreshold's threshold noise Lap(Δ/ε) instead of Lap(2Δ/ε)",
+    (Patch(_A3, "AboveThreshold", _at_threshold_noise(1.0)),),
+    audits=("userlevel.above_threshold",), bug_class="AboveThreshold noise slip"))
+register_mutant(Mutant(
+    "userlevel.above_threshold.query_noise_removed", "userlevel",
+    "AboveThreshold's queries carry no noise",
+    (Patch(_A3, "AboveThreshold", _at_query_noise(0.0)),),
+    audits=("userlevel.above_threshold",), bug_class="noise omitted"))
+register_mutant(Mutant(
+    "userlevel.above_threshold.threshold_noise_removed", "userlevel",
+    "AboveThreshold's threshold carries no noise",
+    (Patch(_A3, "AboveThreshold", _at_threshold_noise(0.0)),),
+    audits=("userlevel.above_threshold",), bug_class="noise omitted"))
+register_mutant(Mutant(
+    "userlevel.accountant_count_halved", "userlevel",
+    "the user-level Gaussian accountant composes half the releases (noise calibrated to it)",
+    (Patch(_ACC, "gaussian_epsilon",
+           lambda orig: (lambda z, count, *a, **k: orig(z, max(1, count // 2), *a, **k))),),
+    audits=("userlevel.item_level_baseline.stepwise",), bug_class="composition count halved"))
+
+
+def _last_iterate(orig):
+    """make(orig) for sgd_average_iterates: the last iterate x_T instead of the average (the
+    same pass: one permutation per chain, projected steps)."""
+    def last(data, groups, eta, x0, rng):
+        groups = np.asarray(groups, dtype=np.intp)
+        Cg, N = groups.shape
+        T = N * data.m
+        order = np.argsort(rng.random((Cg, T)), axis=1)
+        users = np.take_along_axis(np.repeat(groups, data.m, axis=1), order, axis=1)
+        items = np.take_along_axis(np.tile(np.arange(data.m), (Cg, N)), order, axis=1)
+        X = np.broadcast_to(np.asarray(x0, dtype=float), (Cg, data.d)).copy()
+        for t in range(T):
+            X = data.project(X - eta * data.item_gradients(X, users[:, t], items[:, t]))
+        return X
+    return last
+
+
+register_mutant(Mutant(
+    "userlevel.alg1.averaging_skipped", "userlevel",
+    "Algorithm 1's SGD returns its last iterate instead of the average",
+    (Patch(_A1, "sgd_average_iterates", _last_iterate),),
+    experiments=("userlevel.lem23.T",), bug_class="averaging skipped",
+    verify_note="verify, not an audit (privacy unchanged: the average is post-processing of the "
+                "group's SGD, and outlier removal bounds either): the last iterate's distance is "
+                "√3 × η√(2T/3); caught by a level band at that exact constant, missed by the "
+                "present [0.07, 0.3] band"))

@@ -38,7 +38,7 @@ if __name__ == "__main__":  # pragma: no cover
 
 __all__ = ["Patch", "Mutant", "register_mutant", "mutants", "get_mutant", "applied",
            "with_mutant", "scaled_result", "run_mutant", "run_all", "format_mutant_table",
-           "run_cli"]
+           "run_cli", "CLASSES", "audit_catches"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,10 @@ class Mutant:
     audits: tuple[str, ...] = ()
     tests: tuple[str, ...] = ()
     audit_trials: int | None = None
+    #: bug class (:data:`CLASSES`)
+    bug_class: str = ""
+    #: when ``verify`` (not an audit) is expected to catch it: which check, and why
+    verify_note: str = ""
 
     def __post_init__(self) -> None:
         if not self.patches:
@@ -73,9 +77,16 @@ class Mutant:
         if not (self.experiments or self.audits or self.tests):
             raise ValueError(f"{self.name}: a mutant must name experiments, audits or tests "
                              "that should catch it")
+        if self.bug_class and self.bug_class not in CLASSES:
+            raise ValueError(f"bug_class must be one of {CLASSES}, got {self.bug_class!r}")
 
 
 _MUTANTS: dict[str, Mutant] = {}
+#: The bug classes the self-test covers.  Privacy and accounting classes (the first four) must be
+#: caught by an audit; "averaging skipped" changes no privacy claim (averaging is
+#: post-processing) and is a rate bug for verify's level checks.
+CLASSES = ("noise omitted", "relation factor slipped", "composition count halved",
+           "AboveThreshold noise slip", "averaging skipped")
 
 
 def register_mutant(m: Mutant) -> Mutant:
@@ -233,6 +244,22 @@ def _run_here(m: Mutant, results: str, audit_trials: int | None) -> dict:
     return report
 
 
+def audit_catches(m: Mutant, *, trials: int | None = None, search: str = "quick") -> dict:
+    """Apply ``m`` in this process and run only its audits: {target: (ε_lo, claimed)} and
+    whether any ε_lo exceeds its claim (the audit half of :func:`run_mutant`, without the
+    subprocess and the experiments; for the privacy classes, which the audits must catch)."""
+    from empirical import audit
+
+    _load()
+    out: dict = {}
+    with applied(m):
+        for name in m.audits:
+            r = audit.run_audit(audit.get_target(name), trials=trials or m.audit_trials,
+                                search=search)
+            out[name] = (r.audited, r.claimed)
+    return {"audits": out, "caught": any(lo > c for lo, c in out.values())}
+
+
 def run_mutant(m: Mutant, *, results: str | None = None, audit_trials: int | None = None,
                timeout: float = 1800) -> dict:
     """Run ``m`` in a fresh subprocess; returns its report (``caught``, ``caught_by``, ...)."""
@@ -266,7 +293,10 @@ def format_mutant_table(reports: Sequence[dict]) -> str:
     for r in reports:
         m = _MUTANTS.get(r["mutant"])
         lines.append(f"{r['mutant']:<44} {'CAUGHT' if r['caught'] else 'MISSED'}  "
-                     f"({r.get('seconds', 0):.0f}s)  {m.description if m else ''}")
+                     f"({r.get('seconds', 0):.0f}s)  {m.description if m else ''}"
+                     + (f"  [{m.bug_class}]" if m and m.bug_class else ""))
+        if m and m.verify_note:
+            lines.append(f"    expected catcher: {m.verify_note}")
         for c in r.get("caught_by", []):
             lines.append(f"    caught by {c}")
         if r.get("error"):
@@ -338,6 +368,20 @@ def _scaled(factor: Callable[..., float]):
     return make
 
 
+class _CountHalved:
+    """The accounting module as KL sees it, with noise_multiplier_for_zcdp calibrating for half
+    the releases (every other attribute passed through)."""
+
+    def __init__(self, orig):
+        self._orig = orig
+
+    def __getattr__(self, name):
+        return getattr(self._orig, name)
+
+    def noise_multiplier_for_zcdp(self, rho, count, *a, **k):
+        return self._orig.noise_multiplier_for_zcdp(rho, max(1, count // 2), *a, **k)
+
+
 def _const(value):
     return lambda orig: (lambda *a, **k: value)
 
@@ -360,7 +404,8 @@ register_mutant(Mutant(
     "KL algorithms use the add/remove sensitivity L0/n for their replace-one claim",
     (Patch(_KL, "mean_gradient_sensitivity",
            lambda orig: (lambda L, n, relation=None: orig(L, n) / 2.0), everywhere=False),),
-    experiments=_THM9, audits=("kl.noisy_gd.stepwise",)))
+    experiments=_THM9, audits=("kl.noisy_gd.stepwise",),
+    bug_class="relation factor slipped"))
 register_mutant(Mutant(
     "kl.noisy_gd.wrong_step_count", "kl", "Algorithm 4 runs 20 steps instead of Theorem 9's T",
     (Patch(_KL, "noisy_gd_steps", _const(20)),),
@@ -368,7 +413,8 @@ register_mutant(Mutant(
 register_mutant(Mutant(
     "kl.noisy_gd.noise_removed", "kl", "Algorithm 4 adds no noise (accounting unchanged)",
     (Patch(_KL, "_noise_block", _scaled(lambda z: 0.0)),),
-    experiments=("kl.thm9.n",), audits=("kl.noisy_gd.stepwise",)))
+    experiments=("kl.thm9.n",), audits=("kl.noisy_gd.stepwise",),
+    bug_class="noise omitted"))
 register_mutant(Mutant(
     "kl.noisy_gd.projection_removed", "kl", "Algorithm 4 never projects onto its ball",
     (Patch(_KL, "project_ball", lambda orig: (lambda w, c, r: w), everywhere=False),),
@@ -382,7 +428,22 @@ register_mutant(Mutant(
     "kl.spider.noise_removed", "kl", "Spider adds no noise (accounting unchanged)",
     (Patch(_KL, "_draw", _scaled(lambda z: 0.0)),),
     experiments=_SPIDER, audits=("kl.spider.stepwise",),
-    tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",)))
+    tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",),
+    bug_class="noise omitted"))
+register_mutant(Mutant(
+    "kl.spider.difference_noise_removed", "kl",
+    "Spider adds no noise to its difference releases (accounting unchanged)",
+    (Patch(_KL, "_spider_update",
+           lambda orig: (lambda est, G_new, G_old, noise: orig(est, G_new, G_old, 0.0 * noise))),),
+    audits=("kl.spider.stepwise",), bug_class="noise omitted"))
+register_mutant(Mutant(
+    "kl.noisy_gd.count_halved", "kl",
+    "Algorithm 4 calibrates its noise for (T − 1)/2 releases instead of T − 1",
+    (Patch(_KL, "accounting", lambda orig: _CountHalved(orig), everywhere=False),),
+    experiments=("kl.thm9.n",), audits=("kl.noisy_gd.stepwise",), audit_trials=400_000,
+    bug_class="composition count halved",
+    verify_note="also verify: the rows' spent ρ is dp-accounting's of the noise actually drawn, "
+                "twice the target here, so the privacy columns fail"))
 register_mutant(Mutant(
     "kl.spider.noise_doubled", "kl", "Spider draws twice the noise it reports",
     (Patch(_KL, "_draw", _scaled(lambda z: 2.0)),),
@@ -407,7 +468,7 @@ def _main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.list:
         for m in mutants(a.mutant or None):
-            print(f"{m.name:<44} {m.paper:<10} {m.description}")
+            print(f"{m.name:<44} {m.paper:<10} {m.bug_class or '-':<26} {m.description}")
         return 0
     if a.one:
         rep = _run_here(get_mutant(a.one), a.results or tempfile.mkdtemp(), a.audit_trials)
