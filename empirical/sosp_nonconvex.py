@@ -48,11 +48,12 @@ from empirical.sosp_escape import run_escape_spider, run_escape_threshold, run_e
 from empirical.sosp_rates import run_rate
 from empirical.sosp_selection import run_selection
 from empirical.sosp_output import run_output_family, run_output_grad
+from empirical.sosp_liu import run_liu
 
 __all__ = ["C_CHI", "C_ALPHA_ESCAPE", "C_T", "DELTA", "Q_RATE", "rate_values", "run_rate",
            "run_escape_threshold", "run_escape_spider", "run_escape_time", "run_selection",
            "effective_epsilon", "rate_values_effective", "problem", "EXPERIMENTS",
-           "run_output_grad", "run_output_family"]
+           "run_output_grad", "run_output_family", "run_liu"]
 
 
 # Privacy audits, measured-noise helpers and mutants of this paper's algorithms register with the
