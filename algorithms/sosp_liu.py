@@ -211,7 +211,7 @@ def above_threshold(scores: np.ndarray, threshold: float, b_threshold: float, b_
 
 def liu_sosp(data: ClientData, plan: LiuPlan,
              rng: np.random.Generator | Sequence[np.random.Generator], *,
-             held_out: Callable[[np.random.Generator, np.ndarray, int],
+             held_out: Callable[[np.random.Generator, np.ndarray, int, int],
                                 tuple[np.ndarray, np.ndarray]],
              true_gradient: Callable[[np.ndarray], np.ndarray] | None = None) -> LiuResult:
     """[29]'s algorithm from x₀ = 0, vectorized over seed rows: DP-SPIDER steps
@@ -219,7 +219,7 @@ def liu_sosp(data: ClientData, plan: LiuPlan,
     forced O₁ at the same x, to which N(0, r²I) is added, then Γ_F Frozen steps follow; the run
     ends when the training records or the step cap run out.  The iterates at ``candidates``
     evenly spaced steps (and the last) go to AboveThreshold on n_sel fresh held-out records
-    (``held_out(gen, X, n_sel)`` → gradients (1, C, d), Hessians (1, C, d, d)); the selected
+    (``held_out(gen, X, n_sel, row)`` → gradients (1, C, d), Hessians (1, C, d, d)); the selected
     iterate is returned (the last one if none passes)."""
     gens = as_generators(rng)
     R, d = len(gens), plan.spider.d
@@ -276,7 +276,7 @@ def liu_sosp(data: ClientData, plan: LiuPlan,
     selected = np.full(R, -1, dtype=np.int64)
     out = X.copy()
     for r in range(R):
-        gh, Hh = held_out(sel_gens[r], cands[r], plan.n_select)
+        gh, Hh = held_out(sel_gens[r], cands[r], plan.n_select, r)
         gnorm = np.linalg.norm(gh[0], axis=-1)
         lam = np.linalg.eigvalsh(Hh[0])[:, 0]
         scores = np.maximum(gnorm, plan.hess_scale * np.maximum(-lam, 0.0))

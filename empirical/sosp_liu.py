@@ -13,6 +13,7 @@ iterates land.  The returned (selected) point's ‖∇F‖ and −λ_min are sto
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -20,23 +21,77 @@ import numpy as np
 from algorithms.sosp_liu import liu_design, liu_plan, liu_privacy, liu_sosp
 from empirical.experiment import Check, Experiment
 from empirical.sosp_common import RATE_BASE, geom_grid, problem, rate_values, register_experiment
+from empirical.sosp_escape import _SaddlePerRow
+from empirical.sosp_problems import CosineSaddle
 
-__all__ = ["run_liu"]
+__all__ = ["run_liu", "run_liu_family"]
 
 
-def run_liu(point: dict, rngs: list) -> dict:
-    """[29]'s algorithm on CosineSaddle(γ = 1) from the exact saddle, at the design
-    :func:`algorithms.sosp_liu.liu_design` (c_χ = point["c_chi"], no exponent supplied)."""
+def _design(point: dict, prob: CosineSaddle):
     n, d = int(point["n"]), int(point["d"])
     eps, delta = float(point["epsilon"]), float(point["delta"])
-    prob = problem({**point, "m": 1})
     alpha, kappa, psi = liu_design(n, d, epsilon=eps, delta=delta, G_sens=prob.G_sens,
                                    M_sens=prob.M_sens, M=prob.M, U=prob.U,
                                    c_chi=float(point["c_chi"]))
     plan = liu_plan(n, d, epsilon=eps, delta=delta, alpha=alpha, kappa=kappa, psi=psi,
                     G=prob.G_sens, M=prob.M, U=prob.U, hessian_lipschitz=prob.hessian_lipschitz,
                     G_sens=prob.G_sens, M_sens=prob.M_sens)
-    res = liu_sosp(prob, plan, rngs, held_out=prob.held_out_grad_hess,
+    return alpha, kappa, psi, plan
+
+
+def run_liu_family(point: dict, rngs: list) -> dict:
+    """[29]'s algorithm over the one-saddle family CosineSaddle(γ), γ on a fixed grid (the
+    design of γ = 1, which bounds M, ρ, U of every γ ≤ 1), as ``sosp.out.curv.n`` runs the SOSP
+    paper's.  Per seed: the largest γ whose saddle no iterate leaves (``gamma_unescaped``: the
+    curvature [29]'s escape cannot resolve, 0 if every γ is escaped), and the largest
+    −λ_min(∇²F_γ(x_sel)) of the selected point over γ (AboveThreshold accepts the first
+    candidate with held-out −λ_min ≲ √(ρα)/2, and x₀ is the saddle, so that one is set by the
+    selection's threshold)."""
+    d = int(point["d"])
+    ref = problem({**point, "m": 1})
+    alpha, kappa, psi, plan = _design(point, ref)
+    grid = np.geomspace(point["gamma_lo"], point["gamma_hi"], int(point["gamma_points"]))
+    R = len(rngs)
+    g_rows = np.repeat(grid, R)
+    prob = _SaddlePerRow(d, g_rows, s1=point["s1"], s2=point["s2"])
+    members = {float(g): CosineSaddle(d, gamma=float(g), s1=point["s1"], s2=point["s2"])
+               for g in grid}
+    gens = [copy.deepcopy(x) for _ in grid for x in rngs]
+    res = liu_sosp(prob, plan, gens,
+                   held_out=lambda g, X, k, row: members[float(g_rows[row])].held_out_grad_hess(
+                       g, X, k))
+    y = res.x[:, 0]
+    neg = (g_rows * np.cos(y)).reshape(grid.size, R)
+    # a γ is escaped when some iterate left its saddle's basin (|y| > π/2)
+    left = (np.abs(res.candidates[:, :, 0]) > math.pi / 2).any(axis=1).reshape(grid.size, R)
+    stuck = np.where(~left, grid[:, None], 0.0).max(axis=0)
+    priv = liu_privacy(res)
+    spent = np.asarray(priv["epsilon_spent"], dtype=float).reshape(grid.size, R).max(axis=0)
+    curv = math.sqrt(prob.hessian_lipschitz * alpha)
+    full = lambda v: np.full(R, float(v))  # noqa: E731
+    return {
+        "gamma_unescaped": stuck, "neg_lambda_selected_worst": neg.max(axis=0),
+        "alpha": full(alpha), "psi_design": full(psi),
+        "curvature_threshold": full(curv), "weak_threshold": full(alpha ** 0.4),
+        "selected_is_sosp": (neg.max(axis=0) <= curv).astype(float),
+        "selection_failed_any": (res.selected < 0).reshape(grid.size, R).any(axis=0).astype(float),
+        "perturbations": res.perturbations.reshape(grid.size, R).sum(axis=0).astype(float),
+        "kappa": full(kappa), "eta": full(plan.eta), "chi": full(plan.chi),
+        "b1": full(plan.spider.b1), "b2": full(plan.spider.b2), "r_pert": full(plan.r_pert),
+        "frozen_steps": full(plan.frozen), "n_select": full(plan.n_select),
+        "noise_multiplier": full(plan.spider.z), "c_chi": full(point["c_chi"]),
+        "epsilon_target": full(priv["epsilon_target"]),
+        "epsilon_guarantee": full(priv["epsilon_guarantee"]), "epsilon_spent": spent,
+    }
+
+
+def run_liu(point: dict, rngs: list) -> dict:
+    """[29]'s algorithm on CosineSaddle(γ = 1) from the exact saddle, at the design
+    :func:`algorithms.sosp_liu.liu_design` (c_χ = point["c_chi"], no exponent supplied)."""
+    prob = problem({**point, "m": 1})
+    alpha, kappa, psi, plan = _design(point, prob)
+    res = liu_sosp(prob, plan, rngs,
+                   held_out=lambda g, X, k, _row: prob.held_out_grad_hess(g, X, k),
                    true_gradient=prob.gradient)
     o = res.oracle
     R = len(rngs)

@@ -80,3 +80,21 @@ def test_every_row_is_private_and_its_outputs_are_sosps(rows):
         assert r["samples"] <= r["n_train"]
         assert r["alpha_best"] <= r["alpha"]
         assert r["selection_passed"] == 1.0 and r["selected_is_sosp"] == 1.0
+
+
+def test_liu_iterates_escape_every_saddle_of_the_family():
+    """[29]'s second-order behaviour where the condition binds (the one-saddle family
+    CosineSaddle(γ), γ ∈ [0.05, 1], design of γ = 1, n = 1e4, ε = 0.5): its iterates leave every
+    saddle, down to γ = 0.05, far below √(ρα) ≈ 1.08 and below the weaker tolerance α^{2/5} ≈ 0.68
+    of the SOSP paper's §3.1 — the repeated O₁ + perturbation at η = 1/M escapes where Lemma 1's
+    single procedure does not (sosp.out.curv.n leaves ≈ 0.3–0.6).  The selected point is the
+    first candidate passing AboveThreshold, the saddle x₀ itself whenever γ ≲ √(ρα)/2: its
+    second-order accuracy is the selection threshold's, ≤ √(ρα)."""
+    from empirical.sosp_common import RATE_BASE
+    from empirical.sosp_liu import run_liu_family
+    pt = {**RATE_BASE, "n": 10000, "d": 16, "epsilon": 0.5, "m": 1, "gamma_lo": 0.05,
+          "gamma_hi": 1.0, "gamma_points": 10}
+    r = run_liu_family(pt, [np.random.default_rng([2, i]) for i in range(3)])
+    assert np.all(r["gamma_unescaped"] <= 0.05)
+    assert np.all(r["neg_lambda_selected_worst"] <= r["curvature_threshold"])
+    assert np.all(r["epsilon_guarantee"] == pytest.approx(0.5, rel=1e-9))
