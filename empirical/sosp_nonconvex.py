@@ -9,6 +9,9 @@ The experiments live in one module per theorem:
 * :mod:`empirical.sosp_rates` — Theorems 2 and 3 (``sosp.ada.*``);
 * :mod:`empirical.sosp_escape` — Lemma 1 / Theorem 1 (``sosp.escape.*``);
 * :mod:`empirical.sosp_selection` — Algorithm 4, Theorem 4 (``sosp.select.*``);
+* :mod:`empirical.sosp_output` — Theorem 2's α measured on the returned point, and the
+  plan-frozen controls (``sosp.out.*``);
+* :mod:`empirical.sosp_liu` — the prior algorithm [29] the paper argues against (``sosp.liu.*``);
 * :mod:`empirical.sosp_common` — the calibrated constants, the problem and Theorem 2/3's
   values at a point, the settings recomputed independently of the algorithms' plan.
 
