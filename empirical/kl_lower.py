@@ -19,7 +19,7 @@ The power branch is continued linearly past |w ∓ a| = r₀ = τ^{−1/(τ−1)
 wherever the iterates go); near the minimisers (|w ∓ a| ≤ r₀, where the proof's growth step
 is used) f is the theorem's.
 
-``kl.lb.thm8.n.k2``: Algorithm 2 (private proximal point, Theorem 2 — the paper's algorithm for
+``kl.thm8lb.n.k2``: Algorithm 2 (private proximal point, Theorem 2 — the paper's algorithm for
 κ ≥ 2, which this lower bound shows is tight at d = 1) from w₀ = 1 on the construction, metric
 ½(exc_S + exc_S′) per seed.  Level band [1, ·]: the lower bound itself (gmean over seeds ≤ mean,
 so the band's lower edge is conservative); slope two-sided against −κ.
@@ -171,7 +171,7 @@ def _thm2_values(point: dict) -> dict:
 
 
 THM8_N = _register(Experiment(
-    id="kl.lb.thm8.n.k2", paper="kl",
+    id="kl.thm8lb.n.k2", paper="kl",
     title="Theorem 8's lower-bound construction (κ = 2, d = 1, ε = 0.5): Algorithm 2's excess vs n",
     variable="n", quick_grid=(100, 178, 316, 562, 1000),
     full_grid=(100, 134, 178, 238, 316, 422, 562, 750, 1000),
@@ -245,8 +245,8 @@ def run_thm8_nonprivate(point: dict, rngs: list) -> dict:
 def _control() -> Experiment:
     from empirical.checks import ComparisonExperiment, Contrast
     return _register(ComparisonExperiment(
-        id="kl.lb.thm8.n.k2.nonprivate", paper="kl",
-        title="Control: the same construction and code at ρ = 1e4: is kl.lb.thm8.n.k2's level "
+        id="kl.thm8lb.n.k2.nonprivate", paper="kl",
+        title="Control: the same construction and code at ρ = 1e4: is kl.thm8lb.n.k2's level "
               "the privacy's?",
         variable="n", quick_grid=(100, 316), full_grid=(100, 178, 316, 562, 1000),
         fixed={**_THM8_FIXED, "rho_run": 1e4}, seeds=6, run=run_thm8_nonprivate,
@@ -255,7 +255,7 @@ def _control() -> Experiment:
             name="private excess > 10 × the same algorithm's at ρ = 1e4", kind="greater",
             hi="excess_private", lo="excess_pair", log=True, margin=math.log(10.0),
             reason="an excess above Theorem 8's bound is trivially reached by an algorithm that "
-                   "does not optimise (inner cap, step size): the level of kl.lb.thm8.n.k2 says "
+                   "does not optimise (inner cap, step size): the level of kl.thm8lb.n.k2 says "
                    "something about privacy only if removing the privacy lowers it.  Paired per "
                    "seed (the same construction and inner cap), the private excess must exceed "
                    "the ρ = 1e4 run's by more than 10× (95% t-interval of the mean log ratio over "
@@ -278,7 +278,7 @@ def _plot_control(analyses: list, root) -> object:
     from pathlib import Path
     with tempfile.TemporaryDirectory() as tmp:
         drawn = plots.plot_lines(
-        analyses[0], tmp, "kl.lb.thm8.n.k2.nonprivate",
+        analyses[0], tmp, "kl.thm8lb.n.k2.nonprivate",
         [([("excess_private", "Algorithm 2, (0.5, 1e-3)-DP"),
            ("excess_pair", "Algorithm 2, ρ = 1e4 (not private)"),
            ("lower_bound", "Theorem 8: (1/4)(1/(nε))^κ")],
@@ -287,7 +287,7 @@ def _plot_control(analyses: list, root) -> object:
         note="paired seeds; the private run's level above the bound is the privacy's")
         if drawn is None:
             return None
-        dest = Path(root) / "kl" / "kl.lb.thm8.n.k2.nonprivate.png"
+        dest = Path(root) / "kl" / "kl.thm8lb.n.k2.nonprivate.png"
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(Path(drawn).read_bytes())
         return dest
@@ -295,7 +295,7 @@ def _plot_control(analyses: list, root) -> object:
 
 def _register_control_figure() -> None:
     from empirical.experiment import Summary, register_summary
-    register_summary(Summary("kl.lb.thm8.n.k2.nonprivate", "kl", (THM8_CONTROL.id,),
+    register_summary(Summary("kl.thm8lb.n.k2.nonprivate", "kl", (THM8_CONTROL.id,),
                              _plot_control))
 
 

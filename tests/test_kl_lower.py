@@ -14,7 +14,7 @@ from empirical.checks import analyse
 from empirical.kl_lower import Thm8Construction
 from empirical.runner import sweep
 
-IDS = ["kl.lb.thm8.n.k2", "kl.lb.thm8.n.k2.nonprivate"]
+IDS = ["kl.thm8lb.n.k2", "kl.thm8lb.n.k2.nonprivate"]
 
 
 @pytest.mark.parametrize("kappa", [2.0, 3.0])
@@ -50,7 +50,7 @@ def test_construction_refuses_bad_input():
 
 def test_the_run_is_inside_the_theorems_conditions():
     """ε = 0.5 ≤ ln 2, δ = 1e-3 ≤ (1 − e^{−ε})/16, and the ρ-zCDP run is (0.5, δ)-DP."""
-    fixed = registry.get("kl.lb.thm8.n.k2").fixed
+    fixed = registry.get("kl.thm8lb.n.k2").fixed
     eps, delta = fixed["epsilon"], fixed["delta"]
     assert eps <= math.log(2) and delta <= (1 - math.exp(-eps)) / 16
     rho = epsilon_to_zcdp_closed_form(eps, delta)
@@ -71,5 +71,5 @@ def test_verdicts_as_declared(analyses, exp_id):
 
 
 def test_excess_stays_above_the_lower_bound_at_every_point(analyses):
-    lb = [r for r in analyses["kl.lb.thm8.n.k2"].results if r.bound == "kl:thm8"][0]
+    lb = [r for r in analyses["kl.thm8lb.n.k2"].results if r.bound == "kl:thm8"][0]
     assert min(lb.ratios) >= 1.0
