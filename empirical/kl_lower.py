@@ -32,7 +32,7 @@ import numpy as np
 
 from algorithms.accounting import epsilon_to_zcdp_closed_form, zcdp_to_epsilon_closed_form
 from algorithms.base import Problem
-from algorithms.validation import check_int, check_interval, check_positive
+from algorithms.validation import check_int, check_interval
 from empirical.experiment import Check, Experiment
 from empirical.experiment import register as _register
 

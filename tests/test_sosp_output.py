@@ -4,7 +4,6 @@ binds, the largest −λ_min(∇²F(x_out)) — and the plan-frozen controls tha
 the noise drives.  Verdicts as declared; predictions from ``bounds/`` at the runs' values."""
 import math
 
-import numpy as np
 import pytest
 
 import bounds
