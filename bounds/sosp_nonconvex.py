@@ -41,6 +41,7 @@ Central Ada-DP-SPIDER (Theorem 2, §6):
 * ``sosp:lem8_refreshes``    Lemma 8: the number of O₁ refreshes, Uη/κ.
 * ``sosp:thm2_curvature``    √(ρα) at Theorem 2's α: the curvature its output resolves.
 * ``sosp:liu_claimed``       the prior claim [29] the paper calls flawed, n^{−1/3} + x^{3/7}.
+* ``sosp:noise_scale``       the scale of one Gaussian release at a fixed batch, ∝ x.
 
 Distributed (Theorem 3, §7):
 
@@ -285,6 +286,16 @@ LIU_CLAIMED = register(Bound(
     privacy=_DP, kind="upper",
     notes="Encoded with Theorem 2's constants so that the two differ only in the exponent of x "
           "(3/7 vs 2/5, a gap of 1/35).",
+))
+
+NOISE_SCALE = register(Bound(
+    id="sosp:noise_scale", expr=X_CENTRAL,
+    quantity="the scale of one Gaussian release of Ada-DP-SPIDER at a fixed batch: its std is "
+             "z·2G_s/b with z ∝ √(log(1/δ))/ε, i.e. ∝ √(d·log_delta)/(nε) in norm at b ∝ n",
+    source="SOSP paper, Algorithm 2 and Lemma 7 (O₁'s noise N(0, c1 G² log(1/δ)/(b1²ε²) I))",
+    privacy=_DP, kind="identity",
+    notes="Exponent −1 in ε: what a quantity driven by the Gaussian noise alone follows when "
+          "everything else is held (the competitor of the plan-frozen controls).",
 ))
 
 # ------------------------------------------------------------------------------------------------

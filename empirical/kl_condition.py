@@ -704,3 +704,6 @@ KAPPA_OVERLAY = register_summary(Summary(
 
 # Privacy audits of the KL algorithms register with `dprates audit` when this paper loads.
 import empirical.audit_kl  # noqa: E402,F401
+
+# Theorem 8's lower-bound construction, run (registers kl.thm8lb.*).
+import empirical.kl_lower  # noqa: E402,F401

@@ -9,6 +9,9 @@ The experiments live in one module per theorem:
 * :mod:`empirical.sosp_rates` — Theorems 2 and 3 (``sosp.ada.*``);
 * :mod:`empirical.sosp_escape` — Lemma 1 / Theorem 1 (``sosp.escape.*``);
 * :mod:`empirical.sosp_selection` — Algorithm 4, Theorem 4 (``sosp.select.*``);
+* :mod:`empirical.sosp_output` — Theorem 2's α measured on the returned point, and the
+  plan-frozen controls (``sosp.out.*``);
+* :mod:`empirical.sosp_liu` — the prior algorithm [29] the paper argues against (``sosp.liu.*``);
 * :mod:`empirical.sosp_common` — the calibrated constants, the problem and Theorem 2/3's
   values at a point, the settings recomputed independently of the algorithms' plan.
 
@@ -47,10 +50,13 @@ from empirical.sosp_common import (C_ALPHA_ESCAPE, C_CHI, C_T, DELTA, EXPERIMENT
 from empirical.sosp_escape import run_escape_spider, run_escape_threshold, run_escape_time
 from empirical.sosp_rates import run_rate
 from empirical.sosp_selection import run_selection
+from empirical.sosp_output import run_output_family, run_output_grad
+from empirical.sosp_liu import run_liu
 
 __all__ = ["C_CHI", "C_ALPHA_ESCAPE", "C_T", "DELTA", "Q_RATE", "rate_values", "run_rate",
            "run_escape_threshold", "run_escape_spider", "run_escape_time", "run_selection",
-           "effective_epsilon", "rate_values_effective", "problem", "EXPERIMENTS"]
+           "effective_epsilon", "rate_values_effective", "problem", "EXPERIMENTS",
+           "run_output_grad", "run_output_family", "run_liu"]
 
 
 # Privacy audits, measured-noise functions and mutants of this paper's algorithms register with the
