@@ -492,6 +492,33 @@ TRIVIAL_PRIVACY_SC = register(Bound(
     notes="m-exponent 0, n −2, d +1, ε −2.",
 ))
 
+# Ratio of the user-level to the user-as-item privacy terms on the same instance (footnote 3):
+# the gain user-level DP claims over item-level DP, as a function of m alone.
+GAIN_RATIO = register(Bound(
+    id="userlevel:gain_ratio",
+    expr=1 / _sqrt(m),
+    quantity="excess of Algorithm 3 over that of the user-as-item baseline, same data and ε",
+    source="user-level SCO paper, Theorem 3.2/C.3's privacy term over footnote 3's "
+           "(LR√(d log(1/δ))/(εn√m) ÷ LR√(d log(1/δ))/(εn))",
+    assumptions=THM3_2.assumptions,
+    privacy=_PRIV,
+    notes="Theorem 3.2's conditions (ε ≤ 10, δ < 1/(mn)) are in its assumptions: a ratio in m "
+          "alone cannot resolve them (bounds.core resolves conditions over the expression's "
+          "symbols).  m-exponent −1/2: the convex rates' gain.  Upper bound only (both rates hide constants; "
+          "the ratio's level is not predicted).",
+))
+
+GAIN_RATIO_SC = register(Bound(
+    id="userlevel:gain_ratio_sc",
+    expr=1 / m,
+    quantity="excess ratio Algorithm 3 / user-as-item baseline on a μ-strongly convex loss",
+    source="Remark 3.6's privacy term over the strongly convex user-as-item term "
+           "(userlevel:rem3.6_privacy ÷ userlevel:trivial_sc_privacy)",
+    assumptions=REM3_6.assumptions,
+    privacy=_PRIV,
+    notes="m-exponent −1 (the squared rates' gain).",
+))
+
 # ------------------------------------------------------------------------------------------------
 # Crossovers (public helpers for the experiments; sympy, no numpy)
 # ------------------------------------------------------------------------------------------------
