@@ -37,6 +37,8 @@ Gradient complexity (suffix ``-gradients``):
 * ``userlevel:alg3_saturated-gradients``    Algorithm 3 with K_i = n_i (literal constants): nm√(β/λ).
 * ``userlevel:thm4.1-gradients``            Theorem 4.1/D.3 as printed: mn(1 + n^{3/8}m^{1/4}ε^{1/4}).
 * ``userlevel:thm4.1-gradients_derived``    Σ_i T_iK_im with D.3's own T_i, K_i (UL-E3).
+* ``userlevel:gain_ratio``       Theorem 3.2's privacy term over footnote 3's: m^{−1/2} (user- vs
+  item-level); ``userlevel:gain_ratio_sc`` the strongly convex ratio m^{−1}.
 * ``userlevel:bs23-gradients``, ``userlevel:al24-gradients``, ``userlevel:al24_nonsmooth-gradients``
   Figure 1's prior algorithms.
 
