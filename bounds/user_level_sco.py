@@ -112,7 +112,7 @@ THM2_1 = register(Bound(
     notes="As STATED: privacy term √(d log(1/δ))/(√(nm)ε), ε-exponent −1 (the form of the BS23 "
           "rate it is compared with).  The proof of B.1 gives LR√d/√(nmε) (userlevel:thm2.1_proof, "
           "ε-exponent −1/2); the two agree in n, m, d.  Erratum UL-E1; decided by "
-          "userlevel.alg1.eps.",
+          "userlevel.alg1.privacy.eps.localised (ε^{−0.56}: −1 rejected).",
 ))
 
 THM2_1_PROOF = register(Bound(
