@@ -37,6 +37,8 @@ Gradient complexity (suffix ``-gradients``):
 * ``userlevel:alg3_saturated-gradients``    Algorithm 3 with K_i = n_i (literal constants): nm√(β/λ).
 * ``userlevel:thm4.1-gradients``            Theorem 4.1/D.3 as printed: mn(1 + n^{3/8}m^{1/4}ε^{1/4}).
 * ``userlevel:thm4.1-gradients_derived``    Σ_i T_iK_im with D.3's own T_i, K_i (UL-E3).
+* ``userlevel:gain_ratio``       Theorem 3.2's privacy term over footnote 3's: m^{−1/2} (user- vs
+  item-level); ``userlevel:gain_ratio_sc`` the strongly convex ratio m^{−1}.
 * ``userlevel:bs23-gradients``, ``userlevel:al24-gradients``, ``userlevel:al24_nonsmooth-gradients``
   Figure 1's prior algorithms.
 
@@ -112,7 +114,7 @@ THM2_1 = register(Bound(
     notes="As STATED: privacy term √(d log(1/δ))/(√(nm)ε), ε-exponent −1 (the form of the BS23 "
           "rate it is compared with).  The proof of B.1 gives LR√d/√(nmε) (userlevel:thm2.1_proof, "
           "ε-exponent −1/2); the two agree in n, m, d.  Erratum UL-E1; decided by "
-          "userlevel.alg1.eps.",
+          "userlevel.alg1.privacy.eps.localised (ε^{−0.56}: −1 rejected).",
 ))
 
 THM2_1_PROOF = register(Bound(
@@ -506,6 +508,33 @@ TRIVIAL_PRIVACY_SC = register(Bound(
     assumptions=_ASSUME + ("f(·, z) μ-strongly convex",),
     privacy=_PRIV,
     notes="m-exponent 0, n −2, d +1, ε −2.",
+))
+
+# Ratio of the user-level to the user-as-item privacy terms on the same instance (footnote 3):
+# the gain user-level DP claims over item-level DP, as a function of m alone.
+GAIN_RATIO = register(Bound(
+    id="userlevel:gain_ratio",
+    expr=1 / _sqrt(m),
+    quantity="excess of Algorithm 3 over that of the user-as-item baseline, same data and ε",
+    source="user-level SCO paper, Theorem 3.2/C.3's privacy term over footnote 3's "
+           "(LR√(d log(1/δ))/(εn√m) ÷ LR√(d log(1/δ))/(εn))",
+    assumptions=THM3_2.assumptions,
+    privacy=_PRIV,
+    notes="Theorem 3.2's conditions (ε ≤ 10, δ < 1/(mn)) are in its assumptions: a ratio in m "
+          "alone cannot resolve them (bounds.core resolves conditions over the expression's "
+          "symbols).  m-exponent −1/2: the convex rates' gain.  Upper bound only (both rates hide constants; "
+          "the ratio's level is not predicted).",
+))
+
+GAIN_RATIO_SC = register(Bound(
+    id="userlevel:gain_ratio_sc",
+    expr=1 / m,
+    quantity="excess ratio Algorithm 3 / user-as-item baseline on a μ-strongly convex loss",
+    source="Remark 3.6's privacy term over the strongly convex user-as-item term "
+           "(userlevel:rem3.6_privacy ÷ userlevel:trivial_sc_privacy)",
+    assumptions=REM3_6.assumptions,
+    privacy=_PRIV,
+    notes="m-exponent −1 (the squared rates' gain).",
 ))
 
 # ------------------------------------------------------------------------------------------------

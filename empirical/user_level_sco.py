@@ -28,6 +28,8 @@ imports them in registration order):
   :mod:`empirical.user_level_alg1_privacy` its coupled privacy-excess sweeps (full grid only,
   not registered: tests/test_userlevel_alg1_privacy.py);
 * :mod:`empirical.user_level_lemmas` — Lemmas 3.5/C.6 and 2.3/B.4;
+* :mod:`empirical.user_level_risk` — Algorithm 1's excess risk in n (Theorem 2.1/B.1) and the
+  user-level vs item-level gain in m (:mod:`empirical.user_level_risk_runs` runs them);
 * :mod:`empirical.user_level_common` — shared row functions and bound values;
   :mod:`empirical.user_level_problems` the problems, :mod:`empirical.user_level_sensitivity`
   the independent recomputation of the sensitivities.
@@ -47,13 +49,15 @@ from empirical.user_level_alg1 import (ALG1_EPS_GRID, ALG1_EPS_POINT, ALG1_GRADS
                                        _alg1q_values, _run_alg1)
 from empirical.user_level_lemmas import (LEM23_T, LEM35_K, LEM35_M, _run_lem23,  # noqa: F401
                                          _run_lem35)
+from empirical.user_level_risk import ALG1_RISK_N, GAIN_M  # noqa: F401
 from empirical.user_level_common import (_QUAD_L, _QUAD_MU_NORM, _QUAD_R, PAPER,  # noqa: F401
                                          PRIVACY_RTOL, _int, _privacy_cols, quadratic_values)
 
 __all__ = ["ALG3_M", "BASELINE_M", "ALG3_EPS", "ALG3_EPS_POLE", "ALG3_N", "ALG3_D", "ALG3_GRADS_M",
            "ALG3_GRADS_N", "ALG3_GRADS_N_LARGE",
            "ALG1_GRADS_N", "NS_GRADS_N", "NS_GRADS_EPS", "LEM35_K", "LEM35_M", "LEM23_T",
-           "ALG1_EPS_POINT", "ALG1_EPS_GRID", "ALG3_LOGISTIC_M", "quadratic_values"]
+           "ALG1_EPS_POINT", "ALG1_EPS_GRID", "ALG3_LOGISTIC_M", "quadratic_values",
+           "ALG1_RISK_N", "GAIN_M"]
 
 # Privacy audits, measured-noise functions and mutants of this paper's algorithms register with the
 # paper (the lazy loader imports this module).  Imported by name, not by an import statement: the

@@ -255,8 +255,10 @@ def test_full_grid_verdicts(tmp_path, exp_id):
                          "finite Lemma B.2 sensitivity under the corrected accounting and refuses "
                          "to run.  Re-run at n = 2^18, C ≈ 2000 with the coupled metric "
                          "(UL-E22, tests/test_userlevel_alg1_privacy.py): the privacy excess is "
-                         "nearly ε-free there, so UL-E1 is NOT re-decided by it and this test "
-                         "stays xfail (the former total-excess ε^{-1/2} came from the schedule's "
+                         "nearly ε-free there; UL-E1 is decided where the later phases "
+                         "localise, by userlevel.alg1.privacy.eps.localised "
+                         "(tests/test_userlevel_alg1_privacy.py), and this former setting "
+                         "stays xfail (its total-excess ε^{-1/2} came from the schedule's "
                          "non-private part)")
 def test_alg1_epsilon_exponent_decides_ul_e1():
     """UL-E1 decided (40 seeds, ~1 min): Algorithm 1's excess on the streamed quadratic falls as
