@@ -5,7 +5,7 @@
 >>> b.exponent("n")
 -2
 
-Each paper has a module (``bounds.kl_condition`` for the KL paper, ...) that registers its
+Each paper has a module (``bounds.rates.kl`` for the KL paper, ...) that registers its
 bounds under ids ``<paper>:<label>``; ``bounds.core`` holds the shared machinery.  A researcher's
 own paper registers its key with ``bounds.register_paper`` (or the ``dprates.papers`` entry-point
 group) and lives in their own package: see docs/extending.md.  This layer

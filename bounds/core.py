@@ -148,7 +148,8 @@ def load_paper(key: str, package: str = "bounds") -> None:
     modules.  A paper not encoded yet has no module and is skipped."""
     _read_entry_points()
     if key in PAPER_MODULES:
-        name = f"{package}.{PAPER_MODULES[key]}"
+        name = (f"{package}.{PAPER_MODULES[key]}" if package == "bounds"
+                else f"{package}.papers.{key}")
         if importlib.util.find_spec(name) is not None:
             importlib.import_module(name)
     for name in list(_PLUGINS.get(key, ())):
@@ -654,14 +655,14 @@ def get(bound_id: str) -> Bound:
         raise KeyError(f"no bound {bound_id!r}; closest: {close or sorted(_REGISTRY)[:5]}") from None
 
 
-#: bounds/<module>.py of each paper.  A paper's module is imported only when one of its ids is
+#: bounds/rates/<key> of each paper.  A paper's module is imported only when one of its ids is
 #: asked for (or all ids are), so one paper's module never stands in the way of another's.
 PAPER_MODULES: dict[str, str] = {
-    "kan": "kan_correlated_noise",
-    "linreg": "linreg_adaptive_clipping",
-    "sosp": "sosp_nonconvex",
-    "kl": "kl_condition",
-    "userlevel": "user_level_sco",
+    "kan": "rates.kan",
+    "linreg": "rates.linreg",
+    "sosp": "rates.sosp",
+    "kl": "rates.kl",
+    "userlevel": "rates.userlevel",
 }
 
 

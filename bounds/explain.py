@@ -85,14 +85,14 @@ def derivations_of(bound_id: str) -> list[DerivationSpec]:
 
 def _kan_regime(corollary: str, branch: str) -> Callable[[], dict]:
     def subs() -> dict:
-        from bounds import kan_calibration_corollaries as kb
+        from bounds.rates.kan import calibration_corollaries as kb
 
         return kb.regime(corollary, branch)
     return subs
 
 
 def _sosp_kappa() -> dict:
-    from bounds import sosp_nonconvex as sb
+    from bounds.rates import sosp as sb
 
     return {"kappa_drift": sp.Max(sb.KAPPA_1, sb.KAPPA_2)}
 

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from empirical import experiment as registry
-from empirical.checks import analyse, check_privacy
-from empirical.experiment import Check, Experiment
+from empirical.core import experiment as registry
+from empirical.core.checks import analyse, check_privacy
+from empirical.core.experiment import Check, Experiment
 
 import _toy  # noqa: F401  (registers the toy experiments)
 import _toy as _toy_mod

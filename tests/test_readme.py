@@ -68,7 +68,7 @@ def test_quick_start_commands_run(tmp_path, results_root, capsys):
     ran = []
     for argv in _commands():
         if argv[0] == "audit":
-            if importlib.util.find_spec("empirical.audit") is None:
+            if importlib.util.find_spec("empirical.privacy.audit") is None:
                 continue
             argv = ["audit", "--help"]
         argv = [a for a in argv if a != "..."] + small.get(argv[0], [])

@@ -9,9 +9,9 @@ import pytest
 pytest.importorskip("sklearn")
 
 import bounds  # noqa: E402
-from empirical import experiment as registry  # noqa: E402
-from empirical import real_data as rd  # noqa: E402
-from empirical.checks import (INFO, ComparisonExperiment, Contrast, analyse,  # noqa: E402
+from empirical.core import experiment as registry  # noqa: E402
+from empirical.papers.real import data as rd  # noqa: E402
+from empirical.core.checks import (INFO, ComparisonExperiment, Contrast, analyse,  # noqa: E402
                               detectable_exponent_error)
 
 
@@ -65,7 +65,7 @@ def test_missing_scikit_learn_is_one_line_naming_the_extra():
     code = ("import sys, warnings; sys.modules['sklearn'] = None\n"
             "warnings.simplefilter('ignore')\n"
             "from bounds.core import LOAD_ERRORS, load_paper, load_papers, papers\n"
-            "import empirical.experiment\n"
+            "import empirical.core.experiment\n"
             "try:\n    load_paper('real', 'empirical')\nexcept ImportError as e:\n"
             "    print('ERR', e)\n"
             "import bounds.core as c; c.PAPERS = (); load_papers('empirical')\n"

@@ -1,0 +1,261 @@
+"""Analyses (slope fits with their bootstrap CIs, and every check's verdict) cached beside the
+results they came from, so that ``dprates figures`` and a repeated ``verify`` do not refit
+unchanged experiments (issue 14, "Scheduling").
+
+An analysis is stored in ``results/<paper>/<experiment>/analysis-<quick|full>.cache`` (JSON; not
+``*.json``, so it is never mistaken for a point file) under a key made of
+
+* the experiment id and grid (quick or full);
+* a digest of the rows analysed (their canonical JSON: any changed, added or recomputed-but-
+  different row changes it);
+* the *analysis fingerprint*: SHA-256 of the source of every module the verdict depends on — the
+  module that declared the experiment (its checks, tolerances, level bands, ``bound_values``)
+  and the project modules it imports, ``empirical.core.checks``, ``empirical.core.fitting``,
+  ``empirical.core.experiment``, every file of ``bounds/`` — and the versions of numpy, scipy and
+  sympy.
+
+A cache file whose key differs, or that cannot be parsed, is ignored (and overwritten by the next
+analysis): the cache can only save work, never change a verdict.  The file is JSON with typed
+records for the dataclasses of ``empirical.core.checks`` and ``empirical.core.fitting`` only (Analysis,
+CheckResult, SlopeFit, ComparisonAnalysis, ...) and numpy arrays, so reading it runs no code
+(unlike a pickle) and floats round-trip exactly.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from empirical.core import experiment as registry
+from empirical.core.checks import Analysis, analyse
+from empirical.core.experiment import Experiment
+
+__all__ = ["analyse_quietly", "cached_analyse", "cache_path", "analysis_key",
+           "analysis_fingerprint", "encode", "decode", "CACHE_FORMAT"]
+
+#: Layout of a cache file; another format is a miss.
+CACHE_FORMAT = 1
+_HARNESS = ("empirical.core.checks", "empirical.core.fitting", "empirical.core.experiment", "bounds.core")
+_VERSIONED = ("numpy", "scipy", "sympy")
+#: Modules whose dataclasses an analysis may hold (Analysis, CheckResult, SlopeFit, the
+#: comparison experiments' ContrastResult, ...).
+_MODULES = ("empirical.core.checks", "empirical.core.fitting")
+
+
+def analyse_quietly(exp: Experiment, rows: list[dict]) -> Analysis:
+    """:func:`empirical.core.checks.analyse`, without OutsideConditionsWarning: the analysis decides
+    on conditions itself (it drops points where the primary bound's conditions fail and says
+    so)."""
+    from bounds.core import OutsideConditionsWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OutsideConditionsWarning)
+        return analyse(exp, rows)
+
+
+# --------------------------------------------------------------------------------------------
+# Key
+# --------------------------------------------------------------------------------------------
+
+def _sha(blob: bytes) -> str:
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _rows_digest(rows: list[dict]) -> str:
+    return _sha(json.dumps(rows, sort_keys=True, separators=(",", ":"), default=float).encode())
+
+
+def _declaring_module(exp: Experiment) -> str:
+    # bound_values is a function of the declaring module in every paper; run may live elsewhere.
+    return getattr(exp.bound_values, "__module__", None) or exp.run.__module__
+
+
+def _bounds_files() -> list[Path]:
+    import bounds
+
+    return sorted(Path(bounds.__file__).parent.rglob("*.py"))
+
+
+def analysis_fingerprint(exp: Experiment) -> str:
+    """Digest of the code and versions an analysis of ``exp`` depends on (see module doc)."""
+    from empirical.run import runner
+
+    code: dict[str, str] = {}
+    todo = [_declaring_module(exp), *_HARNESS]
+    top = todo[0].split(".")[0]
+    while todo:
+        name = todo.pop()
+        if name in code:
+            continue
+        path = runner._module_file(name)
+        if path is None:
+            continue
+        # runner pins each file's digest at first read: a process analyses with the code it
+        # imported, even if the file is edited under it.
+        sha, imported = runner._scan_file(name, path)
+        code[name] = sha
+        todo.extend(m for m in imported if m.split(".")[0] in ("empirical", "bounds", top)
+                    and m not in code)
+    for path in _bounds_files():
+        # pinned like the modules above (runner.forget_fingerprints re-reads): the digest of
+        # the bounds this process imported; the first 16 hex digits of SHA-256, as before
+        code.setdefault(f"bounds/{path.name}", runner._scan_file(f"bounds/{path.name}", path)[0])
+    return _sha(json.dumps({"code": code, "versions": _versions()}, sort_keys=True).encode())
+
+
+def _versions() -> dict[str, str]:
+    from empirical.run import runner  # imported late, as above
+
+    return runner.installed_versions(_VERSIONED)
+
+
+def analysis_key(exp: Experiment, rows: list[dict], full: bool) -> str:
+    """The cache key of ``exp``'s analysis of ``rows`` (see module doc)."""
+    return _sha(json.dumps({"format": CACHE_FORMAT, "experiment": exp.id, "full": bool(full),
+                            "rows": _rows_digest(rows), "code": analysis_fingerprint(exp)},
+                           sort_keys=True).encode())
+
+
+def cache_path(exp: Experiment, full: bool, results: str | os.PathLike | None = None) -> Path:
+    from empirical.run.runner import results_dir
+
+    grid = "full" if full else "quick"
+    return results_dir(results) / exp.paper / exp.id / f"analysis-{grid}.cache"
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding (typed JSON; decoding runs no code)
+# --------------------------------------------------------------------------------------------
+
+def _float(x: float) -> Any:
+    # JSON has no NaN/inf; keep them as strings so they round-trip.
+    return x if math.isfinite(x) else repr(x)
+
+
+def _enc(obj: Any) -> Any:
+    if isinstance(obj, Experiment):
+        return {"$exp": obj.id}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type) \
+            and type(obj).__module__.startswith(_MODULES):
+        cls = type(obj)
+        return {"$dc": f"{cls.__module__}:{cls.__qualname__}",
+                "f": {f.name: _enc(getattr(obj, f.name)) for f in dataclasses.fields(obj)}}
+    if isinstance(obj, np.ndarray):
+        return {"$nd": obj.dtype.str, "shape": list(obj.shape),
+                "v": [_enc(x) for x in obj.ravel().tolist()]}
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return {"$f": _float(float(obj))} if not math.isfinite(obj) else float(obj)
+    if isinstance(obj, str) or obj is None:
+        return obj
+    if isinstance(obj, tuple):
+        return {"$t": [_enc(x) for x in obj]}
+    if isinstance(obj, list):
+        return [_enc(x) for x in obj]
+    if isinstance(obj, Mapping):
+        return {"$map": [[_enc(k), _enc(v)] for k, v in obj.items()]}
+    raise TypeError(f"cannot cache a {type(obj).__name__}")
+
+
+def _dataclass(name: str) -> type:
+    """The dataclass a record names: only dataclasses of dprates' own analysis modules, which
+    are already imported wherever an analysis exists (never an arbitrary callable)."""
+    module, _, qual = name.partition(":")
+    cls = getattr(sys.modules.get(module), qual, None) if module.startswith(_MODULES) else None
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise ValueError(f"{name!r} is not a cached type")
+    return cls
+
+
+def _dec(obj: Any) -> Any:
+    if isinstance(obj, list):
+        return [_dec(x) for x in obj]
+    if not isinstance(obj, dict):
+        return obj
+    if "$exp" in obj:
+        return registry.get(obj["$exp"])
+    if "$dc" in obj:
+        cls = _dataclass(obj["$dc"])
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        vals = {k: _dec(v) for k, v in obj["f"].items()}
+        out = cls(**{k: v for k, v in vals.items() if fields[k].init})
+        for k, v in vals.items():
+            if not fields[k].init:
+                object.__setattr__(out, k, v)
+        return out
+    if "$nd" in obj:
+        vals = [_dec(x) for x in obj["v"]]
+        return np.array(vals, dtype=np.dtype(obj["$nd"])).reshape(obj["shape"])
+    if "$f" in obj:
+        return float(obj["$f"])
+    if "$t" in obj:
+        return tuple(_dec(x) for x in obj["$t"])
+    if "$map" in obj:
+        return {_dec(k): _dec(v) for k, v in obj["$map"]}
+    raise ValueError(f"unknown record {sorted(obj)[:3]}")
+
+
+def encode(analysis: Analysis) -> dict:
+    """``analysis`` as typed JSON (the experiment by id)."""
+    return _enc(analysis)
+
+
+def decode(data: dict) -> Analysis:
+    """The :class:`Analysis` that :func:`encode` gave (its experiment looked up by id)."""
+    out = _dec(data)
+    if not isinstance(out, Analysis):
+        raise ValueError("not an analysis record")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Cache
+# --------------------------------------------------------------------------------------------
+
+def load(exp: Experiment, key: str, full: bool,
+         results: str | os.PathLike | None = None) -> Analysis | None:
+    """The cached analysis under ``key``, or None (missing, other key, unreadable)."""
+    try:
+        rec = json.loads(cache_path(exp, full, results).read_text())
+        if rec.get("format") != CACHE_FORMAT or rec.get("key") != key:
+            return None
+        return decode(rec["analysis"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def store(exp: Experiment, key: str, full: bool, analysis: Analysis | dict,
+          results: str | os.PathLike | None = None) -> None:
+    """Write the cache atomically; an unwritable cache only costs a refit next time."""
+    from empirical.run.runner import _atomic_write_json
+
+    data = analysis if isinstance(analysis, dict) else encode(analysis)
+    try:
+        _atomic_write_json(cache_path(exp, full, results),
+                           {"format": CACHE_FORMAT, "key": key, "analysis": data})
+    except (OSError, TypeError, ValueError) as exc:
+        print(f"dprates: could not cache the analysis of {exp.id} ({exc})", file=sys.stderr)
+
+
+def cached_analyse(exp: Experiment, rows: list[dict], *, full: bool = False,
+                   results: str | os.PathLike | None = None) -> tuple[Analysis, bool]:
+    """``(analysis, hit)``: the stored analysis of exactly these rows under the current
+    analysis code, else a fresh one (then stored)."""
+    key = analysis_key(exp, rows, full)
+    hit = load(exp, key, full, results)
+    if hit is not None:
+        return hit, True
+    a = analyse_quietly(exp, rows)
+    store(exp, key, full, a, results)
+    return a, False
