@@ -19,8 +19,13 @@ DOC = Path(__file__).parents[1] / "docs" / "extending.md"
 
 @pytest.fixture
 def isolated_plugins(monkeypatch):
-    """Paper keys registered in a test do not leak into the next one."""
-    monkeypatch.setattr(core, "_PLUGINS", {k: list(v) for k, v in core._PLUGINS.items()})
+    """Paper keys registered in a test do not leak into the next one.  (Only the keys the test
+    added go: a project paper first loaded during the test declared its modules for good.)"""
+    before = set(core.papers())
+    yield
+    for key in set(core._PLUGINS) - before:
+        for table in (core._PLUGINS, core._INFO, core._DECLARED_BY):
+            table.pop(key, None)
 
 
 def _python_blocks(text: str) -> list[str]:

@@ -16,6 +16,7 @@ import pytest
 import _toy
 from empirical.run.runner import TIMING_COLUMNS
 from empirical.run import runner
+from empirical.store import rows
 from empirical.cli import main
 from empirical.run.runner import (PointError, ResultWriteError, SchedulerError, load_rows, point_key,
                               sweep)
@@ -122,7 +123,7 @@ def test_changed_code_recomputes_exactly_the_experiments_that_use_it(tmp_path, m
     assert any("stale" in m and "fp_toy_mod" in m for m in said)
     assert sweep(_toy.TOY, results=root).stats.cached == 6, "other experiments are untouched"
     real = runner._package_versions()
-    monkeypatch.setattr(runner, "_package_versions", lambda: {**real, "numpy": "0.0"})
+    monkeypatch.setattr(rows, "_package_versions", lambda: {**real, "numpy": "0.0"})
     said = []
     assert sweep(_toy.TOY, results=root, progress=said.append).stats.recomputed == 6
     assert any(f"numpy {real['numpy']} -> 0.0" in m for m in said)

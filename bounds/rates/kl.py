@@ -58,7 +58,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, register, sym
+from bounds.core import Bound, register, register_paper, sym
+
+# The paper's experiments and audits (imported with its bounds when its experiments are
+# asked for) and the algorithms the report links.
+register_paper("kl", "empirical.papers.kl", algorithms=("algorithms.kl.condition",))
 
 n, d, rho, beta = sym("n"), sym("d"), sym("rho"), sym("beta")
 kappa, gamma = sym("kappa"), sym("gamma")
@@ -610,3 +614,28 @@ LEM14 = register(Bound(
     kind="conversion",
     notes="Used for Theorem 5's exponential mechanism: ε = √ρ gives ρ/2.",
 ))
+
+
+# Corollaries from their theorems, for `dprates bounds derive` (bounds/explain.py).
+from bounds.explain import DerivationSpec, register_derivation  # noqa: E402
+
+_nd_rho = ("n", "d", "rho")
+for _spec in (
+    DerivationSpec("kl:cor1", "kl:thm1", {}, _nd_rho,
+                   note="no parameter choice: Thm 1's rate up to its log factors"),
+    DerivationSpec("kl:thm1_simplified", "kl:thm1", {}, _nd_rho),
+    DerivationSpec("kl:thm2_simplified", "kl:thm2", {}, _nd_rho),
+    DerivationSpec("kl:thm4_kappa1", "kl:thm4_simplified", {"kappa": 1}, _nd_rho),
+    DerivationSpec("kl:thm4_kappa2", "kl:thm4_simplified", {"kappa": 2}, _nd_rho),
+    DerivationSpec("kl:thm5_best", "kl:thm5", {"T": sym("n")**2 * sym("rho") / sym("d")}, _nd_rho,
+                   note="best case: gradients Ω(1), T = n²ρ/d iterations (budget-limited)"),
+    DerivationSpec("kl:thm5_worst", "kl:thm5",
+                   {"T": sym("n") * sp.sqrt(sym("rho")) / sp.sqrt(sym("d"))}, _nd_rho,
+                   note="worst case: equal gradient norms N = d^{1/4}/(√n ρ^{1/4}), "
+                        "T = N²n²ρ/d"),
+    DerivationSpec("kl:cor1_dp", "kl:thm6",
+                   {"tau": sym("kappa") / (sym("kappa") - 1), "lambda_g": 1 / sym("gamma")},
+                   ("n", "d", "epsilon"),
+                   note="the lower bound's dictionary: τ = κ/(κ−1), λ = 1/γ"),
+):
+    register_derivation(_spec)

@@ -76,7 +76,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, register, sym
+from bounds.core import Bound, register, register_paper, sym
+
+# The paper's experiments and audits (imported with its bounds when its experiments are
+# asked for) and the algorithms the report links.
+register_paper("linreg", "empirical.papers.linreg", algorithms=("algorithms.linreg.adaptive_clipping",))
 
 n, d, epsilon, delta, sigma = sym("n"), sym("d"), sym("epsilon"), sym("delta"), sym("sigma")
 condition_number, w_norm = sym("condition_number"), sym("w_norm")
@@ -335,3 +339,19 @@ ADAPTIVE_PRIVACY_ALPHA = _bound(
     8 / (T * B_THM37) * 12 * alpha**2 / B_THM37 * _LOGZ * sigma**2 * TRACE_HINV,
     _PRIV_TERM, "Lemma 3.11's leading privacy term 96α²K₂²R_x²log^{4a}n σ²Tr(H⁻¹)/(Tb²), in α",
     privacy="(1/α²)-zCDP", assumptions=LEM311.assumptions)
+
+
+# Corollaries from their theorems, for `dprates bounds derive` (bounds/explain.py).
+from bounds.explain import DerivationSpec, register_derivation  # noqa: E402
+
+for _spec in (
+    DerivationSpec("linreg:cor38", "linreg:thm37",
+                   {"condition_number": 1, "K2": 1, "a": sp.Rational(1, 2)},
+                   ("n", "d", "epsilon", "sigma"), {"delta": 1e-6, "w_norm": 1},
+                   note="well-conditioned design (κ = 1), K₂ = 1, a = 1/2"),
+    DerivationSpec("linreg:cor33", "linreg:thm32",
+                   {"condition_number": 1, "K2": 1, "a": sp.Rational(1, 2)},
+                   ("n", "d", "epsilon", "sigma", "w_norm"), {"delta": 1e-6},
+                   note="well-conditioned design (κ = 1), K₂ = 1, a = 1/2"),
+):
+    register_derivation(_spec)

@@ -65,7 +65,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, Derivation, follows_from, register, sym
+from bounds.core import Bound, Derivation, follows_from, register, register_paper, sym
+
+# The paper's experiments and audits (imported with its bounds when its experiments are
+# asked for) and the algorithms the report links.
+register_paper("sosp", "empirical.papers.sosp", algorithms=("algorithms.sosp.nonconvex",))
 
 n, d, m = sym("n"), sym("d"), sym("m")
 epsilon, delta = sym("epsilon"), sym("delta")
@@ -426,3 +430,12 @@ def derive_thm2(variables=("n", "d", "epsilon")) -> dict[str, Derivation]:
                              variables),
     }
     return out
+
+
+# Corollaries from their theorems, for `dprates bounds derive` (bounds/explain.py).
+from bounds.explain import DerivationSpec, register_derivation  # noqa: E402
+
+register_derivation(DerivationSpec(
+    "sosp:thm2", "sosp:thm2_balance", lambda: {"kappa_drift": sp.Max(KAPPA_1, KAPPA_2)},
+    ("n", "d", "epsilon"),
+    note="eq. 104: the drift κ = max{κ₁, κ₂} balancing eq. 103's terms"))

@@ -59,7 +59,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, register, sym
+from bounds.core import Bound, register, register_paper, sym
+
+# The paper's experiments and audits (imported with its bounds when its experiments are
+# asked for) and the algorithms the report links.
+register_paper("userlevel", "empirical.papers.userlevel", algorithms=("algorithms.userlevel.sco",))
 
 n, m, d = sym("n"), sym("m"), sym("d")
 epsilon, delta = sym("epsilon"), sym("delta")

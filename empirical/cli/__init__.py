@@ -99,6 +99,9 @@ def _parser() -> argparse.ArgumentParser:
     bs.add_argument("id")
     _add_module_opt(bs)
     _add_bounds_extras(bsub)
+    pp = sub.add_parser("papers", help="list papers: key, title, citation, link, errata page")
+    pp.add_argument("paper", nargs="?")
+    _add_module_opt(pp)
     e = sub.add_parser("experiments", help="list experiments")
     e.add_argument("paper", nargs="?")
     _add_module_opt(e)
@@ -211,12 +214,20 @@ def _verdict(r) -> str:
 # --------------------------------------------------------------------------------------------
 
 def _import_modules(args) -> None:
-    for name in getattr(args, "modules", None) or ():
+    """Import every ``--module``; ``args.module_papers`` is then the papers they declare (new
+    keys, and keys whose declared modules lie in one of them), which a command given no
+    ``--paper`` acts on alone."""
+    names = getattr(args, "modules", None) or ()
+    before = set(bounds.papers()) if names else set()
+    for name in names:
         try:
             importlib.import_module(name)
         except Exception as exc:
             raise UsageError(f"argument --module: cannot import {name!r}: "
                              f"{type(exc).__name__}: {exc}") from None
+    args.module_papers = [k for k in bounds.papers() if names and (k not in before or any(
+        m == n or m.startswith(n + ".") or n.startswith(m + ".")
+        for m in bounds.core.paper_modules(k) for n in names))]
 
 
 def _paper(args, attr: str = "paper", flag: str = "--paper") -> str | None:
@@ -239,6 +250,8 @@ def _lookup(kind: str, get, ident: str):
 def _selected(args) -> list:
     if getattr(args, "experiment", None):
         return [_lookup("--experiment", registry.get, i) for i in args.experiment]
+    if getattr(args, "paper", None) is None and getattr(args, "module_papers", None):
+        return [e for key in args.module_papers for e in registry.experiments(key)]
     exps = registry.experiments(getattr(args, "paper", None))
     if not exps:
         raise UsageError(f"argument --paper: paper {args.paper!r} has no experiments registered "
@@ -410,7 +423,8 @@ def _cmd_bounds(args) -> int:
         print(_lookup("ID", bounds.get, args.id).describe())
         return 0
     paper = _paper(args, flag="PAPER")
-    found = bounds.ids(paper)
+    found = ([i for key in args.module_papers for i in bounds.ids(key)]
+             if paper is None and getattr(args, "module_papers", None) else bounds.ids(paper))
     if not found:
         print(f"dprates: no bounds registered for paper {paper!r} yet", file=sys.stderr)
         return 1
@@ -420,9 +434,30 @@ def _cmd_bounds(args) -> int:
     return 0
 
 
+def _cmd_papers(args) -> int:
+    paper = _paper(args, flag="PAPER")
+    keys = [paper] if paper else (getattr(args, "module_papers", None) or list(bounds.papers()))
+    for key in keys:
+        info = bounds.paper_info(key)
+        title = info.title or _paper_title(key)
+        print(f"{key}: {title}")
+        for label, text in (("citation", info.citation), ("url", info.url),
+                            ("errata", info.errata)):
+            if text:
+                print(f"  {label}: {text}")
+    return 0
+
+
+def _paper_title(key: str) -> str:
+    from empirical.report.format import _paper_title as title
+
+    return title(key)
+
+
 def _cmd_experiments(args) -> int:
     paper = _paper(args, flag="PAPER")
-    exps = registry.experiments(paper)
+    exps = (_selected(args) if paper is None and getattr(args, "module_papers", None)
+            else registry.experiments(paper))
     if not exps:
         print(f"dprates: no experiments registered for paper {paper!r} yet", file=sys.stderr)
         return 1
@@ -458,7 +493,8 @@ def _cmd_run_or_verify(args) -> int:
 
 def _cmd_figures(args) -> int:
     paper = _paper(args)
-    exps = registry.experiments(paper)
+    exps = (_selected(args) if paper is None and getattr(args, "module_papers", None)
+            else registry.experiments(paper))
     _check_figures_dir(args)
     root = _figure_root(args)
     # The same drawer as verify's: each experiment's figure through the report's figure cache
@@ -513,7 +549,7 @@ def _cmd_audit(args) -> int:
     return int(args.audit_run(args) or 0)
 
 
-_COMMANDS = {"bounds": _cmd_bounds, "experiments": _cmd_experiments,
+_COMMANDS = {"bounds": _cmd_bounds, "papers": _cmd_papers, "experiments": _cmd_experiments,
              "run": _cmd_run_or_verify, "verify": _cmd_run_or_verify, "figures": _cmd_figures,
              "audit": _cmd_audit, "report": _cmd_report}
 
@@ -522,6 +558,11 @@ def _dispatch(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     _import_modules(args)
+    if len(args.module_papers) == 1 and getattr(args, "paper", "") is None:
+        args.paper = args.module_papers[0]     # --module alone: that module's paper only
+    elif (args.module_papers and args.cmd == "report" and args.paper is None
+          and not args.experiment):
+        args.experiment = [i for key in args.module_papers for i in registry.ids(key)]
     LOAD_ERRORS.clear()
     with warnings.catch_warnings():
         # A paper whose module is broken is reported once, below, not as a Python warning; and

@@ -107,7 +107,7 @@ def _experiment_values(ids: Sequence[str]) -> list[tuple[str, dict[str, float]]]
     from empirical.core import experiment as registry
 
     out = []
-    for paper in sorted({i.partition(":")[0] for i in ids} & set(registry.PAPER_MODULES)):
+    for paper in sorted({i.partition(":")[0] for i in ids} & set(bounds.papers())):
         try:
             exps = registry.experiments(paper)
         except Exception:  # one paper's broken module must not stop a comparison
@@ -191,7 +191,7 @@ def run_derive(args: argparse.Namespace) -> int:
     """``dprates bounds derive ID``: 0 done (whatever the verdict, which is printed), 2 on a
     bad argument."""
     if args.list:
-        for spec in explain.DERIVATIONS:
+        for spec in explain.derivations():
             label = f" [{spec.label}]" if spec.label else ""
             print(f"{spec.corollary:<24} from {spec.theorem}{label}")
         return 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-__all__ = ["PRIVACY_UNITS", "FINDING_ON", "PAPER_MODULES", "Check", "Experiment", "Summary",
+__all__ = ["PRIVACY_UNITS", "FINDING_ON", "Check", "Experiment", "Summary",
            "register", "register_summary", "summaries", "get", "ids", "experiments",
            "validate_experiment", "is_validated", "mark_validated"]
 
@@ -241,20 +241,6 @@ class Summary:
 
 _REGISTRY: dict[str, Experiment] = {}
 _SUMMARIES: dict[str, Summary] = {}
-#: empirical/papers/<key> of each paper (the same names as in ``bounds``).
-PAPER_MODULES: dict[str, str] = {
-    "kan": "papers.kan",
-    "linreg": "papers.linreg",
-    "sosp": "papers.sosp",
-    "kl": "papers.kl",
-    "userlevel": "papers.userlevel",
-}
-# Pseudo-paper `real` (real-data experiments, issue 16; no bounds of its own): bounds.core knows
-# only the five papers, so it joins the paper registry as a plugin; `--paper real` is accepted
-# and loading every paper imports empirical/papers/real/data.py.
-from bounds.core import register_paper as _register_paper  # noqa: E402  (bounds has no numpy runs)
-
-_register_paper("real", "empirical.papers.real.data")
 
 
 def register(exp: Experiment) -> Experiment:

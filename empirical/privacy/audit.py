@@ -44,7 +44,8 @@ from scipy import stats
 from algorithms import accounting
 from algorithms.primitives import clip_per_sample
 from algorithms.validation import check_int, check_open_interval
-from empirical.run.runner import ResultWriteError, check_writable, results_dir
+from bounds.core import papers
+from empirical.store.rows import ResultWriteError, check_writable, results_dir
 
 __all__ = ["AuditTarget", "AuditResult", "RELATIONS", "register_audit", "targets", "get_target",
            "select_registered", "run_audit", "epsilon_lower_bound", "exact_gaussian_epsilon",
@@ -239,7 +240,7 @@ def register_audit(target: AuditTarget) -> AuditTarget:
 def _load(paper: str | None = None) -> None:
     from empirical.core import experiment as registry
 
-    registry._load_all(paper if paper in registry.PAPER_MODULES else None)
+    registry._load_all(paper if paper in papers() else None)
     for m in _EXTRA_MODULES:
         importlib.import_module(m)
 
@@ -249,8 +250,8 @@ def targets(selection: Sequence[str] | None = None) -> list[AuditTarget]:
     from empirical.core import experiment as registry
 
     sel = list(selection or [])
-    papers = [s for s in sel if s in registry.PAPER_MODULES]
-    _load(papers[0] if len(papers) == 1 and len(sel) == 1 else None)
+    keys = [s for s in sel if s in papers()]
+    _load(keys[0] if len(keys) == 1 and len(sel) == 1 else None)
     return select_registered(_AUDITS, sel, "audit target or paper")
 
 
@@ -507,11 +508,6 @@ def _register_core() -> None:
 
 
 _register_core()
-_EXTRA_MODULES.append("empirical.papers.kl.audit")
-# Audits of papers whose registering module does not import them itself; absent files skipped.
-for _m in ("empirical.papers.kan.audit", "empirical.papers.linreg.audit"):
-    if importlib.util.find_spec(_m) is not None:
-        _EXTRA_MODULES.append(_m)
 
 
 # =============================================================================================

@@ -93,16 +93,17 @@ def register_mutant(m: Mutant) -> Mutant:
 
 
 def audit_modules() -> list[str]:
-    """The project's audit modules (``empirical/papers/<key>/audit.py``): where the paper's
-    mutants are registered, beside the audits that should catch them."""
+    """The project's audit modules (``empirical/papers/<key>/audit.py`` and ``mutants.py``):
+    where the paper's mutants are registered, beside the audits that should catch them."""
     import pkgutil
 
     import empirical.papers
 
-    return sorted(f"empirical.papers.{m.name}.audit"
-                  for m in pkgutil.iter_modules(empirical.papers.__path__)
-                  if m.ispkg and any(os.path.exists(os.path.join(p, m.name, "audit.py"))
-                                     for p in empirical.papers.__path__))
+    return sorted(f"empirical.papers.{m.name}.{leaf}"
+                  for m in pkgutil.iter_modules(empirical.papers.__path__) if m.ispkg
+                  for leaf in ("audit", "mutants")
+                  if any(os.path.exists(os.path.join(p, m.name, f"{leaf}.py"))
+                         for p in empirical.papers.__path__))
 
 
 def _load() -> None:
@@ -342,59 +343,6 @@ def _scaled(factor: Callable[..., float]):
 
 def _const(value):
     return lambda orig: (lambda *a, **k: value)
-
-
-_KL = "algorithms.kl.condition"
-_THM9 = ("kl.thm9.n", "kl.thm9.d", "kl.thm9.rho", "kl.thm9.n.kink")
-_SPIDER = ("kl.spider.n.k4_3", "kl.spider.rho.k4_3")
-
-register_mutant(Mutant(
-    "kl.noisy_gd.noise_halved", "kl", "Algorithm 4 draws half the noise it reports",
-    (Patch(_KL, "_noise_block", _scaled(lambda z: 0.5)),),
-    experiments=_THM9, audits=("kl.noisy_gd.stepwise",),
-    tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",)))
-register_mutant(Mutant(
-    "kl.noisy_gd.noise_d^-0.1", "kl", "Algorithm 4's noise scaled by d^(−0.1)",
-    (Patch(_KL, "_noise_block", _scaled(lambda z: z.shape[-1] ** -0.1)),),
-    experiments=("kl.thm9.d",)))
-register_mutant(Mutant(
-    "kl.noisy_gd.add_remove_sensitivity", "kl",
-    "KL algorithms use the add/remove sensitivity L0/n for their replace-one claim",
-    (Patch(_KL, "mean_gradient_sensitivity",
-           lambda orig: (lambda L, n, relation=None: orig(L, n) / 2.0), everywhere=False),),
-    experiments=_THM9, audits=("kl.noisy_gd.stepwise",)))
-register_mutant(Mutant(
-    "kl.noisy_gd.wrong_step_count", "kl", "Algorithm 4 runs 20 steps instead of Theorem 9's T",
-    (Patch(_KL, "noisy_gd_steps", _const(20)),),
-    experiments=_THM9))
-register_mutant(Mutant(
-    "kl.noisy_gd.noise_removed", "kl", "Algorithm 4 adds no noise (accounting unchanged)",
-    (Patch(_KL, "_noise_block", _scaled(lambda z: 0.0)),),
-    experiments=("kl.thm9.n",), audits=("kl.noisy_gd.stepwise",)))
-register_mutant(Mutant(
-    "kl.noisy_gd.projection_removed", "kl", "Algorithm 4 never projects onto its ball",
-    (Patch(_KL, "project_ball", lambda orig: (lambda w, c, r: w), everywhere=False),),
-    experiments=_THM9))
-register_mutant(Mutant(
-    "kl.spider.no_correction", "kl",
-    "Spider queries a fresh gradient instead of the gradient difference (same σ_k)",
-    (Patch(_KL, "_spider_update", lambda orig: (lambda est, G_new, G_old, noise: G_new + noise)),),
-    experiments=_SPIDER, audits=("kl.spider.stepwise",)))
-register_mutant(Mutant(
-    "kl.spider.noise_removed", "kl", "Spider adds no noise (accounting unchanged)",
-    (Patch(_KL, "_draw", _scaled(lambda z: 0.0)),),
-    experiments=_SPIDER, audits=("kl.spider.stepwise",),
-    tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",)))
-register_mutant(Mutant(
-    "kl.spider.noise_doubled", "kl", "Spider draws twice the noise it reports",
-    (Patch(_KL, "_draw", _scaled(lambda z: 2.0)),),
-    experiments=_SPIDER,
-    tests=("tests/test_audit_kl.py::test_injected_noise_matches_the_theorem",)))
-register_mutant(Mutant(
-    "kl.accountant_off_by_2", "kl", "the zCDP accountant under-reports ρ by a factor 2",
-    (Patch("algorithms.accounting", "zcdp_rho", scaled_result(0.5)),),
-    experiments=("kl.thm9.n", "kl.spider.n.k4_3"), audits=("kl.spider.stepwise",),
-    tests=("tests/test_accounting.py",)))
 
 
 # =============================================================================================

@@ -95,9 +95,9 @@ def _write(path: Path, text: str) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``dprates report``."""
-    # every known paper: the five, and registered ones such as the real-data pseudo-paper
-    parser.add_argument("--paper", choices=papers(), default=None,
-                        help="only this paper (default: all)")
+    # any registered paper, a --module's included: checked when the report is built, after the
+    # command's --module imports (build_report)
+    parser.add_argument("--paper", default=None, help="only this paper (default: all)")
     parser.add_argument("--experiment", action="append", default=None,
                         help="only this experiment (repeatable)")
     parser.add_argument("--full", action="store_true", help="report the full grids' results")

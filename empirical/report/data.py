@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 
-from bounds.core import papers
+from bounds.core import paper_info, papers
 from empirical.core import experiment as registry
 from empirical.store.analysis_cache import analysis_key, cached_analyse
 from empirical.core.checks import Analysis, analyse
@@ -291,25 +291,23 @@ def algorithm_keys(text: str, paper: str) -> frozenset[str]:
     return frozenset(funcs | nums)
 
 
-#: algorithms/<module> whose public names are each paper's algorithm names.
-_ALGORITHM_MODULES = {"kan": "kan.correlated_noise", "linreg": "linreg.adaptive_clipping",
-                      "sosp": "sosp.nonconvex", "kl": "kl.condition", "userlevel": "userlevel.sco"}
-
-
 def _algorithm_names(paper: str) -> set[str]:
-    mod = _ALGORITHM_MODULES.get(paper)
-    if mod is None:
-        return set()
+    # the modules the paper declares as its algorithms (bounds.register_paper(algorithms=...))
+    return set().union(*(_module_algorithms(mod) for mod in paper_info(paper).algorithms))
+
+
+def _module_algorithms(mod: str) -> set[str]:
     try:
-        m = importlib.import_module(f"algorithms.{mod}")
+        m = importlib.import_module(mod)
     except Exception:  # an unimportable algorithm module: fall back to algorithm numbers
         return set()
     public = getattr(m, "__all__", None)
     if public is not None:
         # a paper module split by algorithm re-exports its public names (defined elsewhere)
         # (callables of the project only: a typing alias such as an observer type is not one)
+        top = m.__name__.partition(".")[0] + "."
         return {k for k in public if callable(v := getattr(m, k, None))
-                and str(getattr(v, "__module__", "")).startswith("algorithms.")}
+                and str(getattr(v, "__module__", "")).startswith(top)}
     return {k for k, v in vars(m).items() if not k.startswith("_") and callable(v)
             and getattr(v, "__module__", None) == m.__name__}
 

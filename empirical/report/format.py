@@ -119,11 +119,17 @@ def paper_doc(paper: str) -> Path | None:
 
 
 def _paper_title(paper: str) -> str:
-    # The first paragraph of the paper's bounds module names the paper; a paper without bounds
-    # is named by the first heading of its docs/papers page.
+    # The title the paper registered (bounds.register_paper); else the first paragraph of its
+    # declared module (this project's: the bounds module, which names the paper); a paper
+    # without bounds is named by the first heading of its docs/papers page.
+    info = bounds.core.paper_info(paper)
+    if info.title:
+        return info.title
     try:
-        mod = importlib.import_module(f"bounds.{bounds.core.PAPER_MODULES[paper]}")
-    except (ImportError, KeyError):
+        first = next(m for m in bounds.core.paper_modules(paper)
+                     if m.partition(".")[0] != "empirical")
+        mod = importlib.import_module(first)
+    except (ImportError, StopIteration, ValueError):
         doc = paper_doc(paper)
         head = re.match(r"#\s+(.*)", doc.read_text(encoding="utf-8")) if doc else None
         return head.group(1).strip() if head else paper
@@ -132,6 +138,21 @@ def _paper_title(paper: str) -> str:
     doc = re.sub(r",?\s*``[^`]*``", "", doc)           # the path to the paper's text file
     doc = re.sub(r"\s*\(\s*\)", "", doc).rstrip(" .")
     return doc or paper
+
+
+def paper_errata(paper: str) -> Path | None:
+    """The paper's own errata page (``bounds.register_paper(errata=...)``) when it exists."""
+    page = bounds.core.paper_info(paper).errata
+    return Path(page) if page and Path(page).is_file() else None
+
+
+def _paper_meta_html(paper: str) -> str:
+    """The paper's citation and link as registered; "" when it registered neither."""
+    info = bounds.core.paper_info(paper)
+    parts = [_e(info.citation)] if info.citation else []
+    if info.url:
+        parts.append(f'<a href="{_e(info.url)}">{_e(info.url)}</a>')
+    return f'<p class="meta">{" · ".join(parts)}</p>' if parts else ""
 
 
 def _cell_summary(verdicts: list[tuple[str, str]]) -> tuple[str, str]:

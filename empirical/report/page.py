@@ -19,8 +19,8 @@ from empirical.report.articles import (_bound_article, _bound_owners, _checks_by
 from empirical.report.data import AuditView, ExperimentState, _fresh_cached
 from empirical.report.format import (_CSS_CLASS, _ERRATA, _NA, _SEVERITY, _anchor_bound,
                                      _anchor_check, _anchor_exp, _badge, _cell_summary, _e,
-                                     _matrix_entries, _natural_key, _paper_title, _slug, paper_doc,
-                                     _var_order)
+                                     _matrix_entries, _natural_key, _paper_meta_html,
+                                     _paper_title, _slug, _var_order, paper_doc, paper_errata)
 from empirical.report.markdown import markdown_to_html
 from empirical.report.privacy import _audits_section, _harness_audits_html, _privacy_table
 from empirical.report.contrasts import contrast_table_html, is_comparison
@@ -185,6 +185,7 @@ def _paper_section(paper: str, states: list[ExperimentState], audits: AuditView,
     checked = sorted((i for i in all_ids if i in checks), key=_natural_key)
     unchecked = sorted((i for i in all_ids if i not in checks), key=_natural_key)
     parts = [f'<section id="paper-{_slug(paper)}"><h2>{_e(paper)}: {_e(_paper_title(paper))}</h2>']
+    parts += [m for m in (_paper_meta_html(paper),) if m]
     n_done = sum(st.status == "complete" for st in states)
     parts.append(f'<p class="meta">{len(states)} experiments, {n_done} complete, '
                  f"{sum(st.status == 'partial' for st in states)} partial, "
@@ -221,6 +222,10 @@ def _paper_section(paper: str, states: list[ExperimentState], audits: AuditView,
                  "\"not audited\" where none is stored.</p>")
     parts.append(_privacy_table(states, audits))
     parts.append(_audits_section(paper, audits))
+    page = paper_errata(paper)
+    if page is not None:      # a paper's own errata page (this project's are docs/errata.md)
+        parts.append(f'<h3 id="errata-{_slug(paper)}">Errata</h3>'
+                     + markdown_to_html(page.read_text(encoding="utf-8"), heading_offset=2))
     parts.append("</section>")
     return "\n".join(parts)
 

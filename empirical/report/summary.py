@@ -7,11 +7,12 @@ import os
 from pathlib import Path
 from typing import Callable
 
+import bounds
 from empirical.core import experiment as registry
 from empirical.report.data import AuditView, ExperimentState
 from empirical.report.format import (_CSS_CLASS, _ERRATA, _cell_summary, _matrix_entries,
                                      _natural_key, _paper_title, _var_order,
-                                     paper_doc)
+                                     paper_doc, paper_errata)
 from empirical.report.privacy import _md_audits
 from empirical.report.contrasts import contrast_table_md, is_comparison
 
@@ -49,7 +50,7 @@ def render_markdown(states: list[ExperimentState], env: dict[str, str], *,
            "FAIL / NOT REJECTED, a check that did not hold; NOT RUN, no stored results.", ""]
     for paper in papers:
         pstates = [st for st in states if st.experiment.paper == paper]
-        out += [f"## {paper}: {_md(_paper_title(paper))}", ""]
+        out += [f"## {paper}: {_md(_paper_title(paper))}", ""] + _md_paper_meta(paper, rel)
         out += _md_contrasts(paper, pstates, rel)
         slopes = [st for st in pstates if not is_comparison(st)]
         if slopes or not any(is_comparison(st) for st in pstates):
@@ -118,6 +119,15 @@ def _md_not_run(st: ExperimentState) -> str:
     why = (st.error or (st.analysis.error if st.analysis else "")
            or "; ".join(st.notes) or "no stored rows")
     return f"- `{st.experiment.id}`: {st.status}; {_md(why)}"
+
+
+def _md_paper_meta(paper: str, rel: Callable[[Path], str]) -> list[str]:
+    """The paper's citation, link and errata page as registered; [] when it registered none."""
+    info = bounds.core.paper_info(paper)
+    page = paper_errata(paper)
+    parts = ([_md(info.citation)] if info.citation else []) + ([f"<{info.url}>"] if info.url else [])
+    parts += [f"errata: [{page.name}]({rel(page)})"] if page is not None else []
+    return [" · ".join(parts), ""] if parts else []
 
 
 def _md_contrasts(paper: str, pstates: list[ExperimentState],

@@ -79,14 +79,18 @@ def _declaring_module(exp: Experiment) -> str:
 
 
 def _bounds_files() -> list[Path]:
+    return sorted(_bounds_root().rglob("*.py"))
+
+
+def _bounds_root() -> Path:
     import bounds
 
-    return sorted(Path(bounds.__file__).parent.rglob("*.py"))
+    return Path(bounds.__file__).parent
 
 
 def analysis_fingerprint(exp: Experiment) -> str:
     """Digest of the code and versions an analysis of ``exp`` depends on (see module doc)."""
-    from empirical.run import runner
+    from empirical.store import rows as runner
 
     code: dict[str, str] = {}
     todo = [_declaring_module(exp), *_HARNESS]
@@ -107,12 +111,13 @@ def analysis_fingerprint(exp: Experiment) -> str:
     for path in _bounds_files():
         # pinned like the modules above (runner.forget_fingerprints re-reads): the digest of
         # the bounds this process imported; the first 16 hex digits of SHA-256, as before
-        code.setdefault(f"bounds/{path.name}", runner._scan_file(f"bounds/{path.name}", path)[0])
+        rel = path.relative_to(_bounds_root()).as_posix()     # bounds/rates/kl.py, ...
+        code.setdefault(f"bounds/{rel}", runner._scan_file(f"bounds/{rel}", path)[0])
     return _sha(json.dumps({"code": code, "versions": _versions()}, sort_keys=True).encode())
 
 
 def _versions() -> dict[str, str]:
-    from empirical.run import runner  # imported late, as above
+    from empirical.store import rows as runner  # imported late, as above
 
     return runner.installed_versions(_VERSIONED)
 
@@ -125,7 +130,7 @@ def analysis_key(exp: Experiment, rows: list[dict], full: bool) -> str:
 
 
 def cache_path(exp: Experiment, full: bool, results: str | os.PathLike | None = None) -> Path:
-    from empirical.run.runner import results_dir
+    from empirical.store.rows import results_dir
 
     grid = "full" if full else "quick"
     return results_dir(results) / exp.paper / exp.id / f"analysis-{grid}.cache"
@@ -238,7 +243,7 @@ def load(exp: Experiment, key: str, full: bool,
 def store(exp: Experiment, key: str, full: bool, analysis: Analysis | dict,
           results: str | os.PathLike | None = None) -> None:
     """Write the cache atomically; an unwritable cache only costs a refit next time."""
-    from empirical.run.runner import _atomic_write_json
+    from empirical.store.rows import _atomic_write_json
 
     data = analysis if isinstance(analysis, dict) else encode(analysis)
     try:

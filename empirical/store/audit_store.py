@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from empirical.run.runner import _atomic_write_json, _canonical, code_fingerprint, results_dir
+from empirical.store.rows import _atomic_write_json, _canonical, code_fingerprint, results_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from empirical.privacy.audit import AuditResult, AuditTarget

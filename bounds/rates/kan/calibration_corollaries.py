@@ -489,3 +489,28 @@ class _ConditionFailed(ValueError):
 # Every kan:* bound, this module's and the optimisation/population half's.
 _BY_ID = {v.id: v for space in (vars(sys.modules["bounds.rates.kan.correlated_noise"]), globals())
           for v in list(space.values()) if isinstance(v, Bound)}
+
+
+# Corollaries from their theorems, for `dprates bounds derive` (bounds/explain.py).
+from bounds.explain import DerivationSpec, register_derivation  # noqa: E402
+
+
+def _regime_of(corollary: str, branch: str):
+    # evaluated when derived: the regime's substitutions are computed here
+    return lambda: regime(corollary, branch)
+
+
+for _spec in (
+    DerivationSpec("kan:cor5.6_opt", "kan:A_non", _regime_of("cor5.6", "delta_needed"),
+                   ("n",), note="B ≍ γ√n, η ≍ B/n, T ≍ n²/(γ²B), m ≍ γ⁻⁴ (Cor 5.6's choices)"),
+    DerivationSpec("kan:cor5.6", "kan:thmE.1_pop", _regime_of("cor5.6", "delta_needed"),
+                   ("n",), label="delta_needed",
+                   note="Cor 5.6's choices with δ = 1/n (the reading E.1 needs, KAN-E5)"),
+    DerivationSpec("kan:cor5.6", "kan:thmE.1_pop", _regime_of("cor5.6", "delta_as_stated"),
+                   ("n",), label="delta_as_stated",
+                   note="Cor 5.6's choices with δ = 1/(γn) as printed (KAN-E5)"),
+    DerivationSpec("kan:fullbatch_gd", "kan:thmE.1_pop",
+                   _regime_of("fullbatch_gd", "delta_needed"), ("n",),
+                   note="B = n, η ≍ 1, T ≍ n/γ², δ = 1/n"),
+):
+    register_derivation(_spec)

@@ -2,4 +2,4 @@
 experiments, summaries and audits (:mod:`empirical.papers.kan.experiments`) and the rate
 experiments beyond the λ sweeps (ηT collapse, batch size, Corollary 5.3;
 :mod:`empirical.papers.kan.rates`)."""
-from empirical.papers.kan import experiments, rates  # noqa: F401
+from empirical.papers.kan import audit, experiments, rates  # noqa: F401

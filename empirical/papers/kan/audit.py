@@ -1,6 +1,6 @@
 """Privacy audits and mutants of the KAN paper's Algorithm 1 (DP-SGD with λ-correlated noise,
 :func:`algorithms.kan.correlated_noise.dp_sgd_correlated`); see :mod:`empirical.privacy.audit` and
-:mod:`empirical.privacy.mutants`.  Loaded by :mod:`empirical.privacy.audit` (``_EXTRA_MODULES``) when present.
+:mod:`empirical.privacy.mutants`.  Imported by its unit (:mod:`empirical.papers.kan`).
 
 The claim audited
 -----------------

@@ -89,7 +89,7 @@ def _columns(a) -> dict:
         return a.columns
     exp = a.experiment
     try:
-        from empirical.run.runner import load_rows
+        from empirical.store.rows import load_rows
 
         full = set(a.per_point) - set(exp.quick_grid) != set()
         rows, missing = load_rows(exp, full=full, progress=lambda _msg: None)
