@@ -411,7 +411,7 @@ def test_contrasts_have_their_own_table_with_the_privacy_spent(tmp_path):
     assert re.search(r"<code>acc_b</code> [0-9.]+(<br>|$)", first), first
     # the page about the pseudo-paper is linked (relative to where the page is written)
     href = re.search(r'href="([^"]*real\.md)"', sec).group(1)
-    assert (tmp_path / href).resolve() == (Path(report.__file__).parents[1] / "docs" / "papers"
+    assert (tmp_path / href).resolve() == (Path(report.__file__).parents[2] / "docs" / "papers"
                                            / "real.md").resolve()
     assert 'href="#contrasts-real"' in page and "matrix" in page
     md = report.render_markdown([st], {"grid": "quick"}, md_path=tmp_path / "r.md",
