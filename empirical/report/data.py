@@ -201,7 +201,7 @@ def _draw_figures(states: list[ExperimentState], *, results: str | os.PathLike |
     return summaries
 
 
-_FIGURE_CODE = _REPO / "empirical" / "figures.py"
+_FIGURE_CODE = _REPO / "empirical" / "store" / "figures.py"
 
 
 def cached_figure(exp: Experiment, rows: list[dict], draw: Callable[[], bytes], *,
