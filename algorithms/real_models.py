@@ -4,7 +4,7 @@ connected neural network with one hidden layer ...
 ReLU activation ... cross-entropy loss ... Kaiming initialization, biases zero").
 
 Parameters are one flat vector θ = (W1 (D×H), b1 (H), W2 (H×C), b2 (C)) so that the paper's
-optimizers (``algorithms.sosp_nonconvex``), which work on R^d, can run on it unchanged.  Every
+optimizers (``algorithms.sosp.nonconvex``), which work on R^d, can run on it unchanged.  Every
 function broadcasts over leading axes: θ of shape (..., P) against inputs of shape (..., n, D),
 so one call serves m clients' batches (θ shared, X (m, b, D)) or many parameter vectors on one
 batch (θ (K, P), X (n, D)), with no Python loop over examples.

@@ -11,8 +11,8 @@ see the same machine load:
 * ``dask default``: a 1-worker process LocalCluster, one thread, Dask's default configuration
   (statistical profiler on);
 * ``dask no profiler``: the same with only the statistical profiler off;
-* ``dask dprates``: :func:`empirical.scheduling.local_cluster` (what dprates starts: one thread,
-  :data:`~empirical.scheduling.DASK_WORKER_CONFIG`: profiler off, and the event loop's periodic
+* ``dask dprates``: :func:`empirical.run.scheduling.local_cluster` (what dprates starts: one thread,
+  :data:`~empirical.run.scheduling.DASK_WORKER_CONFIG`: profiler off, and the event loop's periodic
   work slowed down: tick, memory and system monitors every 1-5 s).
 
 Every task runs the same prelude as a dprates task (``scheduling._remote_point``'s one-time
@@ -32,8 +32,9 @@ import time
 import dask
 import distributed
 
-from empirical import experiment as reg, runner
-from empirical.scheduling import THREAD_VARS, keep_freed_pages, limit_threads, local_cluster
+from empirical.core import experiment as reg
+from empirical.run import runner
+from empirical.run.scheduling import THREAD_VARS, keep_freed_pages, limit_threads, local_cluster
 
 EXP = sys.argv[1] if len(sys.argv) > 1 else "kl.adaptive.n.k2"
 REPS = int(sys.argv[2]) if len(sys.argv) > 2 else 3

@@ -3,7 +3,7 @@
     python benchmarks/kl_rows.py dump OUT.pkl EXP [EXP ...]     # run every quick point, store rows
     python benchmarks/kl_rows.py compare OLD.pkl NEW.pkl         # every row dict, exactly
 
-``dump`` runs each point through ``empirical.runner.run_point`` (the seeds and code path of a
+``dump`` runs each point through ``empirical.run.runner.run_point`` (the seeds and code path of a
 sweep) in this process and records its rows and its process CPU; ``compare`` asserts that the
 rows are equal value for value (floats compared by bits, NaN equal to NaN), ignoring only
 ``runner.TIMING_COLUMNS``, and prints CPU before/after per experiment.  ``--full`` uses the full
@@ -16,13 +16,13 @@ import pickle
 import sys
 import time
 
-from empirical import experiment
-from empirical.runner import TIMING_COLUMNS, run_point
+from empirical.core import experiment
+from empirical.run.runner import TIMING_COLUMNS, run_point
 
 
 def dump(out: str, exp_ids: list[str], full: bool = False) -> None:
-    import empirical.kl_condition  # noqa: F401  (registers the KL experiments)
-    print("code:", empirical.kl_condition.__file__, flush=True)
+    import empirical.papers.kl.experiments  # noqa: F401  (registers the KL experiments)
+    print("code:", empirical.papers.kl.experiments.__file__, flush=True)
     data = {}
     for eid in exp_ids:
         exp = experiment.get(eid)

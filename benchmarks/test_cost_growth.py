@@ -1,5 +1,5 @@
 """How cost grows: the (CPU) time of one algorithm call against n, d and the number of steps,
-fitted as a log-log slope with dprates' own machinery (:func:`empirical.fitting.fit_slope`, the
+fitted as a log-log slope with dprates' own machinery (:func:`empirical.core.fitting.fit_slope`, the
 repeats of one timing playing the part of seeds) and checked against the cost each algorithm's
 docstring states.
 
@@ -51,7 +51,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pytest
 
-from empirical.fitting import fit_slope
+from empirical.core.fitting import fit_slope
 
 REPEATS = 3          # timings per grid point ("seeds" of the fit), each the best of 2 runs
 TOL = 0.25           # |slope − stated| allowed (finite-size overheads, a shared machine)
@@ -100,18 +100,18 @@ def _fit(name: str, var: str, xs: Sequence[float], make: Callable[[float], Calla
 
 
 # ---------------------------------------------------------------------------------------------
-# KL paper (algorithms/kl_condition.py on empirical/kl_problems.py instances)
+# KL paper (algorithms/kl/condition.py on empirical/papers/kl/problems.py instances)
 # ---------------------------------------------------------------------------------------------
 RHO, BETA = 1.0, 0.1
 
 
 def _regr(n: int, d: int, p: float = 4.0):
-    from empirical.kl_problems import make_problem
+    from empirical.papers.kl.problems import make_problem
     return make_problem({"problem": "regr", "n": n, "d": d, "p": p})
 
 
 def _noisy_gd_call(prob, T: int) -> Callable[[], float]:
-    from algorithms.kl_condition import noisy_gd
+    from algorithms.kl.condition import noisy_gd
     w0 = prob.start()
 
     def call() -> float:
@@ -139,7 +139,7 @@ def test_noisy_gd_is_linear_in_n_d_and_T(var):
 
 
 def _moment(n: int, d: int):
-    from empirical.kl_problems import make_problem
+    from empirical.papers.kl.problems import make_problem
     return make_problem({"problem": "regr_moment", "n": n, "d": d, "p": 2.0})
 
 
@@ -194,8 +194,8 @@ def _per_gradient_call(algorithm: str, n: int, long: int = 40, short: int = 2) -
     of the two times is the minimum of ``REPEATS`` runs (the least disturbed by other
     processes), so a difference of two noisy medians cannot go negative.  The call returns the
     metric itself."""
-    from algorithms.kl_condition import adaptive_noisy_gd, kl_spider
-    from empirical.kl_problems import PowerRegression
+    from algorithms.kl.condition import adaptive_noisy_gd, kl_spider
+    from empirical.papers.kl.problems import PowerRegression
 
     prob = PowerRegression.sample(n, 50, 2.0)           # not the cached instance: it is patched
     w0 = prob.start()
@@ -263,14 +263,14 @@ def test_time_per_gradient_is_linear_in_n(algorithm):
 
 
 # ---------------------------------------------------------------------------------------------
-# KAN paper (algorithms/kan_correlated_noise.py)
+# KAN paper (algorithms/kan/correlated_noise.py)
 # ---------------------------------------------------------------------------------------------
 def _kan_call(n: int, d: int, B: int, steps: int, sampler: str = "cyclic",
               per_step: bool = True) -> Callable[[], float]:
     """One call of dp_sgd_correlated (m = 32, p = 6, losses on one example at the ends only).
     ``per_step``: the metric is seconds per step, (t(1 + steps) − t(1))/steps, so the per-call
     set-up (‖h(x_i)‖ over all n, validation) cancels; otherwise the call's total time."""
-    from algorithms.kan_correlated_noise import KAN, dp_sgd_correlated
+    from algorithms.kan.correlated_noise import KAN, dp_sgd_correlated
     rng = np.random.default_rng(0)
     model = KAN.init(32, d, 6, rng)
     X = rng.uniform(-1.0, 1.0, (n, d)) / math.sqrt(d)
@@ -330,10 +330,10 @@ def test_kan_fresh_sampler_n_growth_measured():
 
 
 # ---------------------------------------------------------------------------------------------
-# Linear regression paper (algorithms/linreg_adaptive_clipping.py)
+# Linear regression paper (algorithms/linreg/adaptive_clipping.py)
 # ---------------------------------------------------------------------------------------------
 def _ssgd_call(n: int, d: int) -> Callable[[], float]:
-    from algorithms.linreg_adaptive_clipping import LinearRegressionDesign, dp_ssgd
+    from algorithms.linreg.adaptive_clipping import LinearRegressionDesign, dp_ssgd
     design = LinearRegressionDesign.make(d)
 
     def call() -> float:
@@ -357,15 +357,15 @@ def test_dp_ssgd_is_linear_in_n_and_d(var):
 
 
 # ---------------------------------------------------------------------------------------------
-# User-level paper (algorithms/user_level_sco.py)
+# User-level paper (algorithms/userlevel/sco.py)
 # ---------------------------------------------------------------------------------------------
 def _alg1_call(n: int, m: int, d: int = 5) -> Callable[[], float]:
     """Algorithm 1 ("linear time") on streamed least squares with the suite's constants
-    (empirical/user_level_sco.py: c_C = 60, at most 4 phases; since the corrected outlier-mean
+    (empirical/papers/userlevel/experiments.py: c_C = 60, at most 4 phases; since the corrected outlier-mean
     sensitivity, UL-E13/E14, c_C = 15 leaves no phase that can run privately at ε = 1); each item
     is drawn when used, so data generation is part of the cost, as in the sweep."""
-    from algorithms.user_level_sco import phased_sgd_outlier_removal
-    from empirical.user_level_problems import StreamingLeastSquares
+    from algorithms.userlevel.sco import phased_sgd_outlier_removal
+    from empirical.papers.userlevel.problems import StreamingLeastSquares
 
     def call() -> float:
         data_rng, alg_rng = np.random.default_rng(0).spawn(2)
@@ -389,12 +389,12 @@ def test_user_level_alg1_is_linear_in_n_and_m(var):
 
 
 # ---------------------------------------------------------------------------------------------
-# SOSP paper (algorithms/sosp_nonconvex.py)
+# SOSP paper (algorithms/sosp/nonconvex.py)
 # ---------------------------------------------------------------------------------------------
 def _psgd_call(d: int, steps: int) -> Callable[[], float]:
     """Gauss-PSGD with §5.1's oracle ∇F + N(0, r²I) on F = ½‖x‖² from far away: Γ, Q and the
     radius so large that no escape round ends, so exactly ``steps`` oracle calls are made."""
-    from algorithms.sosp_nonconvex import GaussianOracle, gauss_psgd
+    from algorithms.sosp.nonconvex import GaussianOracle, gauss_psgd
 
     def call() -> float:
         oracle = GaussianOracle(lambda X: X, d, sigma=0.0, r=0.1, rng=[np.random.default_rng(0)])

@@ -6,8 +6,8 @@ a local run, and 2 workers are at least 1.8x faster than 1 on a sweep big enough
 The sweep: the KL paper's Algorithm 1 and 3 experiments (``kl.spider.*``, ``kl.adaptive.*``: 26
 experiments, 122 points; 1051 s of point wall time in the loaded run that produced
 ``empirical/point_costs.json``, roughly 8x inflated, so about 2 minutes of compute idle), run through
-:func:`empirical.scheduling.sweep_all` on process-based LocalClusters started by
-:func:`empirical.scheduling.local_cluster` (one thread per worker, as ``dask worker --nthreads 1``
+:func:`empirical.run.scheduling.sweep_all` on process-based LocalClusters started by
+:func:`empirical.run.scheduling.local_cluster` (one thread per worker, as ``dask worker --nthreads 1``
 would be, profiler off and the event loop's monitors slowed: ``DASK_WORKER_CONFIG``), each into a
 fresh results directory; the 1-worker and
 2-worker clusters are timed one after the other on the same machine.  Cluster start-up is not
@@ -27,9 +27,9 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from empirical.runner import TIMING_COLUMNS
-from empirical import experiment as registry        # noqa: E402
-from empirical.scheduling import limit_threads, local_cluster, sweep_all   # noqa: E402
+from empirical.run.runner import TIMING_COLUMNS
+from empirical.core import experiment as registry  # noqa: E402
+from empirical.run.scheduling import limit_threads, local_cluster, sweep_all   # noqa: E402
 
 TARGET = 1.8
 #: ``DPRATES_DASK_PREFIXES=kl.adaptive.n.`` (comma-separated) runs a smaller sweep, e.g. to check

@@ -1,11 +1,11 @@
 """One clipped, correlated-noise DP-SGD step of the two-layer B-spline KAN (Algorithm 1 of the KAN
-paper, ``algorithms/kan_correlated_noise.py``) against (a) a per-sample Python loop, (b) a torch
+paper, ``algorithms/kan/correlated_noise.py``) against (a) a per-sample Python loop, (b) a torch
 version of the same KAN under Opacus (``GradSampleModule`` + ``DPOptimizer``) and (c) the same
 under Opacus' ghost clipping, at batch 64/256/4096 and d = 100/1000; and the B-spline basis
 against scipy's design matrix and a scalar Cox–de Boor loop.
 
 Model size: the suite's KAN experiments use width m = 32 and p = 6 splines per input
-(``empirical/kan_correlated_noise.py``: m ∈ {16, 32, 64}, p = 6 throughout), so the trainable
+(``empirical/papers/kan/experiments.py``: m ∈ {16, 32, 64}, p = 6 throughout), so the trainable
 first layer W has m·d·p = 19 200 (d = 100) or 192 000 (d = 1000) parameters.
 
 What "one step" is, on both sides: the batch's features h(x_i) ∈ R^{dp} are given (the
@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from algorithms.kan_correlated_noise import (KAN, bspline_basis, dp_sgd_correlated,
+from algorithms.kan.correlated_noise import (KAN, bspline_basis, dp_sgd_correlated,
                                              logistic_derivative, spline_contract)
 
 BATCHES = (64, 256, 4096)

@@ -7,9 +7,9 @@ import pytest
 from _timing import cpu_side_by_side, load_average
 
 from algorithms.accounting import epsilon, gaussian_event
-from algorithms.kl_condition import noisy_gd
+from algorithms.kl.condition import noisy_gd
 from algorithms.primitives import CorrelatedNoiseStream, correlated_noise, correlated_noise_matrix
-from empirical.kl_condition import LinearLoss
+from empirical.papers.kl.experiments import LinearLoss
 
 
 @pytest.mark.benchmark(group="correlated-noise")

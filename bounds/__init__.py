@@ -5,18 +5,18 @@
 >>> b.exponent("n")
 -2
 
-Each paper has a module (``bounds.kl_condition`` for the KL paper, ...) that registers its
+Each paper has a module (``bounds.rates.kl`` for the KL paper, ...) that registers its
 bounds under ids ``<paper>:<label>``; ``bounds.core`` holds the shared machinery.  A researcher's
 own paper registers its key with ``bounds.register_paper`` (or the ``dprates.papers`` entry-point
 group) and lives in their own package: see docs/extending.md.  This layer
 knows nothing of numpy runs or experiments.
 """
-from bounds.core import (ENTRY_POINT_GROUP, PAPERS, Bound, Comparison, Derivation,
-                         OutsideConditionsWarning, asymptotic_exponent, compare, crossover,
-                         follows_from, get, ids, papers, privacy_notion, register, register_paper,
-                         sym)
+from bounds.core import (ENTRY_POINT_GROUP, Bound, Comparison, Derivation,
+                         OutsideConditionsWarning, PaperInfo, asymptotic_exponent, compare,
+                         crossover, follows_from, get, ids, paper_info, papers, privacy_notion,
+                         register, register_paper, sym)
 
-__all__ = ["ENTRY_POINT_GROUP", "PAPERS", "Bound", "Comparison", "Derivation",
-           "OutsideConditionsWarning", "asymptotic_exponent", "compare", "crossover",
-           "follows_from", "get", "ids", "papers", "privacy_notion", "register",
+__all__ = ["ENTRY_POINT_GROUP", "Bound", "Comparison", "Derivation",
+           "OutsideConditionsWarning", "PaperInfo", "asymptotic_exponent", "compare", "crossover",
+           "follows_from", "get", "ids", "paper_info", "papers", "privacy_notion", "register",
            "register_paper", "sym"]

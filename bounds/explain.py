@@ -11,11 +11,12 @@ dominates another (``dprates bounds derive ID`` and ``dprates bounds compare ID 
   stated parameters, the ratio at the stated point, and which bound dominates asymptotically
   (:func:`bounds.core.compare` and :func:`bounds.core.crossover`).
 
-Derivations are data: :data:`DERIVATIONS` holds, for the corollaries of four papers (KL: Cor 1,
-the simplified forms, Thm 4's κ = 1, 2 cases, Thm 5's best/worst cases, Cor 1 (DP) from Thm 6;
+Derivations are data: :data:`DERIVATIONS` holds, for a paper's corollaries, the theorem, the
+substitutions and the variables, copied from the statements the paper tests check.  Each
+paper's bounds module registers its own with :func:`register_derivation` (KL: Cor 1, the
+simplified forms, Thm 4's κ = 1, 2 cases, Thm 5's best/worst cases, Cor 1 (DP) from Thm 6;
 linreg: Cor 3.3 and 3.8; KAN: Cor 5.6 from A_non and Thm E.1; SOSP: Thm 2 from the balance of
-eq. 103-104), the theorem, the substitutions and the variables, copied from the statements the
-paper tests check.  A paper module can add its own with :func:`register_derivation`.
+eq. 103-104); :func:`derivations` loads every paper and lists them.
 
 This module knows nothing of experiments or numerical runs.
 """
@@ -31,7 +32,7 @@ import sympy as sp
 from bounds.core import (Bound, Comparison, OutsideConditionsWarning, compare, crossover,
                          follows_from, get, sym)
 
-__all__ = ["DerivationSpec", "DERIVATIONS", "register_derivation", "derivations_of",
+__all__ = ["DerivationSpec", "DERIVATIONS", "register_derivation", "derivations", "derivations_of",
            "DerivationStep", "DerivationReport", "derive", "Region", "VariableComparison",
            "BoundComparison", "compare_bounds"]
 
@@ -83,66 +84,13 @@ def derivations_of(bound_id: str) -> list[DerivationSpec]:
     return found
 
 
-def _kan_regime(corollary: str, branch: str) -> Callable[[], dict]:
-    def subs() -> dict:
-        from bounds import kan_calibration_corollaries as kb
+def derivations() -> list[DerivationSpec]:
+    """Every registered derivation: each paper's bounds module registers its own, so every
+    paper's bounds are loaded first."""
+    from bounds.core import load_papers
 
-        return kb.regime(corollary, branch)
-    return subs
-
-
-def _sosp_kappa() -> dict:
-    from bounds import sosp_nonconvex as sb
-
-    return {"kappa_drift": sp.Max(sb.KAPPA_1, sb.KAPPA_2)}
-
-
-def _register_builtin() -> None:
-    n, d, rho = sym("n"), sym("d"), sym("rho")
-    kappa, gamma = sym("kappa"), sym("gamma")
-    nd_rho = ("n", "d", "rho")
-    for spec in (
-        DerivationSpec("kl:cor1", "kl:thm1", {}, nd_rho,
-                       note="no parameter choice: Thm 1's rate up to its log factors"),
-        DerivationSpec("kl:thm1_simplified", "kl:thm1", {}, nd_rho),
-        DerivationSpec("kl:thm2_simplified", "kl:thm2", {}, nd_rho),
-        DerivationSpec("kl:thm4_kappa1", "kl:thm4_simplified", {"kappa": 1}, nd_rho),
-        DerivationSpec("kl:thm4_kappa2", "kl:thm4_simplified", {"kappa": 2}, nd_rho),
-        DerivationSpec("kl:thm5_best", "kl:thm5", {"T": n**2 * rho / d}, nd_rho,
-                       note="best case: gradients Ω(1), T = n²ρ/d iterations (budget-limited)"),
-        DerivationSpec("kl:thm5_worst", "kl:thm5", {"T": n * sp.sqrt(rho) / sp.sqrt(d)}, nd_rho,
-                       note="worst case: equal gradient norms N = d^{1/4}/(√n ρ^{1/4}), "
-                            "T = N²n²ρ/d"),
-        DerivationSpec("kl:cor1_dp", "kl:thm6",
-                       {"tau": kappa / (kappa - 1), "lambda_g": 1 / gamma},
-                       ("n", "d", "epsilon"),
-                       note="the lower bound's dictionary: τ = κ/(κ−1), λ = 1/γ"),
-        DerivationSpec("linreg:cor38", "linreg:thm37",
-                       {"condition_number": 1, "K2": 1, "a": sp.Rational(1, 2)},
-                       ("n", "d", "epsilon", "sigma"), {"delta": 1e-6, "w_norm": 1},
-                       note="well-conditioned design (κ = 1), K₂ = 1, a = 1/2"),
-        DerivationSpec("linreg:cor33", "linreg:thm32",
-                       {"condition_number": 1, "K2": 1, "a": sp.Rational(1, 2)},
-                       ("n", "d", "epsilon", "sigma", "w_norm"), {"delta": 1e-6},
-                       note="well-conditioned design (κ = 1), K₂ = 1, a = 1/2"),
-        DerivationSpec("kan:cor5.6_opt", "kan:A_non", _kan_regime("cor5.6", "delta_needed"),
-                       ("n",), note="B ≍ γ√n, η ≍ B/n, T ≍ n²/(γ²B), m ≍ γ⁻⁴ (Cor 5.6's choices)"),
-        DerivationSpec("kan:cor5.6", "kan:thmE.1_pop", _kan_regime("cor5.6", "delta_needed"),
-                       ("n",), label="delta_needed",
-                       note="Cor 5.6's choices with δ = 1/n (the reading E.1 needs, KAN-E5)"),
-        DerivationSpec("kan:cor5.6", "kan:thmE.1_pop", _kan_regime("cor5.6", "delta_as_stated"),
-                       ("n",), label="delta_as_stated",
-                       note="Cor 5.6's choices with δ = 1/(γn) as printed (KAN-E5)"),
-        DerivationSpec("kan:fullbatch_gd", "kan:thmE.1_pop",
-                       _kan_regime("fullbatch_gd", "delta_needed"), ("n",),
-                       note="B = n, η ≍ 1, T ≍ n/γ², δ = 1/n"),
-        DerivationSpec("sosp:thm2", "sosp:thm2_balance", _sosp_kappa, ("n", "d", "epsilon"),
-                       note="eq. 104: the drift κ = max{κ₁, κ₂} balancing eq. 103's terms"),
-    ):
-        register_derivation(spec)
-
-
-_register_builtin()
+    load_papers("bounds")
+    return list(DERIVATIONS)
 
 
 # =============================================================================================

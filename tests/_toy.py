@@ -4,7 +4,7 @@ import numpy as np
 import sympy as sp
 
 import bounds
-from empirical.experiment import Check, Experiment, register
+from empirical.core.experiment import Check, Experiment, register
 
 TOY_BOUND = bounds.register(bounds.Bound(id="kl:toy_power_law", expr=bounds.sym("n") ** sp.Rational(-3, 2),
                                          quantity="toy metric", source="tests/_toy.py"))

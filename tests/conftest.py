@@ -4,7 +4,7 @@ that no test leaves the process's SIGINT handler changed.
 Pre-sweep: the experiment tests sweep quick grids into the test run's
 ``results_root`` from module fixtures, one experiment after another, each with its own pool,
 so a slow point idles the other worker.  Instead, the first test that asks for
-``results_root`` triggers one :func:`empirical.scheduling.sweep_all` over every experiment
+``results_root`` triggers one :func:`empirical.run.scheduling.sweep_all` over every experiment
 those selected modules will sweep (longest point first, validations on the workers too); the
 modules' own ``sweep(...)`` calls then only read the stored rows (the runner is resumable, and
 a point is recomputed only if its code changed since, which cannot happen within a test run).
@@ -47,7 +47,7 @@ def experiments_to_presweep(items) -> list:
                and getattr(it, "module", None) is not None}
     if not modules:
         return []
-    from empirical import experiment as registry
+    from empirical.core import experiment as registry
 
     known = set(registry.ids())
     out = []
@@ -63,9 +63,9 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def _presweep(ids: list, root: Path) -> None:
-    from empirical import experiment as registry
-    from empirical.runner import SweepError
-    from empirical.scheduling import sweep_all
+    from empirical.core import experiment as registry
+    from empirical.run.runner import SweepError
+    from empirical.run.scheduling import sweep_all
 
     t0 = time.perf_counter()
     try:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from empirical import audit
+from empirical.privacy import audit
 
 
 def test_clopper_pearson_matches_the_beta_quantiles_and_edges():
@@ -91,7 +91,7 @@ def test_target_validation():
 # Stored audit results (the report's "audited lower bound" column reads these)
 # ---------------------------------------------------------------------------------------------
 def test_stored_result_round_trips_with_seeding_and_fingerprint(core_results, tmp_path):
-    from empirical import audit_store
+    from empirical.store import audit_store
 
     r = core_results["core.dp_gd.stepwise"]
     path = audit_store.store(r, tmp_path)
@@ -101,7 +101,7 @@ def test_stored_result_round_trips_with_seeding_and_fingerprint(core_results, tm
     assert rec["confidence"] == pytest.approx(0.95) and rec["verdict"] == "POWER OK"
     assert rec["trials"] == r.trials and rec["seeding"]["h_target"] == audit._h(r.target.name)
     # the fingerprint covers the harness and the numerical core the release uses
-    assert {"empirical.audit", "algorithms.primitives"} <= set(rec["code"])
+    assert {"empirical.privacy.audit", "algorithms.primitives"} <= set(rec["code"])
     s = audit_store.load(tmp_path)["core.dp_gd.stepwise"]
     assert s.status == "ok" and s.epsilon_lo == pytest.approx(r.audited) and s.ok
     assert "ε_lo" in str(s) and "POWER OK" in str(s)
@@ -109,7 +109,7 @@ def test_stored_result_round_trips_with_seeding_and_fingerprint(core_results, tm
 
 
 def test_edited_or_corrupt_audit_files_are_named_and_skipped(core_results, tmp_path):
-    from empirical import audit_store
+    from empirical.store import audit_store
 
     path = audit_store.store(core_results["core.gaussian"], tmp_path)
     rec = json.loads(path.read_text())
@@ -123,7 +123,7 @@ def test_edited_or_corrupt_audit_files_are_named_and_skipped(core_results, tmp_p
 
 
 def test_audit_stored_by_other_code_is_stale(core_results, tmp_path, monkeypatch):
-    from empirical import audit_store
+    from empirical.store import audit_store
 
     audit_store.store(core_results["core.gaussian"], tmp_path)
     real = audit_store.audit_fingerprint
@@ -147,5 +147,5 @@ def test_unwritable_results_fail_before_the_first_audit(tmp_path, capsys):
     assert audit.run_cli(p.parse_args(["core.gaussian", "--results", str(blocker / "x")])) == 2
     assert "--results" in capsys.readouterr().err
     with pytest.raises(ValueError, match="target name"):
-        from empirical import audit_store
+        from empirical.store import audit_store
         audit_store.audit_path("../evil", tmp_path)

@@ -1,4 +1,4 @@
-"""Audits of the KAN paper's Algorithm 1 (empirical/audit_kan.py): the whitening and shifts the
+"""Audits of the KAN paper's Algorithm 1 (empirical/papers/kan/audit.py): the whitening and shifts the
 statistic rests on, the end-to-end reconstruction against the algorithm's own noise stream,
 the relations each calibration claims, honest audits not beaten, broken controls caught, and the
 KAN mutants registered with catchers that exist."""
@@ -7,10 +7,11 @@ import math
 import numpy as np
 import pytest
 
-import algorithms.kan_correlated_noise as K
+import algorithms.kan.correlated_noise as K
 from algorithms.primitives import correlated_sensitivity
-from empirical import audit, mutants
-from empirical import audit_kan as ak
+from empirical.privacy import audit
+from empirical.privacy import mutants
+from empirical.papers.kan import audit as ak
 
 
 def test_whitening_inverts_the_correlated_noise():
@@ -155,12 +156,12 @@ def test_kan_mutants_registered_with_existing_catchers():
 
 
 def test_kan_patches_apply_and_restore():
-    import algorithms.kan_privacy as KP
+    import algorithms.kan.privacy as KP
 
     S = 81
     honest = correlated_sensitivity(0.9, S, 6, 16)
     with mutants.applied(mutants.get_mutant("kan.sensitivity_ignores_lambda")):
-        # the calibrations call it from algorithms.kan_privacy (split from the algorithm module)
+        # the calibrations call it from algorithms.kan.privacy (split from the algorithm module)
         assert KP.correlated_sensitivity(0.9, S, 6, 16) == pytest.approx(math.sqrt(6))
         assert K.contiguous_block_sensitivity(0.9, S, 6) == pytest.approx(math.sqrt(6))
     assert KP.correlated_sensitivity(0.9, S, 6, 16) == pytest.approx(honest)

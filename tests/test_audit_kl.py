@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from algorithms import kl_condition as alg
+from algorithms.kl import condition as alg
 from algorithms.primitives import (correlated_noise_matrix, correlated_sensitivity,
                                    correlated_sensitivity_brute_force)
-from empirical import audit
-from empirical import audit_kl as ak
+from empirical.privacy import audit
+from empirical.papers.kl import audit as ak
 
 
 def _std_tol(count: int) -> float:
@@ -115,9 +115,9 @@ def test_claimed_sensitivities_hold_along_the_iterates(exp_id):
     """The sensitivities the algorithms claim rest on per-example constants: ‖∇f(w; x)‖ ≤ L0 and
     ‖∇f(w′; x) − ∇f(w; x)‖ ≤ L1‖w′ − w‖.  Measured on the points each run actually visits
     (per-example gradients of a sample of records, consecutive query points)."""
-    from empirical import experiment as registry
-    from empirical.kl_problems import PowerRegression, make_problem
-    from empirical.runner import seed_generators
+    from empirical.core import experiment as registry
+    from empirical.papers.kl.problems import PowerRegression, make_problem
+    from empirical.run.runner import seed_generators
 
     exp = registry.get(exp_id)
     pt = exp.point(exp.quick_grid[0])

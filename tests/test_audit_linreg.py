@@ -1,4 +1,4 @@
-"""Privacy audits of the linear-regression algorithms (empirical/audit_linreg.py): the fixed-data
+"""Privacy audits of the linear-regression algorithms (empirical/papers/linreg/audit.py): the fixed-data
 stream, the neighbouring pairs, the claimed ε against an independent dp-accounting computation,
 the noise actually drawn, and small audits (honest targets stay below their claim, the bypassed
 DP-STAT control is caught).  The full audit is ``dprates audit linreg`` (≈ 40 s CPU)."""
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from algorithms import accounting
-from algorithms import linreg_adaptive_clipping as lr
-from empirical import audit
-from empirical import audit_linreg as al
+from algorithms.linreg import adaptive_clipping as lr
+from empirical.privacy import audit
+from empirical.papers.linreg import audit as al
 
 NAMES = {"linreg.dp_ambssgd", "linreg.dp_stat", "linreg.fixed_clip", "linreg.dp_ssgd",
          "linreg.dp_ambssgd.dpstat_bypassed", "linreg.dp_ambssgd.noise_halved",

@@ -1,4 +1,4 @@
-"""Worst-case searches in the privacy audits and the power they report (empirical/audit.py and
+"""Worst-case searches in the privacy audits and the power they report (empirical/privacy/audit.py and
 the paper audit modules): AboveThreshold's query sequences (user-level Algorithm 4), KL Spider's
 difference channel (Algorithm 1, a curvature canary), Algorithm 4 of the SOSP paper with one
 canary per channel and measured-noise weights, the KAN tight replace-one calibration for fresh
@@ -12,7 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from empirical import audit, audit_store, mutants
+from empirical.privacy import audit
+from empirical.store import audit_store
+from empirical.privacy import mutants
 
 logging.getLogger("absl").setLevel(logging.ERROR)
 
@@ -84,7 +86,7 @@ def test_full_search_adds_candidates_and_runs():
 # AboveThreshold: query sequences
 # ---------------------------------------------------------------------------------------------
 def test_above_threshold_search_catches_the_query_noise_slip():
-    from empirical import audit_userlevel as au
+    from empirical.papers.userlevel import audit as au
 
     t = audit.get_target("userlevel.above_threshold")
     honest = audit.run_audit(t, trials=200_000)
@@ -102,7 +104,7 @@ def test_above_threshold_search_catches_the_query_noise_slip():
 
 
 def test_above_threshold_runs_the_unmodified_class_vectorized():
-    from empirical import audit_userlevel as au
+    from empirical.papers.userlevel import audit as au
 
     # the batch stand-in runs n independent instances: one instance's halting-index law by
     # its own draws, scalar, agrees with the batch's (chi-square-free check: frequencies)
@@ -123,7 +125,7 @@ def test_above_threshold_runs_the_unmodified_class_vectorized():
 # KL Spider: the difference channel
 # ---------------------------------------------------------------------------------------------
 def test_curvature_canary_moves_differences_by_their_sensitivity():
-    from empirical import audit_kl as ak
+    from empirical.papers.kl import audit as ak
 
     p = ak._spider_plan()
     step = p.phi_hat ** (1.0 / ak._SP["kappa"]) / (4.0 * ak._SP["gamma"] * ak._SP["L1"])
@@ -152,7 +154,7 @@ def test_spider_difference_noise_removed_is_caught_only_through_the_difference_c
 # SOSP Algorithm 4: one canary per channel, measured weights
 # ---------------------------------------------------------------------------------------------
 def test_selection_weights_come_from_measured_noise():
-    from empirical import sosp_audit as sa
+    from empirical.papers.sosp import audit as sa
 
     honest = sa.selection_measured_variances()
     with mutants.applied(mutants.get_mutant("sosp.selection.hessian_noise_sigma_g")):
@@ -175,7 +177,7 @@ def test_selection_bugs_escaping_the_old_audit_are_caught(name):
 # KAN: the tight replace-one calibration for fresh batches
 # ---------------------------------------------------------------------------------------------
 def test_kan_replace_factor_mutant_halves_kappa():
-    from empirical import audit_kan as ak
+    from empirical.papers.kan import audit as ak
 
     k = ak._privacy(ak.TIGHT_REPLACE, "tight", ak.EPS, tight_relation="replace-one")
     with mutants.applied(mutants.get_mutant("kan.tight_replace_factor_dropped")):

@@ -4,10 +4,10 @@
 import numpy as np
 import pytest
 
-from algorithms.kl_condition import noisy_gd
+from algorithms.kl.condition import noisy_gd
 from algorithms.primitives import clip_per_sample, correlated_noise
-from empirical.fitting import fit_slope
-from empirical.kl_condition import LinearLoss
+from empirical.core.fitting import fit_slope
+from empirical.papers.kl.experiments import LinearLoss
 
 
 @pytest.mark.benchmark(group="kernels")

@@ -1,4 +1,4 @@
-"""bounds/explain.py and empirical/cli_bounds.py: `dprates bounds derive` walks a corollary out of
+"""bounds/explain.py and empirical/cli/bounds_command.py: `dprates bounds derive` walks a corollary out of
 its theorem (KL, linreg, KAN) with the verdict of core's follows_from, and fails on a wrong
 parameter choice; `dprates bounds compare` finds the crossover symbolically and numerically and
 says which bound is larger on each side of it."""
@@ -12,7 +12,7 @@ import sympy as sp
 import bounds
 from bounds import explain
 from bounds.core import crossover, sym
-from empirical import cli_bounds
+from empirical.cli import bounds_command as cli_bounds
 
 n, d, rho = sym("n"), sym("d"), sym("rho")
 
@@ -36,7 +36,7 @@ def test_derive_thm5_best_case_step_by_step():
 def test_derive_fails_on_a_wrong_parameter_choice():
     """Corollary 5.6's 1/n from A_non needs T ≍ n^{3/2}/γ³; with T = n (one pass) the 1/(Tηγ²)
     term is n^{-1/2}: derive says it does not follow."""
-    from bounds import kan_calibration_corollaries as kb
+    from bounds.rates.kan import calibration_corollaries as kb
 
     wrong = dict(kb.regime("cor5.6", "delta_needed"), T=n)
     rep = explain._derive_one(explain.DerivationSpec("kan:cor5.6_opt", "kan:A_non", wrong, ("n",)))
@@ -131,7 +131,7 @@ def test_cli_bad_arguments_are_one_line_errors(argv, words, capsys):
 
 
 def test_cli_takes_missing_values_from_an_experiment_that_checks_the_bound(monkeypatch):
-    from empirical import experiment as registry
+    from empirical.core import experiment as registry
 
     first, second = bounds.get("kl:thm5_best"), bounds.get("kl:thm5_worst")
     at, sources = cli_bounds.values_for(first, second, {"rho": 0.5})

@@ -1,4 +1,4 @@
-"""KAN paper, ``bounds/kan_correlated_noise.py``: every rate is registered with its provenance, the
+"""KAN paper, ``bounds/rates/kan/correlated_noise.py``: every rate is registered with its provenance, the
 λ structure of Theorem 4.1 is exact, the privacy calibrations are what their proofs give, and each
 corollary's rate follows from its theorem under the corollary's parameter choices, in each branch,
 in every direction that stays inside the branch.
@@ -17,8 +17,8 @@ import sympy as sp
 
 import bounds
 from bounds import Bound, follows_from, sym
-from bounds import kan_calibration_corollaries as kcc
-from bounds import kan_correlated_noise as kb
+from bounds.rates.kan import calibration_corollaries as kcc
+from bounds.rates.kan import correlated_noise as kb
 
 n, d, m, T, eta, B = (sym(s) for s in ("n", "d", "m", "T", "eta", "B"))
 lam, kappa, gamma, epsilon, delta = (sym(s) for s in ("lam", "noise_multiplier", "gamma",

@@ -1,4 +1,4 @@
-"""KL paper, ``bounds/kl_condition.py``: every rate is registered with its provenance, and the
+"""KL paper, ``bounds/rates/kl.py``: every rate is registered with its provenance, and the
 relations the paper asserts between its rates hold symbolically (exponents) and numerically
 (local slopes, crossovers, conversions).
 
@@ -13,7 +13,7 @@ import sympy as sp
 
 import bounds
 from bounds import Bound, sym
-from bounds import kl_condition as klb
+from bounds.rates import kl as klb
 
 n, d, rho, kappa, gamma = sym("n"), sym("d"), sym("rho"), sym("kappa"), sym("gamma")
 L0, L1, F0, beta, epsilon, delta = (sym("L0"), sym("L1"), sym("F0"), sym("beta"),

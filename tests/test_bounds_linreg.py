@@ -1,4 +1,4 @@
-"""Bounds of the linear-regression paper (bounds/linreg_adaptive_clipping.py): exponents against
+"""Bounds of the linear-regression paper (bounds/rates/linreg.py): exponents against
 the paper's statements, the two headline claims with the core's compare/follows_from, the
 corollaries from their theorems, the noise multipliers against the accountant, conditions and
 bad input."""
@@ -9,7 +9,7 @@ import sympy as sp
 
 import bounds
 from algorithms import accounting
-from bounds import linreg_adaptive_clipping as lr
+from bounds.rates import linreg as lr
 from bounds.core import compare, crossover, follows_from
 
 AT = dict(n=1e5, d=16, epsilon=1.0, delta=1e-6, sigma=1.0, condition_number=1.0, w_norm=1.0,

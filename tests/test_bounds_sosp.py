@@ -1,4 +1,4 @@
-"""SOSP paper, ``bounds/sosp_nonconvex.py``: every rate is registered with provenance, Theorem 2's
+"""SOSP paper, ``bounds/rates/sosp.py``: every rate is registered with provenance, Theorem 2's
 exponents are *derived* from the balance of the master inequality's terms (eq. 102–104) with the
 core's derivation machinery, and the relations the paper asserts (Theorem 3 vs the introduction,
 Remark 4's threshold, the 1/35 gap to [29], Lemma 2's log₂) hold symbolically.
@@ -13,7 +13,7 @@ import sympy as sp
 
 import bounds
 from bounds import Bound, sym
-from bounds import sosp_nonconvex as sb
+from bounds.rates import sosp as sb
 
 IDS = ("sosp:thm1", "sosp:thm1_noise", "sosp:lem1_curvature", "sosp:lem1_escape_time",
        "sosp:lem1_diffusive", "sosp:thm1_steps", "sosp:thm2", "sosp:thm2_sampling",

@@ -1,4 +1,4 @@
-"""User-level SCO paper, ``bounds/user_level_sco.py``: every rate is registered with its
+"""User-level SCO paper, ``bounds/rates/userlevel.py``: every rate is registered with its
 provenance, and the relations the paper asserts between its rates hold symbolically (exponents,
 identities) and numerically (local slopes).  Exponent literals appear only where the test checks
 an identity the paper states (e.g. the 9/8 headline, the n^{13/8}m^{7/4} speed-up)."""
@@ -9,7 +9,7 @@ import sympy as sp
 
 import bounds
 from bounds import Bound, sym
-from bounds import user_level_sco as ub
+from bounds.rates import userlevel as ub
 
 n, m, d, eps, delta = sym("n"), sym("m"), sym("d"), sym("epsilon"), sym("delta")
 L, R, beta, lam, tau = sym("L"), sym("R"), sym("beta"), sym("lambda_reg"), sym("tau")

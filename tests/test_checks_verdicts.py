@@ -4,9 +4,9 @@ the case that fails without it.  Toy bound: kl:toy_power_law = n^{-3/2} (tests/_
 import numpy as np
 import pytest
 
-from empirical import experiment as registry
-from empirical.checks import analyse
-from empirical.experiment import FINDING_ON, Check, Experiment
+from empirical.core import experiment as registry
+from empirical.core.checks import analyse
+from empirical.core.experiment import FINDING_ON, Check, Experiment
 
 import _toy  # noqa: F401  (registers the toy bounds)
 

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from empirical import runner
+from empirical.run import runner
 from empirical.cli import main
 
 
@@ -108,11 +108,11 @@ def test_paper_without_bounds_says_so(capsys, monkeypatch):
 def test_audit_subcommand_forwards_or_explains(capsys):
     import importlib.util
 
-    if importlib.util.find_spec("empirical.audit") is not None:
+    if importlib.util.find_spec("empirical.privacy.audit") is not None:
         assert main(["audit", "--help"]) == 0
     else:
         assert main(["audit"]) == 2
-        assert "empirical/audit.py" in capsys.readouterr().err
+        assert "empirical/privacy/audit.py" in capsys.readouterr().err
 
 
 def test_verify_reports_fresh_cached_and_recomputed_points(tmp_path, capsys):
@@ -153,8 +153,8 @@ def test_report_command_is_wired(tmp_path, capsys):
 
 def test_notebook_reprs():
     import bounds
-    from empirical import experiment as registry
-    from empirical.checks import analyse
+    from empirical.core import experiment as registry
+    from empirical.core.checks import analyse
     import _toy
 
     assert bounds.get("kl:thm9")._repr_latex_().startswith("$")
@@ -190,7 +190,7 @@ def test_workers_default_to_the_cores():
 
 
 def test_bounds_compare_and_derive_are_wired(capsys):
-    pytest.importorskip("empirical.cli_bounds")
+    pytest.importorskip("empirical.cli.bounds_command")
     assert main(["bounds", "compare", "kl:thm5_best", "kl:thm5_worst"]) == 0
     out = capsys.readouterr().out
     assert "kl:thm5_best" in out and "crossover" in out
@@ -221,13 +221,14 @@ def test_verify_draws_summaries_as_analyses_arrive_and_hands_figures_to_the_repo
         tmp_path, capsys, monkeypatch):
     """`verify` draws a summary figure as soon as all its experiments are analysed (not after
     the last point of the run), and leaves every figure it drew in the report's figure cache:
-    a report built on the same results then draws nothing (empirical/cli.py::_Drawer)."""
+    a report built on the same results then draws nothing (empirical/cli/__init__.py::_Drawer)."""
     from pathlib import Path
 
     import _toy  # noqa: F401
-    from empirical import experiment as registry
-    from empirical import figures, report_data
-    from empirical.experiment import Summary
+    from empirical.core import experiment as registry
+    from empirical.store import figures
+    from empirical.report import data as report_data
+    from empirical.core.experiment import Summary
 
     drawn, report_time = [], []
 
@@ -244,7 +245,7 @@ def test_verify_draws_summaries_as_analyses_arrive_and_hands_figures_to_the_repo
     monkeypatch.setattr(registry, "summaries",
                         lambda paper=None: real_summaries(paper) + [summary])
     order = []
-    import empirical.scheduling as scheduling
+    import empirical.run.scheduling as scheduling
     real_sweep = scheduling.sweep_all
 
     def sweep_all(*a, on_analysis=None, **k):
@@ -283,9 +284,9 @@ def test_verify_figures_are_drawn_by_the_workers_and_read_back_when_cached(
     import os
 
     import _toy  # noqa: F401
-    from empirical import experiment as registry
-    from empirical import figures
-    from empirical.checks import analyse
+    from empirical.core import experiment as registry
+    from empirical.store import figures
+    from empirical.core.checks import analyse
 
     calls = tmp_path / "render-calls"
     real = figures.render_analysis
@@ -324,7 +325,7 @@ def test_figure_png_skips_the_redundant_draw_and_keeps_the_bytes(tmp_path):
     import matplotlib.pyplot as plt
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-    from empirical import figures
+    from empirical.store import figures
 
     def drawn():
         with figures.figure_style():

@@ -1,11 +1,11 @@
-"""The coverage table (empirical/coverage.py) is computed from the registry: every rate
+"""The coverage table (empirical/core/coverage.py) is computed from the registry: every rate
 statement × variable once, swept cells naming exactly the experiments that sweep them."""
 import sympy as sp
 import pytest
 
 import bounds
-from empirical import coverage
-from empirical import experiment as registry
+from empirical.core import coverage
+from empirical.core import experiment as registry
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +87,8 @@ def test_cli_prints_the_table(capsys):
 
 
 def test_report_page_and_summary_carry_the_table():
-    from empirical.report_page import _coverage_html
-    from empirical.report_summary import _md_coverage
+    from empirical.report.page import _coverage_html
+    from empirical.report.summary import _md_coverage
 
     page = _coverage_html("kl", [])
     assert 'id="coverage-kl"' in page and "<code>kl:thm1</code>" in page

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from empirical import doc_tables
+from empirical.report import doc_tables
 from empirical.cli import _parser, main
 
 ROOT = Path(__file__).parents[1]
@@ -72,10 +72,10 @@ def test_generated_blocks_are_fresh():
     # in a fresh process: registries hold the project's entries only, not other tests' toys
     with_blocks = [_rel(d) for d in DOCS if "<!-- generated: " in d.read_text(encoding="utf-8")]
     assert "docs/privacy.md" in with_blocks
-    res = subprocess.run([sys.executable, "-m", "empirical.doc_tables", "--check", *with_blocks],
+    res = subprocess.run([sys.executable, "-m", "empirical.report.doc_tables", "--check", *with_blocks],
                          cwd=ROOT, capture_output=True, text=True, env=_env())
     assert res.returncode == 0, (res.stdout + res.stderr
-                                 + "\nregenerate with python -m empirical.doc_tables FILE")
+                                 + "\nregenerate with python -m empirical.report.doc_tables FILE")
 
 
 def test_generated_blocks_can_go_stale():
@@ -138,7 +138,7 @@ def test_readme_and_performance_are_short():
         assert lines <= limit, f"{name}: {lines} lines > {limit}"
 
 
-#: A block written by ``python -m empirical.paper_pages`` or ``python -m empirical.doc_tables``
+#: A block written by ``python -m empirical.report.paper_pages`` or ``python -m empirical.report.doc_tables``
 #: (tables from the registries, like docs/results.md): reference, not prose to read through.
 _GENERATED = re.compile(r"<!-- generated: [^>]*-->\n.*?<!-- end(?: generated|: [\w-]+) -->", re.S)
 
@@ -158,8 +158,8 @@ def test_documentation_is_short():
 def test_results_headings_are_the_generators():
     """docs/results.md's paper headings are what the report writes now: the papers' citations,
     with nothing left over from a stripped file name."""
-    from empirical.report_format import _paper_title
-    from empirical.report_summary import _md
+    from empirical.report.format import _paper_title
+    from empirical.report.summary import _md
 
     text = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     heads = re.findall(r"^## (\w+): (.*)$", text, re.M)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from empirical import errata
-from empirical import experiment as registry
+from empirical.report import errata
+from empirical.core import experiment as registry
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRIES = errata.entries()

@@ -9,18 +9,23 @@ import pytest
 import _toy
 import bounds
 from bounds import core
-from empirical import experiment as registry
+from empirical.core import experiment as registry
 from empirical.cli import main
-from empirical.experiment import Check, Experiment
-from empirical.runner import sweep
+from empirical.core.experiment import Check, Experiment
+from empirical.run.runner import sweep
 
 DOC = Path(__file__).parents[1] / "docs" / "extending.md"
 
 
 @pytest.fixture
 def isolated_plugins(monkeypatch):
-    """Paper keys registered in a test do not leak into the next one."""
-    monkeypatch.setattr(core, "_PLUGINS", {k: list(v) for k, v in core._PLUGINS.items()})
+    """Paper keys registered in a test do not leak into the next one.  (Only the keys the test
+    added go: a project paper first loaded during the test declared its modules for good.)"""
+    before = set(core.papers())
+    yield
+    for key in set(core._PLUGINS) - before:
+        for table in (core._PLUGINS, core._INFO, core._DECLARED_BY):
+            table.pop(key, None)
 
 
 def _python_blocks(text: str) -> list[str]:
@@ -59,7 +64,7 @@ def test_entry_point_paper_loads_lazily_by_id(tmp_path, monkeypatch, isolated_pl
     pkg.mkdir()
     (pkg / "epdemo_rates.py").write_text(textwrap.dedent('''
         import bounds
-        from empirical.experiment import Check, Experiment, register
+        from empirical.core.experiment import Check, Experiment, register
         import _toy
 
         bounds.register(bounds.Bound(id="epdemo:rate", expr=bounds.sym("n") ** -1.5,
@@ -139,8 +144,8 @@ def test_quick_and_full_figures_are_kept_apart(tmp_path, capsys):
 
 
 def test_figures_are_byte_for_byte_reproducible(tmp_path):
-    from empirical.checks import analyse
-    from empirical.figures import plot_analysis
+    from empirical.core.checks import analyse
+    from empirical.store.figures import plot_analysis
 
     a = analyse(_toy.TOY, sweep(_toy.TOY, results=tmp_path / "r"))
     path = plot_analysis(a, tmp_path / "f1")

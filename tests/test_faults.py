@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 import _toy
-from empirical.runner import TIMING_COLUMNS
-from empirical import runner
+from empirical.run.runner import TIMING_COLUMNS
+from empirical.run import runner
+from empirical.store import rows
 from empirical.cli import main
-from empirical.runner import (PointError, ResultWriteError, SchedulerError, load_rows, point_key,
+from empirical.run.runner import (PointError, ResultWriteError, SchedulerError, load_rows, point_key,
                               sweep)
 
 TESTS = Path(__file__).parent
@@ -105,7 +106,7 @@ def test_changed_code_recomputes_exactly_the_experiments_that_use_it(tmp_path, m
     monkeypatch.syspath_prepend(str(mod.parent))
     import importlib
 
-    from empirical.experiment import Experiment, register
+    from empirical.core.experiment import Experiment, register
 
     fp_mod = importlib.import_module("fp_toy_mod")
     exp = register(Experiment(**{**_toy.TOY.__dict__, "id": "toy.fp", "run": fp_mod.run}))
@@ -122,17 +123,17 @@ def test_changed_code_recomputes_exactly_the_experiments_that_use_it(tmp_path, m
     assert any("stale" in m and "fp_toy_mod" in m for m in said)
     assert sweep(_toy.TOY, results=root).stats.cached == 6, "other experiments are untouched"
     real = runner._package_versions()
-    monkeypatch.setattr(runner, "_package_versions", lambda: {**real, "numpy": "0.0"})
+    monkeypatch.setattr(rows, "_package_versions", lambda: {**real, "numpy": "0.0"})
     said = []
     assert sweep(_toy.TOY, results=root, progress=said.append).stats.recomputed == 6
     assert any(f"numpy {real['numpy']} -> 0.0" in m for m in said)
 
 
 def test_fingerprint_covers_imported_algorithms_and_core_not_the_harness():
-    fp = runner.code_fingerprint("empirical.kl_condition")["code"]
-    assert {"empirical.kl_condition", "algorithms.kl_condition", "algorithms.primitives",
+    fp = runner.code_fingerprint("empirical.papers.kl.experiments")["code"]
+    assert {"empirical.papers.kl.experiments", "algorithms.kl.condition", "algorithms.primitives",
             "algorithms.accounting", "algorithms.base"} <= set(fp)
-    assert not {"empirical.runner", "empirical.checks", "empirical.experiment",
+    assert not {"empirical.run.runner", "empirical.core.checks", "empirical.core.experiment",
                 "bounds.core"} & set(fp)
     assert set(runner.code_fingerprint("_toy")["versions"]) == {"numpy", "scipy", "dp-accounting"}
 
@@ -195,7 +196,7 @@ def test_full_disk_keeps_what_was_stored_and_names_the_file(tmp_path, monkeypatc
 
 
 def test_a_failing_point_is_named_and_earlier_points_kept(tmp_path, capsys):
-    from empirical.scheduling import estimate_costs
+    from empirical.run.scheduling import estimate_costs
 
     # In-process, the queue runs the costliest point first and stops at the failure: every
     # point run before it is stored, none is started after it.

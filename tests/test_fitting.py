@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from empirical.fitting import fit_slope, ols_slope
+from empirical.core.fitting import fit_slope, ols_slope
 
 
 def test_exact_power_law_is_recovered_exactly():

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from algorithms import kan_correlated_noise as K
+from algorithms.kan import correlated_noise as K
 from algorithms.primitives import correlated_noise_matrix
 
 
@@ -375,7 +375,7 @@ def test_wor_rdp_inside_searches_is_dp_accountings_bit_for_bit(monkeypatch):
     from dp_accounting.rdp import rdp_privacy_accountant as dpa_impl
 
     from algorithms import accounting as acc
-    from algorithms import kan_privacy as kp
+    from algorithms.kan import privacy as kp
 
     orders = np.array(kp._RDP_ORDERS)
     assert kp._RDP_ORDERS == acc._WOR_CHECK_ORDERS      # the route's self-check sees KAN's orders

@@ -1,7 +1,7 @@
-"""KAN paper end to end: every experiment of empirical/kan_correlated_noise.py is swept on its
+"""KAN paper end to end: every experiment of empirical/papers/kan/experiments.py is swept on its
 quick grid once (the test run's results directory, 2 workers) and its verdicts are asserted as
 declared.  No slope or exponent is typed here: predictions come from ``bounds/`` at each
-experiment's own parameters (empirical.checks); every tolerance's reason lives with its check.
+experiment's own parameters (empirical.core.checks); every tolerance's reason lives with its check.
 Beyond the verdicts: the privacy columns (three calibrations side by side), the theorem
 parameters recorded in the rows, the open question per sampler, and the recorded findings."""
 
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import bounds
-from algorithms import kan_correlated_noise as K
-from empirical import experiment as registry
-from empirical import kan_correlated_noise as kx
-from empirical.checks import analyse
-from empirical.runner import sweep
+from algorithms.kan import correlated_noise as K
+from empirical.core import experiment as registry
+from empirical.papers.kan import experiments as kx
+from empirical.core.checks import analyse
+from empirical.run.runner import sweep
 
 IDS = registry.ids("kan")
 
@@ -179,7 +179,7 @@ def test_stability_noise_cancels(rows):
 
 
 # ---------------------------------------------------------------------------------------------
-# Rate experiments of empirical/kan_rates.py: ηT collapse, batch size, Cor 5.3, width window
+# Rate experiments of empirical/papers/kan/rates.py: ηT collapse, batch size, Cor 5.3, width window
 # ---------------------------------------------------------------------------------------------
 def test_etaT_runs_hold_the_product_and_use_full_batches(rows):
     for r in rows["kan.nonpriv.etaT"]:
@@ -200,7 +200,7 @@ def test_cor53_rows_are_inside_f12_with_the_corollarys_choices(rows):
     """Every Cor 5.3 row uses B = ρn, T = ⌈c_T·min{√n/γ, nεγ²/√d}⌉ (the privacy branch here),
     δ = min{1/(n√m), γ/n}, κ from F.12 with rT ≥ 3 ln(2/δ) (F.12 certifies), spends at most its
     guarantee, and runs at a width below the corollary's m ≍ γ⁻⁶ (recorded, KAN-E30)."""
-    from empirical import kan_rates as kr
+    from empirical.papers.kan import rates as kr
     for i in ("kan.cor53.n", "kan.cor53.ratio.n", "kan.cor53.eps"):
         for r in rows[i]:
             n, g = int(r["p_n"]), r["gamma0"]

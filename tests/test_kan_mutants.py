@@ -1,12 +1,12 @@
-"""The KAN part of the mutation self-test (mutants registered in empirical/audit_kan.py): every
+"""The KAN part of the mutation self-test (mutants registered in empirical/papers/kan/audit.py): every
 broken variant of Algorithm 1 and its calibration is caught by a KAN check, a KAN unit test or
 a KAN audit.  Slow (each mutant re-runs its quick grids, audits and tests in a fresh
 subprocess), so skipped unless DPRATES_MUTATION=1:
 
     DPRATES_MUTATION=1 pytest tests/test_kan_mutants.py -s
 
-Each mutant runs through :func:`empirical.audit_kan.run_kan_mutant`, i.e.
-``empirical.mutants.run_mutant`` (``python -m empirical.mutants`` loads every audit module's
+Each mutant runs through :func:`empirical.papers.kan.audit.run_kan_mutant`, i.e.
+``empirical.privacy.mutants.run_mutant`` (``python -m empirical.privacy.mutants`` loads every audit module's
 mutants, the KAN ones included: tests/test_mutants.py checks each is listed once).
 The cheap registration tests are in tests/test_audit_kan.py and tests/test_mutants.py.
 """
@@ -14,8 +14,8 @@ import os
 
 import pytest
 
-from empirical import audit_kan as ak
-from empirical import mutants
+from empirical.papers.kan import audit as ak
+from empirical.privacy import mutants
 
 
 @pytest.mark.skipif(os.environ.get("DPRATES_MUTATION") != "1",

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from empirical import kan_correlated_noise as kx
+from empirical.papers.kan import experiments as kx
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_held_out_risk_has_small_standard_error():
     m, d, p, q = 16, 5, 6, 0.8
     H, y = kx._test_set(m, d, p, q, 0)
     inst = kx.make_instance(m, d, p, q, 0)
-    from algorithms.kan_correlated_noise import logistic_loss
+    from algorithms.kan.correlated_noise import logistic_loss
     per = logistic_loss(y * inst.model.forward(inst.model.W0[None], H)[0])
     se = per.std(ddof=1) / math.sqrt(per.size)
     assert per.size == kx.N_TEST and se < 0.015

@@ -14,7 +14,7 @@ import pytest
 
 from algorithms import accounting as acc
 from algorithms.base import Problem
-from algorithms.kl_condition import (SELECT_SHARE, adaptive_noisy_gd, kl_spider, kl_spider_plan,
+from algorithms.kl.condition import (SELECT_SHARE, adaptive_noisy_gd, kl_spider, kl_spider_plan,
                                      noisy_gd, proximal_point, proximal_point_rounds)
 from algorithms.primitives import (exponential_mechanism, exponential_mechanism_gumbel,
                                    exponential_mechanism_probabilities)
@@ -444,7 +444,7 @@ def test_bench_kl_spider_d1(benchmark):
 def test_noise_block_is_each_rows_own_draws_without_a_stacked_copy():
     # Algorithm 4's noise: row r of every step from gens[r], as g.standard_normal((m, d)) draws
     # them, and each generator left where those draws leave it
-    from algorithms.kl_condition import _noise_block
+    from algorithms.kl.condition import _noise_block
     z = _noise_block(gens(1, 2, 3), 5, 4)
     ref = gens(1, 2, 3)
     np.testing.assert_array_equal(z, np.stack([g.standard_normal((5, 4)) for g in ref], axis=1))

@@ -1,8 +1,8 @@
-"""KL paper, Theorems 1, 2, 4 and 5 end to end: every experiment of empirical/kl_condition.py is
+"""KL paper, Theorems 1, 2, 4 and 5 end to end: every experiment of empirical/papers/kl/experiments.py is
 swept on its quick grid (into the test run's results directory, 2 workers) and its verdicts are
 asserted as declared.  No slope is typed here: predictions come from ``bounds/`` at each
-experiment's own parameters (empirical.checks), and every tolerance's reason lives with its
-check in empirical/kl_condition.py.
+experiment's own parameters (empirical.core.checks), and every tolerance's reason lives with its
+check in empirical/papers/kl/experiments.py.
 """
 import math
 
@@ -11,10 +11,11 @@ import pytest
 import sympy as sp
 
 import bounds
-from empirical import experiment as registry
-from empirical import kl_condition as klx
-from empirical.checks import ComparisonExperiment, analyse
-from empirical.runner import run_point, sweep
+from empirical.core import experiment as registry
+from empirical.papers.kl import experiments as klx
+from empirical.core.checks import ComparisonExperiment, analyse
+from empirical.run.runner import run_point, sweep
+from empirical.core.checks import analyse
 
 # Slope experiments only: the comparison experiments (judged by contrasts) are pinned by their
 # own modules' tests (tests/test_kl_lower.py).

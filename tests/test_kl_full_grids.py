@@ -1,9 +1,9 @@
 """KL paper (Menart et al.; Theorems 1, 2, 4, 5, 9): every experiment of
-empirical/kl_condition.py on its **full** grid gives the verdicts it declares (`pytest -m slow`;
+empirical/papers/kl/experiments.py on its **full** grid gives the verdicts it declares (`pytest -m slow`;
 the whole module: ≈ 13 CPU-min of sweeps, about 11 min wall with 2 workers).
 
-Predictions come from ``bounds/`` at each experiment's own parameters (empirical.checks); every
-tolerance's reason lives with its check in empirical/kl_condition.py.  Points dropped on a full
+Predictions come from ``bounds/`` at each experiment's own parameters (empirical.core.checks); every
+tolerance's reason lives with its check in empirical/papers/kl/experiments.py.  Points dropped on a full
 grid must be dropped because the bound is vacuous there (a property of the bound at the point, not
 of the data), never for a data reason, and at least 3 points must remain.
 
@@ -29,17 +29,18 @@ import numpy as np
 import pytest
 
 import bounds
-from empirical import experiment as registry
-from empirical import kl_condition  # noqa: F401  (registers the KL experiments)
-from empirical.checks import Analysis, ComparisonExperiment, analyse
-from empirical.experiment import Check
-from empirical.runner import sweep
+from empirical.core import experiment as registry
+from empirical.papers.kl import experiments as kl_condition  # noqa: F401  (registers the KL experiments)
+from empirical.core.checks import Analysis, ComparisonExperiment, analyse
+from empirical.core.experiment import Check
+from empirical.run.runner import sweep
+from empirical.core.checks import Analysis, analyse
 
 # slope experiments (the comparison experiments' contrasts are pinned in tests/test_kl_lower.py)
 IDS = [i for i in registry.ids("kl") if i.startswith("kl.")
        and not isinstance(registry.get(i), ComparisonExperiment)]
 NEGCTL = "kl.negctl.n.spread"
-# A grid point may only be dropped for these reasons (empirical/kl_condition.py's vacuity rules:
+# A grid point may only be dropped for these reasons (empirical/papers/kl/experiments.py's vacuity rules:
 # the bound at or above the start point's excess, or Spider's Φ̂ floor above it).
 _VACUOUS = ("vacuous", "Spider trivial")
 
@@ -111,7 +112,7 @@ def test_kl_e32_full_grid_follows_both_terms_of_theorem4(full):
       inside the observed 95% CI, while the d-free term alone is REJECTED (the first term still
       matters);
     * levels: observed/(whole bound) stays within the 1.5× that the KL level bands allow for
-      seed noise (empirical/kl_condition.py, _LEVELS), while observed/(first term) grows by more
+      seed noise (empirical/papers/kl/experiments.py, _LEVELS), while observed/(first term) grows by more
       than that factor from the bottom to the top of the grid;
     * the cause is in the bounds at the experiment's own parameters: the d-free term reaches the
       first term at the top of the grid; and in the runs: the stop at the noise of N_t

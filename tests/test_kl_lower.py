@@ -1,4 +1,4 @@
-"""Theorem 8's lower-bound construction of the KL paper (empirical/kl_lower.py): the instance is
+"""Theorem 8's lower-bound construction of the KL paper (empirical/papers/kl/lower.py): the instance is
 the theorem's (minimisers ±a, F* = (1 − ρ_f)a, S and S′ differ in 1/ε records, f convex and
 1-Lipschitz), Algorithm 2's excess on it stays above (1/4)(1/(nε))^κ with the slope the paper
 says is tight, and the control shows the level is the privacy's."""
@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from algorithms.accounting import epsilon_to_zcdp_closed_form, zcdp_to_epsilon_closed_form
-from empirical import experiment as registry
-from empirical import kl_condition  # noqa: F401  (registers the paper)
-from empirical.checks import analyse
-from empirical.kl_lower import Thm8Construction
-from empirical.runner import sweep
+from empirical.core import experiment as registry
+from empirical.papers.kl import experiments as kl_condition  # noqa: F401  (registers the paper)
+from empirical.core.checks import analyse
+from empirical.papers.kl.lower import Thm8Construction
+from empirical.run.runner import sweep
 
 IDS = ["kl.thm8lb.n.k2", "kl.thm8lb.n.k2.nonprivate"]
 

@@ -11,10 +11,10 @@ instance is the control where the noise is the whole excess.
 import numpy as np
 import pytest
 
-import empirical.kl_condition  # noqa: F401  (registers the experiments)
-from empirical import experiment as registry
-from empirical import mutants
-from empirical.runner import seed_generators
+import empirical.papers.kl.experiments  # noqa: F401  (registers the experiments)
+from empirical.core import experiment as registry
+from empirical.privacy import mutants
+from empirical.run.runner import seed_generators
 
 
 def _gmean_excess(exp_id: str, v: float, mutant: str | None, seeds: int = 3) -> float:
@@ -60,7 +60,7 @@ def test_kl_e22_printed_spider_at_effective_rho_is_private_and_worse():
     excess is (s²)^{κ/2} ≈ 1.6 times ours at κ = 4/3 (the schedule moves with ρ′ = ρ/s²)."""
     import dataclasses
 
-    import algorithms.kl_condition as alg
+    import algorithms.kl.condition as alg
 
     orig = alg.kl_spider_plan
 

@@ -1,9 +1,9 @@
 """KL paper, Theorem 9 end to end: Algorithm 4 (noisy projected GD), its zCDP accounting, and the
 n, d and ρ slopes of its excess risk against ``bounds.get("kl:thm9")``.
 
-Predictions are never typed here: every expected slope is computed by empirical.checks from the
+Predictions are never typed here: every expected slope is computed by empirical.core.checks from the
 bound at the experiment's own parameters, and each check states its tolerance and reason in
-empirical/kl_condition.py.
+empirical/papers/kl/experiments.py.
 """
 import math
 
@@ -12,10 +12,10 @@ import pytest
 
 import bounds
 from algorithms import accounting as acc
-from algorithms.kl_condition import noisy_gd, noisy_gd_steps
-from empirical import kl_condition as klx
-from empirical.checks import analyse
-from empirical.runner import sweep
+from algorithms.kl.condition import noisy_gd, noisy_gd_steps
+from empirical.papers.kl import experiments as klx
+from empirical.core.checks import analyse
+from empirical.run.runner import sweep
 
 #: Named at module level so that tests/conftest.py pre-sweeps them with every other experiment.
 THM9_IDS = [klx.THM9_N.id, klx.THM9_D.id, klx.THM9_RHO.id]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from algorithms import accounting
-from algorithms.linreg_adaptive_clipping import (GAMMA_SLACK, LinearRegressionDesign,
+from algorithms.linreg.adaptive_clipping import (GAMMA_SLACK, LinearRegressionDesign,
                                                  alpha_for_epsilon, ambssgd_schedule,
                                                  count_sensitivity, dp_ambssgd, dp_ssgd,
                                                  dp_ssgd_privacy, dp_stat, residual_count)

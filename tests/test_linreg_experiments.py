@@ -1,7 +1,7 @@
-"""Linear-regression paper end to end: every experiment of empirical/linreg_adaptive_clipping.py
+"""Linear-regression paper end to end: every experiment of empirical/papers/linreg/experiments.py
 is swept once on its quick grid (the test run's results directory, 2 workers) and its verdicts are
 asserted as declared.  No slope is typed here: predictions come from ``bounds/`` at each
-experiment's own parameters (empirical.checks); the reasons for tolerances live with the checks.
+experiment's own parameters (empirical.core.checks); the reasons for tolerances live with the checks.
 Beyond the verdicts: every run's privacy, the theorem's parameters as actually used, the premise
 of the common-random-numbers split (nothing clipped), the recorded finding LR-E15 and its
 ablation, and the headline numbers (adaptive vs fixed at small σ and at σ = 0).
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import bounds
-from algorithms.linreg_adaptive_clipping import alpha_for_epsilon
-from empirical import experiment as registry
-from empirical import linreg_adaptive_clipping as lrx
-from empirical.checks import analyse
-from empirical.runner import sweep
+from algorithms.linreg.adaptive_clipping import alpha_for_epsilon
+from empirical.core import experiment as registry
+from empirical.papers.linreg import experiments as lrx
+from empirical.core.checks import analyse
+from empirical.run.runner import sweep
 
 IDS = registry.ids("linreg")
 AMB_IDS = [i for i in IDS if not i.startswith("linreg.ssgd")]
@@ -301,7 +301,7 @@ def test_full_grid_verdicts_as_declared(full_root, exp_id):
 def _rows_at(exp, point: dict) -> list[dict]:
     """One point's rows in the runner's long format, seeded as the runner seeds ``exp`` (same
     SeedSequence from the experiment id and point), for grids that are not registered."""
-    from empirical.runner import seed_generators
+    from empirical.run.runner import seed_generators
     out = exp.run(dict(point), seed_generators(exp.id, point, exp.seeds))
     return [{"experiment": exp.id, "seed": r, **{f"p_{k}": v for k, v in point.items()},
              **{k: float(np.asarray(v)[r]) for k, v in out.items()}} for r in range(exp.seeds)]

@@ -1,13 +1,13 @@
-"""The linreg part of the mutation self-test (mutants registered in empirical/audit_linreg.py):
+"""The linreg part of the mutation self-test (mutants registered in empirical/papers/linreg/audit.py):
 every broken variant of the linreg algorithms is caught by a linreg audit, a linreg unit test or
 a linreg experiment.  Slow, so skipped unless DPRATES_MUTATION=1:
 
     DPRATES_MUTATION=1 pytest tests/test_linreg_mutants.py -s
 
 Each mutant runs in a fresh subprocess, as ``mutants.run_mutant`` does; the subprocess here
-imports ``empirical.audit_linreg`` first, because ``empirical.mutants._load`` imports the paper
-modules and ``empirical.audit`` but not the audit modules that ``empirical.audit._load`` adds
-(so ``python -m empirical.mutants --one linreg.*`` cannot find these mutants; reported to the
+imports ``empirical.papers.linreg.audit`` first, because ``empirical.privacy.mutants._load`` imports the paper
+modules and ``empirical.privacy.audit`` but not the audit modules that ``empirical.privacy.audit._load`` adds
+(so ``python -m empirical.privacy.mutants --one linreg.*`` cannot find these mutants; reported to the
 harness owner).  The cheap tests below always run.
 """
 from __future__ import annotations
@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import algorithms.linreg_adaptive_clipping as lr
-from empirical import audit_linreg  # noqa: F401  (registers the linreg targets and mutants)
-from empirical import mutants
+import algorithms.linreg.adaptive_clipping as lr
+from empirical.papers.linreg import audit as audit_linreg  # noqa: F401  (registers the linreg targets and mutants)
+from empirical.privacy import mutants
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRED = {"noise scaled": "linreg.noise_halved",
@@ -78,8 +78,8 @@ def test_clip_mutant_reaches_both_algorithms():
 
 _CHILD = """
 import json, sys
-import empirical.audit_linreg  # registers the linreg targets and mutants in this process
-from empirical import mutants
+import empirical.papers.linreg.audit  # registers the linreg targets and mutants in this process
+from empirical.privacy import mutants
 rep = mutants._run_here(mutants.get_mutant(sys.argv[1]), sys.argv[2], None)
 json.dump(rep, open(sys.argv[3], "w"), default=str)
 """

@@ -1,5 +1,5 @@
 """Linear-regression paper: the n⁻² → n⁻¹ branch transition of DP-AMBSSGD's excess and the
-genuine ε sweep of its privacy term (empirical/linreg_adaptive_clipping.py).  Verdicts are asserted
+genuine ε sweep of its privacy term (empirical/papers/linreg/experiments.py).  Verdicts are asserted
 in tests/test_linreg_experiments.py; here: the premises and the recorded numbers behind them.
 Every predicted slope comes from ``bounds/`` at the experiments' own parameters.
 """
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import bounds
-from empirical import experiment as registry
-from empirical import linreg_adaptive_clipping as lrx  # noqa: F401  (registers the experiments)
-from empirical.checks import analyse, _group
-from empirical.fitting import fit_slope, ols_slope
-from empirical.runner import sweep
+from empirical.core import experiment as registry
+from empirical.papers.linreg import experiments as lrx  # noqa: F401  (registers the experiments)
+from empirical.core.checks import analyse, _group
+from empirical.core.fitting import fit_slope, ols_slope
+from empirical.run.runner import sweep
 
 TRANS = ("linreg.amb.n.transition", "linreg.amb.n.transition_quantile")
 EPS = ("linreg.amb.epsilon.privacy", "linreg.amb.epsilon.privacy_quantile")

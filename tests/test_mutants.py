@@ -13,12 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from empirical import audit, mutants
-from empirical import experiment as registry
+from empirical.privacy import audit
+from empirical.privacy import mutants
+from empirical.core import experiment as registry
 
 
 def test_applied_patches_every_binding_and_restores():
-    import algorithms.kl_condition as alg
+    import algorithms.kl.condition as alg
 
     m = mutants.get_mutant("kl.noisy_gd.noise_halved")
     orig = alg._noise_block
@@ -31,7 +32,7 @@ def test_applied_patches_every_binding_and_restores():
 
 
 def test_confined_patch_leaves_other_modules_alone():
-    import algorithms.kl_condition as alg
+    import algorithms.kl.condition as alg
     import algorithms.primitives as prim
 
     m = mutants.get_mutant("kl.noisy_gd.add_remove_sensitivity")
@@ -63,8 +64,9 @@ def test_load_imports_every_module_that_registers_mutants(monkeypatch):
     import importlib
     import sys
 
-    pkg = Path(mutants.__file__).parent
-    registering = {f"empirical.{p.stem}" for p in pkg.glob("*.py")
+    pkg = Path(mutants.__file__).parents[1]
+    registering = {".".join(p.relative_to(pkg.parent).with_suffix("").parts)
+                   for p in pkg.rglob("*.py")
                    if p.stem != "mutants" and "register_mutant(Mutant(" in p.read_text()}
     assert registering and registering <= set(mutants.audit_modules()), \
         sorted(registering - set(mutants.audit_modules()))
@@ -83,9 +85,9 @@ def test_load_imports_every_module_that_registers_mutants(monkeypatch):
 
 
 # runpy warns that the module it runs as __main__ is imported already: it is, by design here
-@pytest.mark.filterwarnings("ignore:'empirical.mutants' found in sys.modules:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:'empirical.privacy.mutants' found in sys.modules:RuntimeWarning")
 def test_python_m_mutants_knows_every_audit_modules_mutants_once(monkeypatch, capsys):
-    """``python -m empirical.mutants`` (run_mutant's subprocess) runs this file as ``__main__``;
+    """``python -m empirical.privacy.mutants`` (run_mutant's subprocess) runs this file as ``__main__``;
     without its hand-over to the importable module it would keep a registry of its own, holding
     only the mutants defined in it (the KL ones), and the subprocess could not apply any other
     paper's mutant.  Run in-process as ``__main__`` (runpy), ``--list`` must name every
@@ -93,9 +95,9 @@ def test_python_m_mutants_knows_every_audit_modules_mutants_once(monkeypatch, ca
     import runpy
 
     expected = sorted(m.name for m in mutants.mutants())
-    monkeypatch.setattr("sys.argv", ["python -m empirical.mutants", "--list"])
+    monkeypatch.setattr("sys.argv", ["python -m empirical.privacy.mutants", "--list"])
     with pytest.raises(SystemExit) as exit_:
-        runpy.run_module("empirical.mutants", run_name="__main__")
+        runpy.run_module("empirical.privacy.mutants", run_name="__main__")
     assert exit_.value.code == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert sorted(listed) == expected and len(set(listed)) == len(listed)
@@ -114,14 +116,14 @@ def test_register_mutant_refuses_a_second_mutant_under_a_taken_name():
 def test_broken_controls_stay_fingerprinted_by_their_audit_module():
     """with_mutant keeps the wrapped release's module: the audit store fingerprints the module
     defining a target's release, which must be the audit module (it imports the algorithm),
-    not empirical.mutants (which imports none)."""
-    from empirical import audit_store
+    not empirical.privacy.mutants (which imports none)."""
+    from empirical.store import audit_store
 
     controls = [t for t in audit.targets() if t.expect == "broken"]
     assert controls
     for t in controls:
         module = audit_store._target_module(t)
-        assert module != "empirical.mutants" and module.startswith("empirical."), (t.name, module)
+        assert module != "empirical.privacy.mutants" and module.startswith("empirical."), (t.name, module)
     wrapped = mutants.with_mutant("kl.noisy_gd.noise_halved", _release_for_test)
     assert wrapped.__module__ == __name__ and wrapped.__wrapped__ is _release_for_test
 
@@ -131,7 +133,7 @@ def _release_for_test(side, rng, trials):
 
 
 def test_with_mutant_applies_the_mutant_only_inside_the_release():
-    import algorithms.kl_condition as alg
+    import algorithms.kl.condition as alg
 
     orig = alg._noise_block
     seen = []

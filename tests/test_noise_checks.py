@@ -16,10 +16,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from empirical import experiment as registry
-from empirical.checks import analyse, check_noise, check_settings, noise_interval
-from empirical.noise_meter import LAPLACE, NoiseMeter
-from empirical.privacy_pairs import gaussian_epsilon_exact, pair_epsilon_lower
+from empirical.core import experiment as registry
+from empirical.core.checks import analyse, check_noise, check_settings, noise_interval
+from algorithms.noise_meter import LAPLACE, NoiseMeter
+from algorithms.privacy_pairs import gaussian_epsilon_exact, pair_epsilon_lower
 
 registry._load_all()
 
@@ -121,7 +121,7 @@ def test_zero_scale_coordinates_are_left_out():
 def test_spider_without_difference_noise_is_caught(monkeypatch):
     """KL Algorithm 1 with its difference noise removed: the releases are not private, the
     rows still report ρ as spent; the difference channel measures no noise at all."""
-    import algorithms.kl_condition as kl
+    import algorithms.kl.condition as kl
 
     exp, rows = rows_at("kl.spider.n.nc_k4_3", seeds=2)
     assert check_noise(exp, rows)[1] == ""
@@ -137,7 +137,7 @@ def test_tight_replace_one_kappa_halved_is_caught(monkeypatch):
     """KAN's tight replace-one accountant for fresh batches without replace-one's ×2: κ is
     calibrated half as large; the exact ε of an achievable pair (dp-accounting PLD) then
     exceeds the certified ε, which the settings verdict fails."""
-    import algorithms.kan_privacy as kp
+    import algorithms.kan.privacy as kp
 
     exp, rows = rows_at("kan.cor55.n.tight", seeds=1)
     assert check_settings(exp, rows)[1] == ""
@@ -152,7 +152,7 @@ def test_tight_replace_one_kappa_halved_is_caught(monkeypatch):
 
 def test_dp_stat_count_noise_without_sqrt_levels_is_caught(monkeypatch):
     """DP-STAT's count noise drawn with std α instead of α√(L+1) (Lemma 3.10)."""
-    import algorithms.linreg_adaptive_clipping as lac
+    import algorithms.linreg.adaptive_clipping as lac
 
     exp, rows = rows_at("linreg.amb.n.privacy", seeds=2)
     assert check_noise(exp, rows)[1] == ""
@@ -165,7 +165,7 @@ def test_sosp_o2_calibrated_with_b1_is_caught(monkeypatch):
     """SOSP's O₂ noise calibrated with b1 instead of b2 (16–100× too little): the O₂ channel
     measures it against the theorem's σ₂ = z·2M_s‖Δx‖/b2, and o2_sigma_max against its
     theorem counterpart."""
-    from algorithms.sosp_spider import AdaDPSpider
+    from algorithms.sosp.spider import AdaDPSpider
 
     exp, rows = rows_at("sosp.ada.n", seeds=2)
     assert check_noise(exp, rows)[1] == "" and check_settings(exp, rows)[1] == ""
@@ -180,7 +180,7 @@ def test_sosp_hessian_noise_at_sigma_g_is_caught(monkeypatch):
     """Algorithm 4's Hessian noise drawn with σ_g (the algorithm still reports σ_H): measured
     against z·2M_s√d/n, recomputed from the accountant's z.  The second grid point (d = 24):
     at d = 16, G_s = M_s√d on this instance, so σ_g = σ_H and the slip changes nothing."""
-    import algorithms.sosp_selection as sel
+    import algorithms.sosp.selection as sel
 
     exp, rows = rows_at("sosp.select.d", seeds=2, index=1)
     assert check_noise(exp, rows)[1] == ""
@@ -193,7 +193,7 @@ def test_sosp_hessian_noise_at_sigma_g_is_caught(monkeypatch):
 def test_selection_calibrated_for_T_releases_is_caught(monkeypatch):
     """Algorithm 4's multiplier calibrated for T releases instead of 2T: the used z differs
     from the one recomputed for 2T releases (settings verdict)."""
-    import algorithms.sosp_selection as sel
+    import algorithms.sosp.selection as sel
 
     mutate(monkeypatch, sel, "private_model_selection",
            "selection_multiplier(epsilon, delta, 2 * T)", "selection_multiplier(epsilon, delta, T)")
@@ -204,7 +204,7 @@ def test_selection_calibrated_for_T_releases_is_caught(monkeypatch):
 def test_above_threshold_query_noise_halved_is_caught(monkeypatch):
     """AboveThreshold's query noise Lap(2Δ/ε) instead of Lap(4Δ/ε), measured against
     Algorithm 2's 16/ε (recomputed in the experiment)."""
-    from algorithms.user_level_alg3 import AboveThreshold
+    from algorithms.userlevel.alg3 import AboveThreshold
 
     exp, rows = rows_at("userlevel.alg3.n")
     assert check_noise(exp, rows)[1] == ""
@@ -217,7 +217,7 @@ def test_above_threshold_query_noise_halved_is_caught(monkeypatch):
 def test_alg1_sgd_last_iterate_is_caught_by_the_instance_band(monkeypatch):
     """Algorithm 1's SGD returning its last iterate instead of the average: √3 larger, inside
     the lemma's wide band, outside the instance's exact constant η√((T+1)(2T+1)/(3T))."""
-    import algorithms.user_level_alg1 as a1
+    import algorithms.userlevel.alg1 as a1
 
     def levels():
         # the level part of each verdict (three smallest points, two seeds: the slope's CI is
@@ -245,7 +245,7 @@ def test_pair_lower_bound_is_the_exact_gaussian_at_full_batch():
     assert pair_epsilon_lower(2 * z, 1.0, 1, 1e-5, "replace-one") == pytest.approx(exact, abs=2e-3)
     assert pair_epsilon_lower(2 * z, 1.0, 1, 1e-5, "replace-one") <= exact + 1e-9
     assert pair_epsilon_lower(z, 1.0, 1, 1e-5, "zero-out") == pytest.approx(exact, abs=2e-3)
-    from algorithms.kan_privacy import gaussian_epsilon
+    from algorithms.kan.privacy import gaussian_epsilon
 
     assert exact == pytest.approx(gaussian_epsilon(z, 1e-5), rel=1e-9)
 
@@ -255,8 +255,8 @@ def test_kan_e25_violation_is_shown_by_a_lower_bound():
     target ε = 1 from n = 2000 on (a violation, shown by a lower bound); at n = 500 and 1000 it
     does not (no violation can be claimed there).  The accountant's RDP upper bounds are above
     the lower bounds at every n."""
-    from algorithms.kan_privacy import calibrate
-    from empirical.kan_correlated_noise import _COR55_FIXED, _instance, cor55_schedule
+    from algorithms.kan.privacy import calibrate
+    from empirical.papers.kan.experiments import _COR55_FIXED, _instance, cor55_schedule
 
     inst = _instance(_COR55_FIXED)
     for n, violated in ((500, False), (1000, False), (2000, True), (4000, True)):
@@ -274,7 +274,7 @@ def test_kan_correlated_noise_without_its_correlation_is_caught(monkeypatch):
     measured noise with the λ the run states gives a fresh noise of std κ/√(1 − λ²), not κ;
     the calibrated κ and the exact cyclic route are untouched, so only the noise check sees it.
     Also the cyclic tight calibration's second route passes on the honest code."""
-    import algorithms.kan_correlated_noise as kcn
+    import algorithms.kan.correlated_noise as kcn
 
     exp, rows = rows_at("kan.lam.tight.cyclic", seeds=1)
     assert check_noise(exp, rows)[1] == "" and check_settings(exp, rows)[1] == ""

@@ -1,5 +1,5 @@
 """docs/papers/<paper>.md (all five papers and the real-data experiments): the generated tables of
-bounds, experiments, audit targets and mutants match the registries (empirical/paper_pages.py), every
+bounds, experiments, audit targets and mutants match the registries (empirical/report/paper_pages.py), every
 paper has a page with all four, and the pages cite the papers, not text users do not have."""
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from empirical import errata, paper_pages
+from empirical.report import errata
+from empirical.report import paper_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(paper_pages.PAGES.glob("*.md"))
@@ -24,7 +25,7 @@ def stale_pages() -> list[str]:
     # tests of this pytest run register (tests/_toy.py adds toy bounds and experiments to "kl").
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    proc = subprocess.run([sys.executable, "-m", "empirical.paper_pages", "--check"], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "empirical.report.paper_pages", "--check"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
     skipped = [ln for ln in proc.stdout.splitlines() if ln.startswith("skipped: ")]
@@ -38,7 +39,7 @@ def test_generated_tables_are_current(page, stale_pages):
     if page.stem == "real":
         pytest.importorskip("sklearn")
     assert page.name not in stale_pages, (
-        f"{page.name} is stale: run `python -m empirical.paper_pages`")
+        f"{page.name} is stale: run `python -m empirical.report.paper_pages`")
 
 
 @pytest.mark.parametrize("paper", PAPERS)

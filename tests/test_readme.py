@@ -2,6 +2,7 @@
 counts, the extras, the set-up commands and their expected output, and every command it shows
 (run as a new user would, on a small experiment selection to stay fast)."""
 import functools
+import importlib.util
 import json
 import os
 import re
@@ -41,7 +42,7 @@ def _table(text: str) -> list[list[str]]:
 _COUNT_SCRIPT = """
 import json
 import bounds
-from empirical import experiment as registry
+from empirical.core import experiment as registry
 exps = registry.experiments()
 print(json.dumps({
     "experiments": {p: sum(e.paper == p for e in exps) for p in {e.paper for e in exps}},
@@ -155,8 +156,10 @@ def test_quick_start_commands_run(tmp_path, results_root, capsys):
     ran = []
     for argv in _commands():
         if argv[0] == "audit":
-            argv = ["audit", "--list"]
-        argv = argv + small.get(argv[0], [])
+            if importlib.util.find_spec("empirical.privacy.audit") is None:
+                continue
+            argv = ["audit", "--help"]
+        argv = [a for a in argv if a != "..."] + small.get(argv[0], [])
         assert main(argv) == 0, (argv, capsys.readouterr())
         ran.append(argv[0])
     out = capsys.readouterr().out

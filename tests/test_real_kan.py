@@ -1,4 +1,4 @@
-"""KAN Figure 1 on breast_cancer (empirical/real_kan.py), small configuration: paired λ rows,
+"""KAN Figure 1 on breast_cancer (empirical/papers/real/kan.py), small configuration: paired λ rows,
 privacy from dp-accounting per λ, the λ → 1 drop, and the non-private control (κ = 0: λ does
 nothing, so any λ effect in the experiment comes from the noise the algorithm adds)."""
 import math
@@ -8,10 +8,10 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from empirical import experiment as registry  # noqa: E402
-from empirical.real_kan import LAMBDAS, _data, run_kan  # noqa: E402
-from empirical.runner import seed_generators, sweep  # noqa: E402
-from empirical.checks import analyse  # noqa: E402
+from empirical.core import experiment as registry  # noqa: E402
+from empirical.papers.real.kan import LAMBDAS, _data, run_kan  # noqa: E402
+from empirical.run.runner import seed_generators, sweep  # noqa: E402
+from empirical.core.checks import analyse  # noqa: E402
 
 SMALL = {"m": 16, "p": 6, "T": 80, "B": 100, "eta": 10.0, "C_clip": 1.0, "delta": 1e-5,
          "test_fraction": 0.3, "calibration": 1, "epsilon": 16.0}
@@ -33,7 +33,7 @@ def test_small_run_is_private_paired_and_shows_the_drop_at_lambda_one():
 
 def test_without_noise_lambda_changes_nothing():
     """κ = 0 for every λ: the rows are identical, so λ acts only through the noise."""
-    from algorithms.kan_correlated_noise import dp_sgd_correlated
+    from algorithms.kan.correlated_noise import dp_sgd_correlated
 
     model, H, y, Ht, yt = _data(SMALL)
     gens = [np.random.default_rng(0), np.random.default_rng(1)]

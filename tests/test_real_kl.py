@@ -1,4 +1,4 @@
-"""KL Theorem 4 on diabetes features (empirical/real_kl.py): the instance's constants, nested
+"""KL Theorem 4 on diabetes features (empirical/papers/real/kl.py): the instance's constants, nested
 subsamples, and the quick grid's verdicts as declared (the floor-term rate and level are
 findings; the competing term is rejected by the same data)."""
 import math
@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from empirical import experiment as registry  # noqa: E402
-from empirical.checks import analyse  # noqa: E402
+from empirical.core import experiment as registry  # noqa: E402
+from empirical.core.checks import analyse  # noqa: E402
 import bounds  # noqa: E402
-from empirical.real_kl import _rows, problem, real_kl_values, run_real_kl  # noqa: E402
-from empirical.runner import seed_generators, sweep  # noqa: E402
+from empirical.papers.real.kl import _rows, problem, real_kl_values, run_real_kl  # noqa: E402
+from empirical.run.runner import seed_generators, sweep  # noqa: E402
 
 
 def test_subsamples_are_nested_and_constants_come_from_the_domain():
@@ -50,7 +50,7 @@ def test_whitened_features_fall_faster_at_the_synthetic_level():
     floor = bounds.get("kl:thm4_floor")
     ratio = ex[1] / floor(**{k: v for k, v in real_kl_values(pts[1]).items()
                              if k in floor.variables})
-    assert 0.0267 <= ratio <= 0.219       # the band of kl.regr.n.k2 (empirical/kl_condition.py)
+    assert 0.0267 <= ratio <= 0.219       # the band of kl.regr.n.k2 (empirical/papers/kl/experiments.py)
     assert np.linalg.cond(problem(0, 442, 2.0, True).A.T @ problem(0, 442, 2.0, True).A) < 5
 
 

@@ -1,15 +1,15 @@
-"""Linear regression on diabetes (empirical/real_linreg.py): the one-pass finite-sample stream,
+"""Linear regression on diabetes (empirical/papers/real/linreg.py): the one-pass finite-sample stream,
 privacy per method, and the quick grid's verdicts as declared (seconds)."""
 import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
 
-from empirical import experiment as registry  # noqa: E402
-from empirical.checks import analyse  # noqa: E402
-from empirical.real_linreg import (FiniteSample, diffprivlib_linear_regression,  # noqa: E402
+from empirical.core import experiment as registry  # noqa: E402
+from empirical.core.checks import analyse  # noqa: E402
+from empirical.papers.real.linreg import (FiniteSample, diffprivlib_linear_regression,  # noqa: E402
                                    run_linreg)
-from empirical.runner import seed_generators, sweep  # noqa: E402
+from empirical.run.runner import seed_generators, sweep  # noqa: E402
 
 
 def test_finite_sample_touches_every_row_at_most_once_per_seed():

@@ -1,4 +1,4 @@
-"""The SOSP paper's Appendix E in miniature on digits (empirical/real_sosp.py) and the MLP it
+"""The SOSP paper's Appendix E in miniature on digits (empirical/papers/real/sosp.py) and the MLP it
 trains (algorithms/real_models.py): gradients against finite differences, clipping bounds the
 sensitivities the oracle is told, privacy from dp-accounting, and a small run judged by the
 experiment's own contrasts (which can fail)."""
@@ -15,8 +15,8 @@ from algorithms import accounting  # noqa: E402
 from algorithms.real_models import (MLPShape, clip_rows, clipped_hessian_columns,  # noqa: E402
                                     clipped_mean_difference, kaiming_init, loss,
                                     per_example_gradients)
-from empirical import real_sosp  # noqa: E402
-from empirical.checks import analyse  # noqa: E402
+from empirical.papers.real import sosp as real_sosp  # noqa: E402
+from empirical.core.checks import analyse  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +191,7 @@ def _small_experiment(exp, **over):
 
 
 def _rows(exp):
-    from empirical.runner import seed_generators
+    from empirical.run.runner import seed_generators
     rows = []
     for v in exp.quick_grid:
         p = exp.point(v)
@@ -236,8 +236,8 @@ def test_injected_noise_is_the_calibrated_noise():
     """One pass of the oracle as the experiment builds it: the Gaussian noise actually added has
     the variance the plan's σ (z·2G/b1 from dp-accounting's z) claims, within 5 standard errors,
     and ε composed over E passes equals the target."""
-    from algorithms.sosp_nonconvex import AdaDPSpider, gauss_psgd
-    from empirical import real_sosp_runs as runs
+    from algorithms.sosp.nonconvex import AdaDPSpider, gauss_psgd
+    from empirical.papers.real import sosp_runs as runs
 
     Xtr, ytr, _, _ = runs.load_digits_split()
     Xs, ys = runs.client_shards(Xtr, ytr, 2)

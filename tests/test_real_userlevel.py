@@ -1,4 +1,4 @@
-"""The user-level paper on real data (empirical/real_userlevel.py): the logistic users problem
+"""The user-level paper on real data (empirical/papers/real/userlevel.py): the logistic users problem
 (gradients against finite differences, the population optimum), the privacy columns, and the
 recorded findings on a small configuration."""
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from algorithms.user_level_sco import alg3_schedule  # noqa: E402
-from empirical import real_userlevel as ru  # noqa: E402
-from empirical.checks import analyse  # noqa: E402
-from empirical.runner import seed_generators  # noqa: E402
+from algorithms.userlevel.sco import alg3_schedule  # noqa: E402
+from empirical.papers.real import userlevel as ru  # noqa: E402
+from empirical.core.checks import analyse  # noqa: E402
+from empirical.run.runner import seed_generators  # noqa: E402
 
 
 def test_population_in_unit_ball_and_optimum():

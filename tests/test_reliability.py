@@ -13,9 +13,12 @@ from pathlib import Path
 import pytest
 
 import _toy
-from empirical import analysis_cache, integrity, runner, scheduling
-from empirical.runner import SweepError
-from empirical.scheduling import sweep_all
+from empirical.store import analysis_cache
+from empirical.store import integrity
+from empirical.run import runner
+from empirical.run import scheduling
+from empirical.run.runner import SweepError
+from empirical.run.scheduling import sweep_all
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,12 +62,12 @@ def test_analysis_cache_key_covers_fitting_checks_and_validation_code():
     import unittest.mock as m
     with m.patch.object(runner, "_scan_file", spy):
         analysis_cache.analysis_fingerprint(_toy.TOY)
-    assert {"empirical.fitting", "empirical.checks", "empirical.experiment",
-            "empirical.analysis_cache", "empirical.integrity"} <= fp_mods
+    assert {"empirical.core.fitting", "empirical.core.checks", "empirical.core.experiment",
+            "empirical.store.analysis_cache", "empirical.store.integrity"} <= fp_mods
 
 
 def test_forged_figure_cache_is_refused_and_redrawn(tmp_path):
-    from empirical.report_cache import cached_bytes
+    from empirical.report.cache import cached_bytes
 
     png = b"\x89PNG\r\n\x1a\nreal"
     path = tmp_path / "figure-quick.cache"
@@ -131,7 +134,8 @@ def test_report_escapes_everything_read_from_a_results_dir(tmp_path):
     import dataclasses
 
     import bounds
-    from empirical import report, report_cache
+    from empirical import report
+    from empirical.report import cache as report_cache
 
     root = tmp_path / "results"
     runner.sweep(_toy.TOY, results=root)
@@ -166,7 +170,7 @@ def test_report_escapes_everything_read_from_a_results_dir(tmp_path):
 def test_an_id_that_is_not_a_safe_path_component_is_refused(bad, tmp_path):
     import dataclasses
 
-    from empirical import experiment as registry
+    from empirical.core import experiment as registry
 
     with pytest.raises(ValueError, match="experiment id must be dot-separated words"):
         registry.register(dataclasses.replace(_toy.TOY, id=bad))
@@ -179,7 +183,7 @@ def test_a_module_cannot_register_an_id_in_a_builtin_papers_namespace(tmp_path, 
     built-in experiment's directory: refused, and so is an id under another paper's key."""
     mod = tmp_path / "squatter.py"
     mod.write_text("import dataclasses, _toy\n"
-                   "from empirical.experiment import register\n"
+                   "from empirical.core.experiment import register\n"
                    "def values(p):\n    return {'n': p['n']}\n"
                    "EXP = dataclasses.replace(_toy.TOY, id='kl.thm9.rho', bound_values=values)\n"
                    "register(EXP)\n")
@@ -189,7 +193,7 @@ def test_a_module_cannot_register_an_id_in_a_builtin_papers_namespace(tmp_path, 
     assert main(["experiments", "kl", "--module", "squatter"]) == 2
     import dataclasses
 
-    from empirical import experiment as registry
+    from empirical.core import experiment as registry
 
     with pytest.raises(ValueError, match="namespace but declares paper 'kl'"):
         registry.register(dataclasses.replace(_toy.TOY, id="sosp.mine", paper="kl"))
@@ -296,7 +300,7 @@ def raising():
     a real SIGINT; registered only for the test that uses them."""
     import dataclasses
 
-    from empirical import experiment as registry
+    from empirical.core import experiment as registry
 
     made = {name: registry.register(dataclasses.replace(_toy.TOY, id=f"toy.{name}", run=run))
             for name, run in (("raises_systemexit", _raises_systemexit),
@@ -361,7 +365,8 @@ def test_over_nested_point_and_cache_files_are_named_moved_aside_and_recomputed(
 
 
 def test_over_nested_audit_file_is_named_and_hides_no_other_audit(tmp_path):
-    from empirical import audit, audit_store
+    from empirical.privacy import audit
+    from empirical.store import audit_store
 
     audit.store_result(audit.run_audit(audit.get_target("core.gaussian"), trials=1000), tmp_path)
     (tmp_path / "audits" / "core.gaussian_broken.json").write_text(_nest())
@@ -396,8 +401,9 @@ def test_planted_symlinks_are_never_written_through(tmp_path):
     """Symlinks planted at every name a writer could have picked (``.index.html.tmp``,
     ``.name.<pid>.tmp``, ``.stem.<pid>.tmp.png``) and at the targets themselves: the victim
     files keep their content, the targets become regular files."""
-    from empirical import report, report_cache
-    from empirical.figures import write_png
+    from empirical import report
+    from empirical.report import cache as report_cache
+    from empirical.store.figures import write_png
 
     victim = tmp_path / "victim"
     victim.write_text("precious")
@@ -452,7 +458,7 @@ def test_every_argument_is_checked_at_parse_time(argv, what, tmp_path, capsys):
 
 
 def test_library_calls_check_alpha_trials_and_workers():
-    from empirical import audit
+    from empirical.privacy import audit
 
     t = audit.get_target("core.gaussian")
     with pytest.raises(ValueError, match="alpha must be in"):
@@ -466,7 +472,7 @@ def test_library_calls_check_alpha_trials_and_workers():
 @pytest.fixture(scope="module")
 def two_audits(tmp_path_factory):
     """Two stored audits (a results directory holding only them), written once."""
-    from empirical import audit
+    from empirical.privacy import audit
 
     root = tmp_path_factory.mktemp("audits")
     for name in ("core.gaussian", "core.gaussian.noise_halved"):
@@ -480,7 +486,7 @@ def two_audits(tmp_path_factory):
                                           ("target", "../x"), ("ok", "yes")])
 def test_a_sealed_audit_record_with_wrong_types_is_named_and_hides_nothing(field, value,
                                                                            tmp_path, two_audits):
-    from empirical import audit_store
+    from empirical.store import audit_store
 
     shutil.copytree(two_audits, tmp_path, dirs_exist_ok=True)
     path = tmp_path / "audits" / "core.gaussian.json"
@@ -627,7 +633,7 @@ def test_a_figure_without_an_optional_baseline_names_the_extra(tmp_path, monkeyp
 
     import numpy as np
 
-    from empirical import real_plots
+    from empirical.papers.real import plots as real_plots
 
     seen = {}
     monkeypatch.setattr(real_plots, "drawable", lambda analyses: True)
@@ -679,7 +685,7 @@ def test_a_resealed_analysis_with_a_wrong_type_is_corrupt(tmp_path, capsys):
 
 
 def test_a_figure_cache_written_before_sealing_is_redrawn_silently(tmp_path):
-    from empirical.report_cache import cached_bytes
+    from empirical.report.cache import cached_bytes
 
     path = tmp_path / "figure-quick.cache"
     path.write_text(json.dumps({"key": "k", "png": base64.b64encode(b"old").decode()}))

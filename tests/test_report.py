@@ -1,4 +1,4 @@
-"""The verification report (empirical/report.py): built from a small stored sweep (toy power laws
+"""The verification report (empirical/report/__init__.py): built from a small stored sweep (toy power laws
 and kl.thm9.rho), never recomputing it; every section present, every image decodes, every
 internal link resolves, MathML well formed; rendered in headless Chromium when installed."""
 from __future__ import annotations
@@ -21,9 +21,11 @@ import pytest
 
 import _toy  # noqa: F401  (registers toy.* experiments under paper "kl")
 import bounds
-from empirical import experiment as registry
-from empirical import audit, report, runner
-from empirical.checks import analyse
+from empirical.core import experiment as registry
+from empirical import report
+from empirical.privacy import audit
+from empirical.run import runner
+from empirical.core.checks import analyse
 
 RUN = ("toy.power_law", "toy.finding", "kl.thm9.rho")
 NOT_RUN = "toy.wrong_rate"
@@ -53,7 +55,7 @@ def built(tmp_path_factory):
     # Exponents computed earlier in this process (another module's report) live in an in-process
     # memo and would never reach this build's store: start from an empty memo, so what the
     # exponent-cache test reads is what this build stored, whatever ran before it.
-    from empirical import report_articles
+    from empirical.report import articles as report_articles
     report_articles._EXPONENT_CACHE.clear()
     html_path, md_path = report.build_report(
         "kl", results=results, out=base / "report", markdown=base / "docs" / "results.md",
@@ -165,7 +167,7 @@ def test_privacy_table_reads_the_rows(built):
 
 
 def test_audited_cell_says_not_audited_where_no_audit_is_stored(built):
-    from empirical.report_data import AuditView, ExperimentState, _audits
+    from empirical.report.data import AuditView, ExperimentState, _audits
 
     spider = ExperimentState(registry.get("kl.spider.n.k2"), [], [])
     view = _audits([spider], built["results"])           # its audit is registered, not stored
@@ -330,7 +332,7 @@ def test_figure_legend_names_every_element(built, monkeypatch, tmp_path):
     """The per-experiment figure shows the seeds and their spread, the fit and its CI band, the
     bound's curve scaled to the data, its asymptotic exponent and the rejected competitor, each
     named in the legend with its verdict."""
-    from empirical import figures
+    from empirical.store import figures
 
     exp = registry.get("kl.thm9.rho")
     analysis = analyse(exp, runner.load_rows(exp, results=built["results"])[0])
@@ -351,7 +353,7 @@ def test_figure_legend_names_every_element(built, monkeypatch, tmp_path):
 
 
 def test_points_stored_by_other_code_show_as_stale_not_as_not_run(built):
-    from empirical.report_data import ExperimentState
+    from empirical.report.data import ExperimentState
 
     exp = registry.get("kl.thm9.rho")
     note = "[kl.thm9.rho] 5 stored point(s) are stale (code changed: code of algorithms.primitives)"
@@ -371,8 +373,8 @@ def _contrast_state():
     beats reference ``b`` by 0.05 (PASS), does not beat it by 0.1 (FAIL), and a report."""
     import numpy as np
 
-    from empirical.checks import ComparisonExperiment, Contrast
-    from empirical.report_data import ExperimentState
+    from empirical.core.checks import ComparisonExperiment, Contrast
+    from empirical.report.data import ExperimentState
 
     exp = ComparisonExperiment(
         id="real.toy_contrast", paper="real", title="toy contrast", variable="epsilon",
@@ -430,7 +432,10 @@ def test_contrasts_have_their_own_table_with_the_privacy_spent(tmp_path):
 def test_figures_and_exponents_are_cached_beside_the_results(built, monkeypatch):
     """A second build draws no figure and computes no exponent when nothing changed; a cache
     written under another key is not used."""
-    from empirical import figures, report_articles, report_cache, report_data
+    from empirical.store import figures
+    from empirical.report import articles as report_articles
+    from empirical.report import cache as report_cache
+    from empirical.report import data as report_data
 
     exp = registry.get("kl.thm9.rho")
     cache = built["results"] / "kl" / exp.id / "figure-quick.cache"
@@ -465,7 +470,7 @@ def test_algorithm_vocabulary_survives_module_splits():
     """Audits link to experiments through the paper's algorithm names; a paper module split by
     algorithm re-exports them (``__all__``), so the vocabulary must not come out empty (it did
     for userlevel after its split) and must not pick up typing aliases."""
-    from empirical import report_data as rd
+    from empirical.report import data as rd
     for paper, name in (("userlevel", "phased_sgd_outlier_removal"), ("sosp", "gauss_psgd"),
                         ("kl", "kl_spider"), ("linreg", "dp_ambssgd"), ("kan", "KAN")):
         names = rd._algorithm_names(paper)

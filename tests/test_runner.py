@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 import _toy
-from empirical.runner import TIMING_COLUMNS
-from empirical import experiment as registry
-from empirical.checks import analyse
-from empirical.runner import load_rows, point_key, run_point, seed_generators, sweep
+from empirical.run.runner import TIMING_COLUMNS
+from empirical.core import experiment as registry
+from empirical.core.checks import analyse
+from empirical.run.runner import load_rows, point_key, run_point, seed_generators, sweep
 
 
 def test_seed_generators_depend_only_on_experiment_point_and_repetition():

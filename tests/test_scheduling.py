@@ -1,4 +1,4 @@
-"""One task queue for all experiments (empirical/scheduling.py): rows identical to direct
+"""One task queue for all experiments (empirical/run/scheduling.py): rows identical to direct
 run_point calls on every executor, longest first, failures confined to their experiment,
 analyses cached and invalidated, progress readable on a terminal and in a log."""
 import io
@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 import _toy
-from empirical.runner import TIMING_COLUMNS
-from empirical import analysis_cache, runner
-from empirical import experiment as registry
-from empirical.progress import Progress, format_seconds
-from empirical.runner import SweepError, point_key, sweep
-from empirical.scheduling import (default_workers, estimate_costs, limit_threads, sweep_all)
+from empirical.run.runner import TIMING_COLUMNS
+from empirical.store import analysis_cache
+from empirical.run import runner
+from empirical.core import experiment as registry
+from empirical.run.progress import Progress, format_seconds
+from empirical.run.runner import SweepError, point_key, sweep
+from empirical.run.scheduling import (default_workers, estimate_costs, limit_threads, sweep_all)
 
 #: A real (paper) experiment small enough for the default run (about a second on an idle
 #: 2-core machine): Algorithm 3 of the KL paper at d = 1, with its privacy filter and stops.
@@ -66,7 +67,7 @@ def test_rows_identical_to_direct_run_point_on_every_executor(tmp_path, one_blas
     for e in exps:
         assert _strip(pooled[e.id].rows) == old[e.id], f"{e.id}: pool"
     distributed = pytest.importorskip("distributed")
-    from empirical.scheduling import local_cluster
+    from empirical.run.scheduling import local_cluster
 
     # The cluster dprates starts (one thread a worker, profiler off); in-process workers here
     # (cheap to start), which also take the config active at their start.
@@ -165,7 +166,7 @@ def test_killed_worker_is_retried_in_a_new_pool(tmp_path, monkeypatch):
 def test_a_worker_validation_is_not_redone_in_this_process(tmp_path, monkeypatch):
     """The conftest pre-sweep validates on the pool; the test modules' later runner.sweep calls
     must not validate again (kl.regr.n.k4_3 alone takes 30 CPU-s to validate)."""
-    from empirical import scheduling
+    from empirical.run import scheduling
 
     # both grids' marks: an earlier test in this process may have validated the toy's full grid
     monkeypatch.delitem(registry._VALIDATED, (id(_toy.TOY), False), raising=False)
@@ -326,8 +327,8 @@ def test_interrupted_queue_resumes_without_redoing_points(tmp_path):
 
 def test_comparison_analyses_are_cached_too():
     """Real-data experiments return a ComparisonAnalysis (extra ``columns``, contrast results):
-    the cache writes any dataclass of empirical.checks / fitting, and nothing else."""
-    from empirical.checks import ComparisonAnalysis
+    the cache writes any dataclass of empirical.core.checks / fitting, and nothing else."""
+    from empirical.core.checks import ComparisonAnalysis
 
     a = ComparisonAnalysis(_toy.TOY, None, (), (1.0,), (), {1.0: np.ones(3)},
                            columns={1.0: {"acc": np.array([0.5, 0.75, np.nan])}})
@@ -340,7 +341,7 @@ def test_comparison_analyses_are_cached_too():
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_local_cluster_rejects_a_bad_worker_count(bad):
-    from empirical.scheduling import local_cluster
+    from empirical.run.scheduling import local_cluster
 
     pytest.importorskip("distributed")
     with pytest.raises(ValueError, match="n_workers must be an integer >= 1"):

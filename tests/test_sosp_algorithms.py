@@ -1,5 +1,5 @@
-"""SOSP paper, ``algorithms/sosp_*.py`` (through the re-exports of ``algorithms.sosp_nonconvex``)
-and ``empirical/sosp_problems.py``: the cosine
+"""SOSP paper, ``algorithms/sosp_*.py`` (through the re-exports of ``algorithms.sosp.nonconvex``)
+and ``empirical/papers/sosp/problems.py``: the cosine
 saddle's closed forms, the privacy calibration (sensitivities brute-forced, noise multipliers
 from dp-accounting, absolute constants), Gauss-PSGD's escape certificate (false certificates
 without isotropic noise, escape with it, false-certificate rate ≤ ω), Ada-DP-SPIDER's
@@ -13,9 +13,9 @@ import pytest
 
 import bounds
 from algorithms import accounting
-from algorithms import sosp_nonconvex as alg
-from bounds.sosp_nonconvex import log_delta_value
-from empirical.sosp_problems import CosineSaddle, client_shifts
+from algorithms.sosp import nonconvex as alg
+from bounds.rates.sosp import log_delta_value
+from empirical.papers.sosp.problems import CosineSaddle, client_shifts
 
 
 def _gens(k, base=0):
@@ -347,7 +347,7 @@ def test_spider_bookkeeping_lemma8_and_budget():
 def test_heterogeneity_cancels_in_the_server_average():
     """Algorithm 3 with client shifts μ_j (Σμ_j = 0) runs the same trajectory as without: the
     shifts enter every client's O₁ and cancel in the average; O₂ never sees them."""
-    from empirical.sosp_nonconvex import run_rate
+    from empirical.papers.sosp.experiments import run_rate
 
     base = dict(n=20000, d=8, epsilon=0.5, m=4, delta=1e-5, s1=0.15, s2=0.05, c_chi=1.5, Q=5, k=1)
     a = run_rate({**base, "h": 0.0}, _gens(3, 5))
@@ -427,7 +427,7 @@ def test_other_bad_input():
 def test_index3_saddle_chain_is_escaped():
     """P-multi (k = 3 cosine coordinates): the start is an index-3 saddle; every output of
     Gauss-PSGD + Ada-DP-SPIDER is an α-SOSP with all three coordinates out of the saddle's basin."""
-    from empirical.sosp_nonconvex import run_rate
+    from empirical.papers.sosp.experiments import run_rate
 
     out = run_rate(dict(n=100000, d=8, epsilon=0.5, m=1, h=0.0, delta=1e-5, s1=0.15, s2=0.05,
                         c_chi=1.5, Q=10, k=3), _gens(6, 11))
@@ -453,7 +453,7 @@ def test_blockwise_record_normalisation_is_the_whole_array_formula_bit_for_bit()
     """batch_gradients normalises its record arrays block by block (a speed change): each row's
     norm is reduced on its own, so the floats must equal ``v / norm(v, axis=-1)`` on the whole
     array, across block boundaries (2^12 rows) and for non-contiguous input (whole-array path)."""
-    from empirical.sosp_problems import _normalise_last_axis
+    from empirical.papers.sosp.problems import _normalise_last_axis
 
     rng = np.random.default_rng(3)
     for shape in ((3, 2, 1, 2466, 16), (2, 2, 3, 50, 4), (1, 2, 1, 9000, 3)):

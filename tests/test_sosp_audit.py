@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from algorithms import sosp_nonconvex as alg
-from empirical import audit
-from empirical import sosp_audit as sa
-from empirical.sosp_problems import CosineSaddle
+from algorithms.sosp import nonconvex as alg
+from empirical.privacy import audit
+from empirical.papers.sosp import audit as sa
+from empirical.papers.sosp.problems import CosineSaddle
 
 # (target, trials): honest ones must stay ≤ claimed, controls must be caught.  The noise-halved
 # control needs 100 000 runs per side (it runs in `dprates audit sosp` and the mutation

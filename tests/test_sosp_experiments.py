@@ -1,8 +1,8 @@
-"""SOSP paper end to end: every experiment (empirical/sosp_rates.py, sosp_escape.py,
-sosp_selection.py; registered by empirical/sosp_nonconvex.py) is swept once on its quick grid
+"""SOSP paper end to end: every experiment (empirical/papers/sosp/rates.py, sosp_escape.py,
+sosp_selection.py; registered by empirical/papers/sosp/experiments.py) is swept once on its quick grid
 (the test run's results directory, 2 workers) and its verdicts are asserted as declared.  No
 slope is typed here: predictions come from ``bounds/`` at each experiment's own parameters
-(empirical.checks); the tolerances' reasons live with the checks.  Beyond the slopes: every
+(empirical.core.checks); the tolerances' reasons live with the checks.  Beyond the slopes: every
 recorded parameter equals the theorem's (practical) setting, one calibrated constant is held
 fixed across each sweep, every output is an α-SOSP (the one-sided check of α), the noise stays
 below χ (Lemma 5), the sample budget holds, and every run's privacy is certified at its target.
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import bounds
-from algorithms.sosp_nonconvex import gaussian_multiplier, practical_gamma, selection_multiplier
-from empirical import experiment as registry
-from empirical import sosp_nonconvex as sx
-from empirical.checks import analyse
-from empirical.runner import sweep
+from algorithms.sosp.nonconvex import gaussian_multiplier, practical_gamma, selection_multiplier
+from empirical.core import experiment as registry
+from empirical.papers.sosp import experiments as sx
+from empirical.core.checks import analyse
+from empirical.run.runner import sweep
 
 IDS = registry.ids("sosp")
 RATE_IDS = [i for i in IDS if i.startswith("sosp.ada.")]

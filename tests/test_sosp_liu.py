@@ -1,4 +1,4 @@
-"""[29]'s algorithm (algorithms/sosp_liu.py) and its experiment (empirical/sosp_liu.py): the
+"""[29]'s algorithm (algorithms/sosp/liu.py) and its experiment (empirical/papers/sosp/liu.py): the
 design's exponent comes from the step size, AboveThreshold and the privacy accounting behave as
 stated, bad input is refused, and ``sosp.liu.best.n``'s verdicts are as declared."""
 import math
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from algorithms import accounting
-from algorithms.sosp_liu import above_threshold, liu_design, liu_plan
-from empirical import experiment as registry
-from empirical import sosp_nonconvex  # noqa: F401  (registers the paper)
-from empirical.checks import analyse
-from empirical.runner import sweep
+from algorithms.sosp.liu import above_threshold, liu_design, liu_plan
+from empirical.core import experiment as registry
+from empirical.papers.sosp import experiments as sosp_nonconvex  # noqa: F401  (registers the paper)
+from empirical.core.checks import analyse
+from empirical.run.runner import sweep
 
 IDS = ["sosp.liu.best.n"]
 _KW = dict(epsilon=0.5, delta=1e-5, G_sens=0.2, M_sens=0.05, M=1.05, U=2.0)
@@ -90,8 +90,8 @@ def test_liu_iterates_escape_every_saddle_of_the_family():
     single procedure does not (sosp.out.curv.n leaves ≈ 0.3–0.6).  The selected point is the
     first candidate passing AboveThreshold, the saddle x₀ itself whenever γ ≲ √(ρα)/2: its
     second-order accuracy is the selection threshold's, ≤ √(ρα)."""
-    from empirical.sosp_common import RATE_BASE
-    from empirical.sosp_liu import run_liu_family
+    from empirical.papers.sosp.common import RATE_BASE
+    from empirical.papers.sosp.liu import run_liu_family
     pt = {**RATE_BASE, "n": 10000, "d": 16, "epsilon": 0.5, "m": 1, "gamma_lo": 0.05,
           "gamma_hi": 1.0, "gamma_points": 10}
     r = run_liu_family(pt, [np.random.default_rng([2, i]) for i in range(3)])

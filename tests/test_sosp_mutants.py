@@ -1,4 +1,4 @@
-"""The SOSP part of the mutation self-test (mutants registered in empirical/sosp_audit.py): every
+"""The SOSP part of the mutation self-test (mutants registered in empirical/papers/sosp/audit.py): every
 broken variant of the SOSP algorithms is caught by a SOSP check, the privacy/settings verdict,
 a SOSP unit test or an audit.  Slow (each mutant re-runs its quick grids, audits and tests in a
 fresh subprocess), so skipped unless DPRATES_MUTATION=1, as tests/test_mutants.py:
@@ -12,10 +12,10 @@ import os
 import numpy as np
 import pytest
 
-import algorithms.sosp_nonconvex as alg
-import algorithms.sosp_privacy as priv
-from empirical import mutants
-from empirical import sosp_audit as sa
+import algorithms.sosp.nonconvex as alg
+import algorithms.sosp.privacy as priv
+from empirical.privacy import mutants
+from empirical.papers.sosp import audit as sa
 
 REQUIRED = {"noise scaled": "sosp.spider.noise_halved",
             "gradient-difference sensitivity": "sosp.spider.o2_step_squared",
@@ -49,7 +49,7 @@ def test_sosp_patches_apply_and_restore():
 
 
 def test_sosp_patches_reach_the_calls_the_algorithms_make():
-    """The algorithms call the patched functions from other modules (algorithms/sosp_spider.py,
+    """The algorithms call the patched functions from other modules (algorithms/sosp/spider.py,
     sosp_plan.py and sosp_selection.py import them by name from sosp_privacy.py): run them under
     the mutant and see the bug.  The measure is the injected noise's rms over the theorem's σ:
     ≈ 1 when honest (tests/test_sosp_audit.py checks that, with more rows); here, with ≥ 36

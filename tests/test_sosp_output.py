@@ -1,4 +1,4 @@
-"""SOSP paper, the returned point's accuracy (empirical/sosp_output.py): Theorem 2's α measured
+"""SOSP paper, the returned point's accuracy (empirical/papers/sosp/output.py): Theorem 2's α measured
 on x_out itself — ‖∇F(x_out)‖ and, over the one-saddle family where the second-order condition
 binds, the largest −λ_min(∇²F(x_out)) — and the plan-frozen controls that show which of the two
 the noise drives.  Verdicts as declared; predictions from ``bounds/`` at the runs' values."""
@@ -7,10 +7,10 @@ import math
 import pytest
 
 import bounds
-from empirical import experiment as registry
-from empirical import sosp_nonconvex  # noqa: F401  (registers the paper)
-from empirical.checks import analyse
-from empirical.runner import sweep
+from empirical.core import experiment as registry
+from empirical.papers.sosp import experiments as sosp_nonconvex  # noqa: F401  (registers the paper)
+from empirical.core.checks import analyse
+from empirical.run.runner import sweep
 
 IDS = ["sosp.out.grad.n", "sosp.out.curv.n", "sosp.out.grad.eps_frozen",
        "sosp.out.curv.eps_frozen"]

@@ -10,8 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import _toy
-from empirical import analysis_cache, audit, audit_store, integrity, runner
-from empirical.report_cache import cached_bytes
+from empirical.store import analysis_cache
+from empirical.privacy import audit
+from empirical.store import audit_store
+from empirical.store import integrity
+from empirical.run import runner
+from empirical.report.cache import cached_bytes
 
 EXP = _toy.TOY_FINDING
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True,

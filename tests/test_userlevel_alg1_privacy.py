@@ -1,16 +1,16 @@
-"""Algorithm 1's coupled privacy excess (empirical/user_level_alg1_privacy.py; errata UL-E22,
+"""Algorithm 1's coupled privacy excess (empirical/papers/userlevel/alg1_privacy.py; errata UL-E22,
 UL-E1, UL-E19).  The cheap tests (default run, ≈ 2 s) show the metric is what it claims: the
 private and the noise-free run differ by exactly the propagated output noise.  The sweeps
 (n, m, ε; ≈ 500 CPU-s) are ``-m slow``."""
 import numpy as np
 import pytest
 
-from algorithms.user_level_alg1 import phased_sgd_outlier_removal
-from empirical import experiment as registry
-from empirical import user_level_alg1_privacy as u
-from empirical.checks import analyse
-from empirical.fitting import ols_slope
-from empirical.runner import seed_generators, sweep
+from algorithms.userlevel.alg1 import phased_sgd_outlier_removal
+from empirical.core import experiment as registry
+from empirical.papers.userlevel import alg1_privacy as u
+from empirical.core.checks import analyse
+from empirical.core.fitting import ols_slope
+from empirical.run.runner import seed_generators, sweep
 
 
 def test_offset_factor_is_the_average_of_the_contractions():
@@ -35,7 +35,7 @@ def test_coupled_runs_differ_by_exactly_the_propagated_noise():
     the coins would break the identity by O(1)."""
     import copy
 
-    from empirical.user_level_problems import StreamingQuadratic
+    from empirical.papers.userlevel.problems import StreamingQuadratic
 
     p = _small_point()
     n, m, d = int(p["n"]), int(p["m"]), int(p["d"])

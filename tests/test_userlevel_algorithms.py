@@ -1,4 +1,4 @@
-"""User-level SCO paper, ``algorithms/user_level_sco.py``: schedules equal the theorems'
+"""User-level SCO paper, ``algorithms/userlevel/sco.py``: schedules equal the theorems'
 settings, every gradient is counted, privacy is accounted by dp-accounting at the target, the
 faithful constants are vacuous at laptop scale, and bad input raises ValueError naming the
 argument."""
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from algorithms import user_level_sco as ul
-from empirical.user_level_problems import (LadUsers, LeastSquaresUsers, LinearStream,
+from algorithms.userlevel import sco as ul
+from empirical.papers.userlevel.problems import (LadUsers, LeastSquaresUsers, LinearStream,
                                            QuadraticUsers, StreamingLeastSquares)
 
 DL = 1e-6
@@ -57,7 +57,7 @@ def test_alg1_rates_schedule_parameters():
     against the independent recomputation of the corrected Lemma B.2 bound (UL-E13).  C ≈ 2000
     groups (c_C = 60 at n = 2^17): fewer certify no finite sensitivity at ε = 1 (UL-E14), and
     the schedule would be empty (this test once looped over an empty schedule)."""
-    from empirical import user_level_sensitivity as uls
+    from empirical.papers.userlevel import sensitivity as uls
 
     n, m, d, eps = 2**17, 16, 5, 1.0
     L, R = 3.5, 4.0

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from algorithms import user_level_sco as ul
-from empirical import audit
-from empirical import audit_userlevel as aul
-from empirical import user_level_sensitivity as uls
+from algorithms.userlevel import sco as ul
+from empirical.privacy import audit
+from empirical.papers.userlevel import audit as aul
+from empirical.papers.userlevel import sensitivity as uls
 
 _TRIALS = {"userlevel.alg3.stepwise": 600, "userlevel.alg1.final": 600,
            "userlevel.above_threshold": 20_000,
@@ -158,7 +158,7 @@ def test_corrected_sensitivity_survives_a_random_search_that_breaks_constant_two
 
 
 def test_sensitivity_implementations_agree():
-    """The algorithm's bound and the independent one (empirical/user_level_sensitivity.py:
+    """The algorithm's bound and the independent one (empirical/papers/userlevel/sensitivity.py:
     numerical-integration Laplace tail, linear-scan binomial quantile, minimize_scalar
     Chernoff) agree to 1e-3 and the algorithm's is never the smaller by more than 1e-6
     (it rounds its Chernoff deficit up)."""

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from empirical import audit_userlevel as aul
-from empirical import user_level_sensitivity as uls
+from empirical.papers.userlevel import audit as aul
+from empirical.papers.userlevel import sensitivity as uls
 
 
 def test_derived_bound_proves_lemma_c2_with_a_constant_of_about_33():

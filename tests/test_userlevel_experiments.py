@@ -1,4 +1,4 @@
-"""User-level SCO paper end to end: every experiment of empirical/user_level_sco.py is swept once
+"""User-level SCO paper end to end: every experiment of empirical/papers/userlevel/experiments.py is swept once
 on its quick grid (the test run's results directory, 2 workers) and its verdicts are asserted as
 declared.  Predictions come from ``bounds/`` at each experiment's own parameters; tolerance
 reasons live with the checks.  Rows record the parameters the algorithm actually used, and
@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import bounds
-from algorithms import user_level_sco as ul
-from empirical import experiment as registry
-from empirical import user_level_sco as ulx
-from empirical.checks import analyse
-from empirical.runner import sweep
+from algorithms.userlevel import sco as ul
+from empirical.core import experiment as registry
+from empirical.papers.userlevel import experiments as ulx
+from empirical.core.checks import analyse
+from empirical.run.runner import sweep
 
 IDS = registry.ids("userlevel")
 
@@ -35,19 +35,19 @@ def test_all_ids_share_the_prefix_and_paper():
 
 
 def test_algorithm3_rows_do_not_depend_on_the_declarations():
-    """Algorithm 3's run code lives in empirical/user_level_alg3_runs.py, apart from its
+    """Algorithm 3's run code lives in empirical/papers/userlevel/alg3_runs.py, apart from its
     declarations (user_level_alg3.py) and the paper module (user_level_sco.py): a row's code
     fingerprint must not cover them, or editing a check, band or reason would recompute every
     stored point of those sweeps.  Fails if the run module (or anything it imports) imports a
     declaring module."""
-    from empirical.runner import code_fingerprint
+    from empirical.run.runner import code_fingerprint
 
     runs = {i: registry.get(i).run.__module__ for i in IDS}
-    alg3 = [i for i, mod in runs.items() if mod == "empirical.user_level_alg3_runs"]
+    alg3 = [i for i, mod in runs.items() if mod == "empirical.papers.userlevel.alg3_runs"]
     assert {"userlevel.alg3.m", "userlevel.baseline.m", "userlevel.ns.grads.n"} <= set(alg3)
-    code = code_fingerprint("empirical.user_level_alg3_runs")["code"]
-    assert "empirical.user_level_alg3_runs" in code
-    assert not {"empirical.user_level_alg3", "empirical.user_level_sco"} & set(code)
+    code = code_fingerprint("empirical.papers.userlevel.alg3_runs")["code"]
+    assert "empirical.papers.userlevel.alg3_runs" in code
+    assert not {"empirical.papers.userlevel.alg3", "empirical.papers.userlevel.experiments"} & set(code)
 
 
 @pytest.mark.parametrize("exp_id", IDS)
@@ -164,7 +164,7 @@ def test_alg3_eps_pole_is_a_finding_of_the_level_alone(analyses, rows):
     of two seeds at that ε), and below ε ≈ 1.75 no phase is admitted at all."""
     from dataclasses import replace
 
-    from empirical.runner import seed_generators
+    from empirical.run.runner import seed_generators
     a = analyses["userlevel.alg3.eps.pole"]
     main = a.results[0]
     assert main.verdict == "FINDING" and main.level_range[1] > main.level_band[1], main.message
@@ -202,7 +202,7 @@ def test_alg3_excess_is_all_privacy_on_one_coupled_point(exp_id, index):
     term's (for d at the smallest d, where the statistical part is largest relative to it)."""
     exp = registry.get(exp_id)
     point = dict(exp.point(exp.quick_grid[index]), coupled=1)
-    from empirical.runner import seed_generators
+    from empirical.run.runner import seed_generators
     out = ulx._run_alg3_quadratic(point, seed_generators(f"{exp_id}.coupled", point, 2))
     assert np.all(out["nonprivate_excess"] < 0.01 * out["excess"])
     assert np.mean(out["privacy_excess"]) == pytest.approx(np.mean(out["excess"]), rel=0.5)
@@ -213,14 +213,14 @@ def test_logistic_excess_is_privacy_not_optimisation():
     bias: coupled noise-free runs at the grid's smallest m have < 10% of it (measured ≈ 3%)."""
     exp = registry.get("userlevel.alg3.logistic.m")
     point = dict(exp.point(exp.quick_grid[0]), coupled=1)
-    from empirical.runner import seed_generators
+    from empirical.run.runner import seed_generators
     out = ulx._run_alg3_quadratic(point, seed_generators(f"{exp.id}.coupled", point, 3))
     assert np.all(out["nonprivate_excess"] < 0.1 * out["excess"])
 
 
 def test_logistic_finding_level_is_enforced_by_its_verdict(analyses, rows):
     """UL-E21 is a finding of the slope (finding_on="slope"); its level against Theorem 3.2's
-    privacy term is a claim that holds (band reason in empirical/user_level_alg3.py), and the
+    privacy term is a claim that holds (band reason in empirical/papers/userlevel/alg3.py), and the
     analysis enforces it: the same rows with the excess ×4 or ×¼ (a 2× noise error) keep the
     slope finding but leave the band, and the verdict turns FAIL."""
     a = analyses["userlevel.alg3.logistic.m"]
@@ -265,8 +265,8 @@ def test_alg1_epsilon_exponent_decides_ul_e1():
     ε^{−0.50} [−0.66, −0.39] (median over seeds; 6/160 runs halt spuriously and output 0, hence
     the median).  The stated reading's local slope (≈ −0.91 here, from bounds/) is outside the CI;
     the proof reading's −1/2 is inside.  Too costly for the quick grid (CI ±0.4 at 6 seeds)."""
-    from empirical.fitting import fit_slope, ols_slope
-    from empirical.runner import seed_generators
+    from empirical.core.fitting import fit_slope, ols_slope
+    from empirical.run.runner import seed_generators
 
     vals = []
     for e in ulx.ALG1_EPS_GRID:
@@ -291,7 +291,7 @@ def test_alg1_risk_is_half_localisation_at_affordable_n():
     """UL-E19 (finding): Algorithm 1's risk in n cannot be read off at affordable sizes.  On the
     streamed quadratic (m = 16, d = 5, ε = 1, c_C = 60 so that C ≈ 2000 certifies a finite
     sensitivity, c_η = 200, c_τ = 0.02, ≤ 6 phases: the setting of
-    empirical.user_level_alg1_privacy), the noise-free run keeps ≥ 25% of the private excess
+    empirical.papers.userlevel.alg1_privacy), the noise-free run keeps ≥ 25% of the private excess
     at n = 2^17 and 2^19 (incomplete localisation, η_1T_1 = 1.6–3), so a slope fitted to the
     total would mix optimisation and privacy.
 
@@ -304,8 +304,8 @@ def test_alg1_risk_is_half_localisation_at_affordable_n():
     0.030) varies < 1% across seeds (it is the starting offset the phases have not yet
     contracted) and is ≈ 4·10^5 times the sampling term.  ≈ 14 CPU-s, ~1 min loaded.
     """
-    from empirical import user_level_alg1_privacy as u
-    from empirical.runner import seed_generators
+    from empirical.papers.userlevel import alg1_privacy as u
+    from empirical.run.runner import seed_generators
 
     for n in (131072, 524288):
         p = u.ALG1_PRIV_N.point(n)

@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from empirical import mutants
+from empirical.privacy import mutants
 
 
 def _userlevel():
@@ -27,8 +27,8 @@ def test_userlevel_mutants_are_registered():
 
 
 def test_noise_mutants_patch_the_draw_and_restore():
-    import algorithms.user_level_accounting as acc
-    import algorithms.user_level_sco as ul
+    import algorithms.userlevel.accounting as acc
+    import algorithms.userlevel.sco as ul
 
     m = mutants.get_mutant("userlevel.noise_halved")
     orig = acc.gaussian_noise
@@ -41,7 +41,7 @@ def test_noise_mutants_patch_the_draw_and_restore():
 
 
 def test_every_patch_names_the_module_that_defines_the_function():
-    """After the split of algorithms/user_level_sco.py, a Patch must name where the function
+    """After the split of algorithms/userlevel/sco.py, a Patch must name where the function
     lives (the re-export module would also work through Patch.everywhere, but only by luck)."""
     import importlib
 
@@ -53,16 +53,16 @@ def test_every_patch_names_the_module_that_defines_the_function():
 
 def test_patches_reach_the_calls_the_algorithms_make():
     """Run the algorithms under each mutant and see the bug where the algorithm makes the call
-    (algorithms/user_level_alg1.py and user_level_alg3.py import the patched functions by name
+    (algorithms/userlevel/alg1.py and user_level_alg3.py import the patched functions by name
     from user_level_outliers/accounting).  The injected noise's std over the theorem's σ_1
-    (recomputed independently, empirical/audit_userlevel.py) is 1 when honest (40 Algorithm 1
+    (recomputed independently, empirical/papers/userlevel/audit.py) is 1 when honest (40 Algorithm 1
     runs: ±0.15; 10 Algorithm 3 runs, ≥ 50 coordinates: ±0.3) and must leave [0.6, 1.6] under
     the noise and sensitivity mutants (½ and 0; Algorithm 3's item-level 2L/(mK) ≪ its
     user-level Δ; Algorithm 1's item-level 2η_1L/C is 8.7× ABOVE its user-level Δ on the
     audit's canary, UL-E15); Γ/3 and the accountant show in the schedule and the calibration; dropping outlier
     removal shows as a kept outlier."""
-    import algorithms.user_level_sco as ul
-    from empirical import audit_userlevel as aul
+    import algorithms.userlevel.sco as ul
+    from empirical.papers.userlevel import audit as aul
 
     def a1():
         out = aul.measure_alg1_noise(runs=40, seed=5)
@@ -95,7 +95,7 @@ def test_patches_reach_the_calls_the_algorithms_make():
         assert ul.calibrate_gaussian(0.7312, 3, 1.7e-6) < 0.75 * z
 
     # one far-away user among K: honest removal drops it, the mutant keeps everybody
-    from empirical.user_level_problems import QuadraticUsers
+    from empirical.papers.userlevel.problems import QuadraticUsers
     data = QuadraticUsers(64, 16, 3, np.random.default_rng(0))
     tau = data.L * np.sqrt(np.log(64 * 3 * 16) / 16)
     far = np.zeros((64, 3)); far[0, 0] = 50 * tau
@@ -104,8 +104,8 @@ def test_patches_reach_the_calls_the_algorithms_make():
     assert ul.keep_probabilities(h, 64)[0] == 0.0
     for name in ("userlevel.alg3.no_outlier_removal", "userlevel.alg1.no_outlier_removal"):
         with mutants.applied(mutants.get_mutant(name)):
-            import algorithms.user_level_alg1 as a1m
-            import algorithms.user_level_alg3 as a3m
+            import algorithms.userlevel.alg1 as a1m
+            import algorithms.userlevel.alg3 as a3m
             assert a1m.keep_probabilities(h, 64)[0] == 1.0
             assert a3m.keep_probabilities(h, 64)[0] == 1.0
 

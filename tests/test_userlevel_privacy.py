@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from algorithms import user_level_sco as ul
-from empirical import audit_userlevel as aul
-from empirical.user_level_problems import LeastSquaresUsers, QuadraticUsers
+from algorithms.userlevel import sco as ul
+from empirical.papers.userlevel import audit as aul
+from empirical.papers.userlevel.problems import LeastSquaresUsers, QuadraticUsers
 
 
 def test_score_sensitivity_is_below_two_exhaustively():
@@ -201,7 +201,7 @@ def test_calibration_search_epsilon_is_the_accountants_bit_for_bit():
     return dp-accounting's ε exactly (so the calibrated z and every stored row are unchanged),
     including the unsampled and above-half-sample cases that skip the WOR bound; and the
     calibrated z meets its target by the accountant's own (reported) ε."""
-    from algorithms import user_level_accounting as ua
+    from algorithms.userlevel import accounting as ua
 
     rng = np.random.default_rng(12)
     cases = [(float(np.exp(rng.uniform(-1.0, 3.0))), int(rng.integers(1, 40)), pop,

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from algorithms import user_level_sco as ul
-from empirical.user_level_problems import (LadUsers, LeastSquaresUsers, LogisticUsers,
+from algorithms.userlevel import sco as ul
+from empirical.papers.userlevel.problems import (LadUsers, LeastSquaresUsers, LogisticUsers,
                                            QuadraticUsers, StreamingQuadratic)
 
 
@@ -129,7 +129,7 @@ def test_sphere_blocks_equal_one_shot_normalisation_bit_for_bit(shape, d):
     must be exactly those of normalising one ``standard_normal((*shape, d))`` call, and leave
     the generator where that call does (otherwise every stored row would change).  Shapes cross
     the block size (2^14 vectors), d on both sides of numpy's pairwise-sum cut-off (8)."""
-    from empirical import user_level_problems as ulp
+    from empirical.papers.userlevel import problems as ulp
 
     r1, r2 = np.random.default_rng([5, d]), np.random.default_rng([5, d])
     g = r1.standard_normal((*shape, d))

@@ -1,4 +1,4 @@
-"""Direct risk experiments of the user-level SCO paper (empirical/user_level_risk.py): Algorithm 1's
+"""Direct risk experiments of the user-level SCO paper (empirical/papers/userlevel/risk.py): Algorithm 1's
 excess risk in n (Theorem 2.1/B.1) and the user-level vs item-level gain in m (Theorem 3.2/C.3
 against footnote 3's baseline).  Verdicts are asserted as declared; the controls below check,
 from the same stored rows, which part of each measurement the slope comes from."""
@@ -6,10 +6,10 @@ from the same stored rows, which part of each measurement the slope comes from."
 import numpy as np
 import pytest
 
-from empirical import experiment as registry
-from empirical.checks import analyse
-from empirical.fitting import ols_slope
-from empirical.runner import sweep
+from empirical.core import experiment as registry
+from empirical.core.checks import analyse
+from empirical.core.fitting import ols_slope
+from empirical.run.runner import sweep
 
 NEW_IDS = ("userlevel.alg1.risk.n", "userlevel.gain.m", "userlevel.fkt20.m")
 
@@ -107,9 +107,9 @@ def test_fkt20_group_privacy_budget_and_accounting():
     user-level (ε, δ); m = 1 is the identity.  The calibrated noise reaches the item-level
     target from below (dp-accounting PLD), so the reported user-level ε is the target to 1e-3
     and never above it; bad input raises ValueError naming the parameter."""
-    from algorithms.user_level_fkt20 import (calibrate_item_gaussian, fkt20_group_privacy_erm,
+    from algorithms.userlevel.fkt20 import (calibrate_item_gaussian, fkt20_group_privacy_erm,
                                              group_item_budget, item_epsilon)
-    from empirical.user_level_problems import QuadraticUsers
+    from empirical.papers.userlevel.problems import QuadraticUsers
 
     assert group_item_budget(2.0, 1e-6, 1) == (2.0, 1e-6)
     e, dl = group_item_budget(8.0, 1e-10, 256)

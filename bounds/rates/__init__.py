@@ -1,0 +1,1 @@
+"""Each paper's bounds: one module per paper (the correlated-noise paper is a package)."""

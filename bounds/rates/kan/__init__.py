@@ -1,0 +1,9 @@
+"""Bounds of the correlated-noise paper (kan_correlated_noise.txt): the theorems' rates
+(:mod:`bounds.rates.kan.correlated_noise`) and the calibrations, corollaries and prior rates
+(:mod:`bounds.rates.kan.calibration_corollaries`); importing the package registers both."""
+from bounds.core import register_paper
+from bounds.rates.kan import calibration_corollaries, correlated_noise  # noqa: F401
+
+# The paper's experiments and audits (imported with its bounds when its experiments are asked
+# for) and the algorithms the report links.
+register_paper("kan", "empirical.papers.kan", algorithms=("algorithms.kan.correlated_noise",))

@@ -1,0 +1,461 @@
+"""Declaring an experiment: which bound it checks, on which problem and algorithm, over which
+grid, with which seeds, measuring what, and how its slope is judged.
+
+An experiment's ``run`` is a module-level function ``run(point, rngs) -> dict`` that gets the
+full parameter point (fixed parameters plus the swept variable) and one generator per seed, and
+returns a dict of equal-length arrays (one entry per seed): the metric and any diagnostics (steps
+taken, privacy spent, ...).  Experiments are looked up by id, so a worker process or a Dask
+worker only needs the id and the point.
+"""
+from __future__ import annotations
+
+import re
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
+
+__all__ = ["PRIVACY_UNITS", "FINDING_ON", "Check", "Experiment", "Summary",
+           "register", "register_summary", "summaries", "get", "ids", "experiments",
+           "validate_experiment", "is_validated", "mark_validated"]
+
+_KINDS = ("two-sided", "one-sided", "reject")
+_EXPECT = ("hold", "finding")
+#: What a finding check is a finding of (``Check.finding_on``).
+FINDING_ON = ("slope", "level", "slope+level")
+#: Units a private experiment may state its privacy in: ρ-zCDP, or ε at the run's δ.
+PRIVACY_UNITS = ("rho", "epsilon")
+
+
+@dataclass(frozen=True)
+class Check:
+    """How one fitted slope is judged against one bound.
+
+    kind
+        ``two-sided``: the bound is tight on this instance (an upper bound matched by a lower
+        bound, or an instance where the analysis is exact), so the observed slope must lie within
+        ``tolerance`` of the band between the bound's local slope over the grid and its
+        asymptotic exponent.  ``one-sided``: only an upper bound is claimed; the instance may be
+        easier, so the observed slope must not exceed the band's upper end by more than
+        ``tolerance``.  ``reject``: a competing rate (prior work, the other term, the other
+        reading of an erratum) that the same data must rule out: its slope must lie outside the
+        confidence interval and more than ``tolerance`` from the observed slope.
+    tolerance, reason
+        The allowed deviation and *why* it is that large (log factors, seeds, grid).
+    expect
+        ``hold`` for a claim that should check out; ``finding`` when careful experiments showed
+        it does not (then a failed check is reported as FINDING, documented in docs/errata.md,
+        and does not fail ``dprates verify``).  This is the expectation on the quick grid.
+    expect_full
+        The expectation on the full grid (same values; None: as ``expect``), for a claim that
+        holds in the quick grid's range and is contradicted past it (e.g. LR-E18:
+        ``linreg.amb.d.privacy`` passes for d ≤ 64 and is a finding with d = 128, 256).  The
+        analysis tells the grids apart by the rows' grid values (:meth:`Experiment.is_full`),
+        so an experiment whose expectations differ must have a full-grid value outside its
+        quick grid.
+    finding_on
+        What a finding is a finding *of* (only for a check expected to be a finding on some
+        grid): ``"slope"`` (the slope deviates; a level band, if given, is still enforced: a
+        level outside it FAILS), ``"level"`` (the slope must pass and the level must leave its
+        band, e.g. a hidden constant that blows up) or ``"slope+level"`` (both must deviate).
+        A finding that does not reproduce in every part declared is NOT REPRODUCED.  None: the
+        slope, allowed only on a check without a level band (with one, ValueError: the band
+        could otherwise never fail the check).
+    values
+        Optional map from the experiment's point to the bound's symbol values, when the bound
+        needs different ones than the experiment's primary bound (e.g. a competitor's ``D``).
+    level, level_reason
+        Optional band ``(lo, hi)`` for the *level*: at every kept grid point the aggregated
+        metric divided by the bound's value there must lie in ``[lo, hi]``.  A slope alone misses
+        a wrong constant or a small exponent error over a short grid; the level does not.  The
+        reason states where the band comes from (the bound's hidden constant, a calibration
+        run, the instance's exact constant).  Not allowed on ``reject`` checks.
+    """
+
+    bound: str
+    kind: str
+    tolerance: float
+    reason: str
+    expect: str = "hold"
+    note: str = ""
+    values: Callable[[Mapping[str, float]], dict] | None = None
+    level: tuple[float, float] | None = None
+    level_reason: str = ""
+    expect_full: str | None = None
+    finding_on: str | None = None
+
+    def expectation(self, full: bool = False) -> str:
+        """``hold`` or ``finding`` on the quick (``full=False``) or the full grid."""
+        return (self.expect_full or self.expect) if full else self.expect
+
+    def expected_verdict_for(self, full: bool) -> str:
+        """The verdict this check declares on that grid: REJECTED for a competitor, FINDING
+        for a recorded finding, PASS otherwise.  ``verify`` treats any other outcome as a
+        regression."""
+        if self.kind == "reject":
+            return "REJECTED"
+        return "FINDING" if self.expectation(full) == "finding" else "PASS"
+
+    @property
+    def expected_verdict(self) -> str:
+        """The verdict declared on the quick grid (:meth:`expected_verdict_for`)."""
+        return self.expected_verdict_for(False)
+
+    def __post_init__(self) -> None:
+        if self.level is not None:
+            lo, hi = self.level
+            if not (0 < lo < hi < float("inf")):
+                raise ValueError(f"level must be a band (lo, hi) with 0 < lo < hi < inf, "
+                                 f"got {self.level!r}")
+            if self.kind == "reject":
+                raise ValueError("a reject check has no level band (it is a competitor's rate)")
+            if not self.level_reason.strip():
+                raise ValueError("a level band must state its reason (level_reason)")
+        if self.kind not in _KINDS:
+            raise ValueError(f"kind must be one of {_KINDS}, got {self.kind!r}")
+        if not self.tolerance > 0:
+            raise ValueError(f"tolerance must be in (0, inf), got {self.tolerance!r}")
+        if self.expect not in _EXPECT:
+            raise ValueError(f"expect must be 'hold' or 'finding', got {self.expect!r}")
+        if self.expect_full is not None and self.expect_full not in _EXPECT:
+            raise ValueError(f"expect_full must be None, 'hold' or 'finding', "
+                             f"got {self.expect_full!r}")
+        self._check_finding_on()
+        if not self.reason.strip():
+            raise ValueError("every check must state the reason for its tolerance")
+
+    def _check_finding_on(self) -> None:
+        if self.finding_on is None:
+            if (self.level is not None and self.kind != "reject"
+                    and "finding" in (self.expect, self.expect_full)):
+                # Else the band could never fail the check: say which part carries the finding
+                # and the other part is enforced.
+                raise ValueError(f"finding_on must be one of {FINDING_ON} for a finding with a "
+                                 "level band (what the finding is a finding of)")
+            return
+        if self.finding_on not in FINDING_ON:
+            raise ValueError(f"finding_on must be None or one of {FINDING_ON}, "
+                             f"got {self.finding_on!r}")
+        if self.kind == "reject" or "finding" not in (self.expect, self.expect_full):
+            raise ValueError("finding_on is only for a check expected to be a finding on some "
+                             "grid (expect or expect_full 'finding', kind not 'reject')")
+        if "level" in self.finding_on and self.level is None:
+            raise ValueError(f"finding_on={self.finding_on!r} needs a level band (level)")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A parameter sweep of one algorithm on one problem, checked against ``bounds``.
+
+    ``bound_values(point)`` maps an experiment point to the values of the bound's symbols, so
+    predictions always come from ``bounds/`` at the experiment's own parameters.
+    ``vacuous(point, bound_value)`` returns a reason when a grid point must be dropped (the bound
+    is trivial there, or the theorem's conditions fail); dropped points are reported.
+
+    ``private``: the algorithm claims differential privacy, so every stored row must carry its
+    privacy columns ``<unit>_target`` (what the experiment asked for), ``<unit>_guarantee`` (the
+    data-independent guarantee dp-accounting computes from the noise and sensitivity actually
+    used) and ``<unit>_spent`` (what the releases actually compose to; ex post when stops are
+    data dependent), for a unit in ``PRIVACY_UNITS``.  ``verify`` fails the experiment unless
+    every row has guarantee = target (relative ``privacy_rtol``) and spent <= guarantee.
+    Non-private runs (baselines, controls) set ``private=False``.
+
+    ``version`` is optional and kept for compatibility: stored results carry a fingerprint of the
+    code that produced them (empirical/run/runner.py), so changed code is recomputed without a bump.
+    """
+
+    id: str
+    paper: str
+    title: str
+    variable: str
+    quick_grid: tuple[float, ...]
+    full_grid: tuple[float, ...]
+    fixed: Mapping[str, float]
+    seeds: int
+    run: Callable[[dict, list], dict]
+    metric: str
+    bound_values: Callable[[Mapping[str, float]], dict]
+    checks: tuple[Check, ...]
+    problem: str = ""
+    algorithm: str = ""
+    vacuous: Callable[[Mapping[str, float], float], str | None] | None = None
+    version: str = "1"
+    aggregate: str = "gmean"
+    description: str = ""
+    extra: Mapping[str, object] = field(default_factory=dict)
+    private: bool = True
+    privacy_rtol: float = 1e-6
+
+    def __post_init__(self) -> None:
+        check_id(self.id)
+        check_paper_key(self.paper)
+        if not 0 < self.privacy_rtol < 1:
+            raise ValueError(f"{self.id}: privacy_rtol must be in (0, 1), got {self.privacy_rtol}")
+        if len(self.quick_grid) < 3 or len(self.full_grid) < 3:
+            raise ValueError(f"{self.id}: a slope needs at least 3 grid points")
+        if self.seeds < 2:
+            raise ValueError(f"{self.id}: seeds must be >= 2 for a confidence interval")
+        if not self.checks:
+            raise ValueError(f"{self.id}: an experiment must declare at least one check")
+        if self.variable in self.fixed:
+            raise ValueError(f"{self.id}: swept variable {self.variable!r} is also fixed")
+        if (any(c.expectation(True) != c.expectation(False) for c in self.checks)
+                and not self._full_only()):
+            raise ValueError(f"{self.id}: a check's expect_full differs from its expect, but "
+                             "full_grid has no value outside quick_grid, so the analysis "
+                             "cannot tell the grids' rows apart")
+
+    @property
+    def bound(self) -> str:
+        """The primary bound: that of the first check."""
+        return self.checks[0].bound
+
+    def grid(self, full: bool = False) -> tuple[float, ...]:
+        return self.full_grid if full else self.quick_grid
+
+    def _full_only(self) -> set[float]:
+        return {float(v) for v in self.full_grid} - {float(v) for v in self.quick_grid}
+
+    def is_full(self, values: Iterable[float]) -> bool:
+        """Whether grid values (e.g. the rows' ``p_<variable>``) come from the full grid:
+        some value lies on the full grid only.  Stored rows are always those of one grid
+        (``runner.load_rows``), so this decides which expectation of a check applies
+        (``Check.expect_full``) without every caller passing the grid along."""
+        full_only = self._full_only()
+        return any(float(v) in full_only for v in values)
+
+    def point(self, value: float) -> dict:
+        p = dict(self.fixed)
+        p[self.variable] = value
+        return p
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A figure drawn across several experiments (e.g. observed n-slope against κ).
+
+    ``plot(analyses, root)`` receives the analyses of ``experiments`` (in that order) and the
+    figures root, writes ``<root>/<paper>/<id>.png`` and returns its path.
+    """
+
+    id: str
+    paper: str
+    experiments: tuple[str, ...]
+    plot: Callable
+
+
+_REGISTRY: dict[str, Experiment] = {}
+_SUMMARIES: dict[str, Summary] = {}
+
+
+#: An id (experiment, summary, audit target) is a file name under the results and figures
+#: directories: dot-separated words of letters, digits, ``_`` and ``-``; never ``/``, ``..``,
+#: an empty or a leading-dot component.
+_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_][A-Za-z0-9_\-]*)*")
+_ID_MAX = 160
+
+
+def check_id(value: object, what: str = "experiment id") -> str:
+    """``value`` if it is a safe path component (see :data:`_ID`), else ValueError."""
+    if not isinstance(value, str) or len(value) > _ID_MAX or not _ID.fullmatch(value):
+        raise ValueError(f"{what} must be dot-separated words of letters, digits, '_' and '-' "
+                         f"(at most {_ID_MAX} characters; no '/', no '..'), got {value!r}")
+    return value
+
+
+def check_paper_key(value: object) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", value):
+        raise ValueError(f"paper must match [a-z][a-z0-9_]*, got {value!r}")
+    return value
+
+
+def _declared_in(obj) -> str:
+    fn = getattr(obj, "bound_values", None) or getattr(obj, "plot", None)
+    return getattr(fn, "__module__", None) or getattr(getattr(obj, "run", None),
+                                                      "__module__", "") or ""
+
+
+def _check_namespace(obj, what: str) -> None:
+    """An id whose first component is a paper key belongs to that paper: it must declare that
+    paper, and an id of dprates' own papers can only be declared by dprates' own modules (a
+    ``--module`` cannot take over, or write into, a built-in experiment's directory)."""
+    from bounds.core import paper_modules, papers
+
+    head = obj.id.split(".", 1)[0]
+    known = papers()
+    if head in known and head != obj.paper:
+        raise ValueError(f"{what} {obj.id!r} is in paper {head!r}'s namespace but declares "
+                         f"paper {obj.paper!r}; name it {obj.paper}.<...>")
+    # dprates' own papers are those its own packages declare (entry points into bounds/ or
+    # empirical/); a plugin's modules live in its own package.
+    builtin = head in known and any(m.split(".")[0] in ("bounds", "empirical")
+                                    for m in paper_modules(head))
+    if builtin and not _declared_in(obj).startswith("empirical."):
+        raise ValueError(f"{what} {obj.id!r} is in dprates' own paper {head!r}'s namespace; "
+                         "a module of yours registers ids under its own paper key "
+                         "(bounds.register_paper)")
+
+
+def register(exp: Experiment) -> Experiment:
+    check_id(exp.id)
+    check_paper_key(exp.paper)
+    _check_namespace(exp, "experiment id")
+    if exp.id in _REGISTRY and _REGISTRY[exp.id] is not exp:
+        raise ValueError(f"experiment id {exp.id!r} is already registered")
+    _REGISTRY[exp.id] = exp
+    _pin_code(exp)
+    return exp
+
+
+#: Called with each experiment as it is registered.  The runner adds the hook that fingerprints
+#: the experiment's code now, while what is on disk is what was just imported (it pins each file
+#: the first time it reads it); the core itself reads no file.
+ON_REGISTER: list[Callable[[Experiment], None]] = []
+
+
+def _pin_code(exp: Experiment) -> None:
+    # Never fails a registration: the sweep fingerprints again and reports any problem there.
+    for hook in ON_REGISTER:
+        try:
+            hook(exp)
+        except Exception:  # pragma: no cover - e.g. a run defined in an unusual module
+            pass
+
+
+def register_summary(summary: Summary) -> Summary:
+    check_id(summary.id, "summary id")
+    check_paper_key(summary.paper)
+    _check_namespace(summary, "summary id")
+    if summary.id in _SUMMARIES and _SUMMARIES[summary.id] is not summary:
+        raise ValueError(f"summary id {summary.id!r} is already registered")
+    _SUMMARIES[summary.id] = summary
+    return summary
+
+
+def summaries(paper: str | None = None) -> list[Summary]:
+    _load_all(paper)
+    return [s for _, s in sorted(_SUMMARIES.items()) if paper is None or s.paper == paper]
+
+
+def _load_all(paper: str | None = None) -> None:
+    # One paper's module is imported only when its experiments are asked for, so a paper being
+    # worked on never breaks another's runs.  Papers not encoded yet have no module and are
+    # skipped; a researcher's papers (bounds.register_paper, entry points) load the same way.
+    from bounds.core import check_paper, load_papers
+
+    if paper is not None:
+        check_paper(paper)
+    load_papers("empirical", paper)
+
+
+def ids(paper: str | None = None) -> list[str]:
+    _load_all(paper)
+    return sorted(i for i, e in _REGISTRY.items() if paper is None or e.paper == paper)
+
+
+def get(exp_id: str) -> Experiment:
+    from bounds.core import papers
+
+    paper = exp_id.split(".", 1)[0] if isinstance(exp_id, str) else None
+    if exp_id not in _REGISTRY:
+        _load_all(paper if paper in papers() else None)
+    try:
+        return _REGISTRY[exp_id]
+    except KeyError:
+        import difflib
+
+        _load_all()
+        if exp_id in _REGISTRY:
+            return _REGISTRY[exp_id]
+        close = difflib.get_close_matches(str(exp_id), list(_REGISTRY), n=3, cutoff=0.3)
+        hint = (f"; closest: {close}" if close else "") + (
+            f"; paper {paper!r} is not known (a new paper: bounds.register_paper, or "
+            "`dprates --module yourpkg.module`, see docs/extending.md)"
+            if paper and paper not in papers() else "")
+        raise KeyError(f"no experiment {exp_id!r}{hint}") from None
+
+
+def experiments(paper: str | None = None) -> list[Experiment]:
+    return [get(i) for i in ids(paper)]
+
+
+_VALIDATED: dict[tuple[int, bool], Experiment] = {}
+
+
+def is_validated(exp: Experiment, *, full: bool = False) -> bool:
+    """Whether this process already validated ``exp`` (this very object) for this grid: then
+    :func:`validate_experiment` returns at once, and a scheduler need not queue a validation
+    (some build the problem at the grid's largest point, e.g. 30 s for kl.regr.n.k4_3)."""
+    return _VALIDATED.get((id(exp), full)) is exp
+
+
+def mark_validated(exp: Experiment, *, full: bool = False) -> bool:
+    """Record that ``exp`` passed :func:`validate_experiment` elsewhere (a worker process running
+    this process's code), so that a later validation here is skipped.  Only the registered
+    object counts: the worker validated ``get(exp.id)``, not a copy the caller may have changed.
+    Returns whether it was recorded."""
+    if _REGISTRY.get(exp.id) is not exp:
+        return False
+    _VALIDATED[(id(exp), full)] = exp
+    return True
+
+
+def validate_experiment(exp: Experiment, *, full: bool = False) -> None:
+    """Check ``exp`` against its bounds before any point is computed; ValueError naming the
+    experiment, the check and what is wrong.
+
+    Every check's bound must exist; at the grid's two end points ``bound_values`` (or the
+    check's ``values``) must return a mapping giving each of the bound's symbols a value; a
+    check that is not ``reject`` must be on a bound that depends on the swept variable (else its
+    slope is undefined).  Only the end points, because some ``bound_values`` build the problem
+    to read its constants (seconds at large n), and a symbol left out is left out everywhere.
+    Points where a bound is undefined or outside its conditions are not errors: the analysis
+    drops them and says so.
+    """
+    import math
+    import warnings
+
+    import bounds
+    from bounds.core import OutsideConditionsWarning
+
+    if is_validated(exp, full=full):
+        return
+    grid = exp.grid(full)
+    grid = (grid[0], grid[-1])
+    for i, check in enumerate(exp.checks):
+        where = f"{exp.id}: check {i} ({check.kind} on {check.bound!r})"
+        try:
+            b = bounds.get(check.bound)
+        except KeyError as exc:
+            raise ValueError(f"{where}: {exc.args[0]}") from None
+        fn = check.values or exp.bound_values
+        values = []
+        for v in grid:
+            try:
+                vals = fn(exp.point(v))
+            except Exception as exc:
+                raise ValueError(f"{where}: {'values' if check.values else 'bound_values'} "
+                                 f"raised at {exp.variable}={v:g}: {type(exc).__name__}: {exc}"
+                                 ) from None
+            if not isinstance(vals, Mapping):
+                raise ValueError(f"{where}: bound_values must return a mapping of symbol -> "
+                                 f"value, got {type(vals).__name__}")
+            missing = sorted(set(b.variables) - set(vals))
+            if missing:
+                raise ValueError(f"{where}: bound_values leaves out {missing} at "
+                                 f"{exp.variable}={v:g} ({b.id} needs {list(b.variables)}; "
+                                 f"given {sorted(vals)})")
+            values.append(vals)
+        if check.kind == "reject" or exp.variable in b.variables:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OutsideConditionsWarning)
+            logs = set()
+            for vals in values:
+                try:
+                    logs.add(round(math.log(b(check_conditions=False, **vals)), 12))
+                except (ValueError, TypeError):
+                    continue
+        if len(logs) > 1:
+            raise ValueError(f"{where}: {b.id} has no symbol {exp.variable!r} (its symbols: "
+                             f"{list(b.variables)}), so its slope in {exp.variable} is undefined")
+    _VALIDATED[(id(exp), full)] = exp

@@ -1,0 +1,1 @@
+"""One unit per paper: its problems, experiments, audits and real-data parts."""

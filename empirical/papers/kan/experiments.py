@@ -1,0 +1,942 @@
+"""Experiments for the KAN paper (Wang et al.): a data
+generator with a guaranteed NTK margin, and sweeps of Algorithm 1
+(``algorithms.kan.correlated_noise``) checked against ``bounds.rates.kan.correlated_noise``.
+
+Problem ("NTK teacher with a hard margin", Assumption 3.3)
+---------------------------------------------------------
+Draw the KAN's initialisation (W₀, c) first.  Its tangent features at initialisation are
+φ(x) = ∇_W f_{W₀}(x) = a₀(x) h(x)ᵀ (rank one).  The teacher is the unit vector
+u = Σ_k α_k φ(z_k)/‖Σ_k α_k φ(z_k)‖ over K anchors z_k, and the score of x is s(x) = ⟨φ(x), u⟩
+(computed from the rank-one factors: ⟨φ(x), φ(z)⟩ = ⟨a₀(x), a₀(z)⟩⟨h(x), h(z)⟩).  Inputs are
+x ~ Unif([−1, 1]^d)/√d (so ‖x‖ ≤ 1), labels y = sign s(x), and candidates with |s(x)| < γ₀ are
+rejected.  Then y_i⟨φ(x_i), u⟩ = |s(x_i)| ≥ γ₀ for every sample of every size: Assumption 3.3
+holds with γ ≥ γ₀, so γ is a knob.  γ₀ is the ``margin_quantile`` quantile of |s| over a fixed
+reference sample of the instance, and the acceptance rate is 1 − that quantile.  The distribution
+depends on the initialisation, which is legitimate conditionally on it (the theorems hold
+with probability over the init, for the init drawn).
+
+:func:`estimate_margin` estimates γ for any data set (the hard-margin SVM in tangent features by
+Frank–Wolfe on the dual: a certified lower bound from a feasible unit u and an upper bound from
+the dual value).  Population risk is the logistic loss on a held-out sample from the same
+distribution, with its standard error.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from algorithms.kan.correlated_noise import KAN, check_unit_ball
+from algorithms.validation import check_int, check_open_interval
+
+__all__ = ["NTKTeacher", "make_instance", "estimate_margin", "tangent_factors"]
+
+
+def tangent_factors(model: KAN, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a₀, h): the rank-one factors of the tangent features φ(x_i) = a₀(x_i) h(x_i)ᵀ at W₀,
+    shapes (n, m) and (n, dp)."""
+    H = model.features(X)
+    return model.factors(model.W0[None], H)[0], H
+
+
+@dataclass(frozen=True)
+class NTKTeacher:
+    """The distribution P of G1 for one KAN initialisation (see the module docstring)."""
+
+    model: KAN
+    anchor_a: np.ndarray     # (K', m) anchors and reference draws
+    anchor_h: np.ndarray     # (K', dp)
+    alpha: np.ndarray        # (K',) weights: u = Σ α_k φ(z_k)/‖·‖
+    u_norm: float            # ‖Σ_k α_k φ(z_k)‖
+    gamma0: float            # guaranteed margin
+    acceptance: float        # fraction of candidates kept
+
+    @property
+    def d(self) -> int:
+        return self.model.d
+
+    def score(self, X: np.ndarray) -> np.ndarray:
+        """s(x) = ⟨φ(x), u⟩ for each row of X."""
+        a, H = tangent_factors(self.model, X)
+        # Σ_k α_k⟨a(x), a_k⟩⟨h(x), h_k⟩ = a(x)ᵀ M h(x) with M = Σ_k α_k a_k h_kᵀ (m × dp)
+        M = (self.anchor_a * self.alpha[:, None]).T @ self.anchor_h
+        return np.einsum("nm,mq,nq->n", a, M, H, optimize=True) / self.u_norm
+
+    def _candidates(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        return rng.uniform(-1.0, 1.0, (size, self.d)) / math.sqrt(self.d)
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """n i.i.d. draws (X, y) from P (rejection sampling, candidates from ``rng``)."""
+        n = check_int("n", n)
+        xs, ys, have = [], [], 0
+        while have < n:
+            want = int(1.2 * (n - have) / self.acceptance) + 16
+            X = self._candidates(rng, want)
+            s = self.score(X)
+            keep = np.abs(s) >= self.gamma0
+            xs.append(X[keep])
+            ys.append(np.sign(s[keep]))
+            have += int(keep.sum())
+        return np.concatenate(xs)[:n], np.concatenate(ys)[:n]
+
+
+@lru_cache(maxsize=16)
+def make_instance(m: int, d: int, p: int, margin_quantile: float, seed: int = 0,
+                  anchors: int = 20) -> NTKTeacher:
+    """The KAN initialisation and teacher of one instance (cached per process).
+
+    ``seed`` fixes W₀, c, the anchors and the reference sample that sets
+    γ₀ = quantile_q |s(x)| over 20 000 candidates."""
+    m, d, p = check_int("m", m), check_int("d", d), check_int("p", p, minimum=4)
+    q = check_open_interval("margin_quantile", margin_quantile, 0.0, 1.0)
+    rng = np.random.default_rng([int(seed), m, d, p, 7])
+    model = KAN.init(m, d, p, rng)
+    # Tangent kernels at init are mostly positive (h ≥ 0), so Σ α_k φ(z_k) alone labels almost
+    # everything alike.  The teacher is therefore v − (⟨v, φ̄⟩/‖φ̄‖²) φ̄, v = Σ_k α_k φ(z_k), with
+    # φ̄ the mean tangent feature of 256 reference draws: orthogonal to the mean, so the labels
+    # are balanced, and still a combination of tangent features (no bias term, as Assumption 3.3
+    # has none).
+    Z = rng.uniform(-1.0, 1.0, (anchors, d)) / math.sqrt(d)
+    Zr = rng.uniform(-1.0, 1.0, (256, d)) / math.sqrt(d)
+    a, H = tangent_factors(model, np.vstack([Z, Zr]))
+    G = (a @ a.T) * (H @ H.T)
+    alpha = np.concatenate([rng.standard_normal(anchors), np.zeros(256)])
+    mean_w = np.concatenate([np.zeros(anchors), np.full(256, 1.0 / 256)])
+    c = float(alpha @ G @ mean_w) / float(mean_w @ G @ mean_w)
+    alpha = alpha - c * mean_w
+    u_norm = float(math.sqrt(alpha @ G @ alpha))
+    proto = NTKTeacher(model, a, H, alpha, u_norm, 0.0, 1.0)
+    ref = np.abs(proto.score(proto._candidates(rng, 20000)))
+    gamma0 = float(np.quantile(ref, q))
+    return NTKTeacher(model, a, H, alpha, u_norm, gamma0, float(np.mean(ref >= gamma0)))
+
+
+def estimate_margin(model: KAN, X: np.ndarray, y: np.ndarray, iters: int = 2000,
+                    tol: float = 1e-3) -> tuple[float, float]:
+    """(lower, upper) bounds on the NTK margin γ of (X, y) at W₀ (Assumption 3.3):
+    γ = max_{‖u‖=1} min_i y_i⟨φ(x_i), u⟩ = min_{α ∈ simplex} ‖Σ_i α_i y_i φ(x_i)‖ (hard-margin
+    SVM duality, for separable data).  Frank–Wolfe on the dual over the n×n Gram matrix
+    K_ij = y_i y_j⟨a_i, a_j⟩⟨h_i, h_j⟩: ‖Σα y φ‖ at any α is an upper bound, and the unit
+    u = Σα y φ/‖·‖ certifies the lower bound min_i y_i⟨φ_i, u⟩.  Stops when they agree to ``tol``
+    (relative)."""
+    X = check_unit_ball(X)
+    y = np.asarray(y, dtype=float)
+    a, H = tangent_factors(model, X)
+    K = (a @ a.T) * (H @ H.T) * np.outer(y, y)
+    n = K.shape[0]
+    alpha = np.full(n, 1.0 / n)
+    Ka = K @ alpha
+    lo, hi = -math.inf, math.inf
+    for _ in range(iters):
+        q = float(alpha @ Ka)
+        hi = min(hi, math.sqrt(max(q, 0.0)))
+        if q > 0:
+            lo = max(lo, float(Ka.min()) / math.sqrt(q))      # margins of u ∝ Σ α y φ
+        if hi - lo <= tol * hi:
+            break
+        i = int(np.argmin(Ka))                                 # FW vertex
+        Ki = K[:, i]
+        # exact line search for min ‖(1−s)v + s y_iφ_i‖² over s ∈ [0, 1]
+        num = q - float(alpha @ Ki)
+        den = q - 2.0 * float(alpha @ Ki) + K[i, i]
+        s = 0.0 if den <= 0 else min(1.0, max(0.0, num / den))
+        alpha *= 1.0 - s
+        alpha[i] += s
+        Ka = (1.0 - s) * Ka + s * Ki
+    return lo, hi
+
+
+# =============================================================================================
+# Shared run machinery
+# =============================================================================================
+from algorithms.kan.correlated_noise import calibrate, dp_sgd_correlated  # noqa: E402
+from algorithms import privacy_pairs as pairs  # noqa: E402
+from algorithms.noise_meter import NoiseMeter, correlated_hook  # noqa: E402
+from empirical.core.experiment import Check, Experiment, register  # noqa: E402
+
+__all__ += ["sample_rows", "N_TEST"]
+
+#: held-out sample size for population risk (standard error ≈ 0.3/√N_TEST ≈ 0.007 per iterate,
+#: far below the seed-to-seed spread of the averaged risk)
+N_TEST = 2000
+
+
+def _instance(point: dict) -> NTKTeacher:
+    return make_instance(int(point["m"]), int(point["d"]), int(point["p"]),
+                         float(point["margin_quantile"]), int(point.get("instance_seed", 0)))
+
+
+@lru_cache(maxsize=8)
+def _test_set(m: int, d: int, p: int, q: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    inst = make_instance(m, d, p, q, seed)
+    X, y = inst.sample(N_TEST, np.random.default_rng([seed, m, d, p, 99]))
+    return inst.model.features(X), y
+
+
+def sample_rows(inst: NTKTeacher, n: int, rngs: list, with_x: bool = False):
+    """One training set S ~ Pⁿ per seed (from that seed's generator): features (R, n, dp),
+    labels (R, n) and, with ``with_x``, the inputs (R, n, d)."""
+    Xs, Hs, ys = [], [], []
+    for g in rngs:
+        X, y = inst.sample(n, g)
+        Xs.append(X)
+        Hs.append(inst.model.features(X))
+        ys.append(y)
+    out = (np.stack(Hs), np.stack(ys))
+    return out + (np.stack(Xs),) if with_x else out
+
+
+def _common(point: dict, run, R: int) -> dict:
+    """Theorem parameters actually used, as row columns (one entry per seed)."""
+    out = {k: np.full(R, float(np.ravel(v)[-1])) for k, v in run.params.items()
+           if k in ("T", "eta", "B", "C_clip", "R_star", "releases")}
+    out["sampler_cyclic"] = np.full(R, float(run.params["sampler"] == "cyclic"))
+    return out
+
+
+#: dp_sgd_correlated as plain GD/SGD: no noise, no correlation, clipping and projection inactive.
+PLAIN_GD = dict(C_clip=1e6, lam=0.0, noise_multiplier=0.0, R_star=math.inf)
+
+
+def held_out(inst: NTKTeacher, point: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The instance's held-out sample (features, labels) on which population risk is measured."""
+    return _test_set(inst.model.m, inst.d, inst.model.p, float(point["margin_quantile"]),
+                     int(point.get("instance_seed", 0)))
+
+
+def nonprivate_columns(point: dict, run, inst: NTKTeacher, R: int) -> dict:
+    """Columns of a non-private row: γ₀, κ = λ = 0 and the theorem parameters used."""
+    return {"gamma0": np.full(R, inst.gamma0), "noise_multiplier": np.zeros(R),
+            "lam": np.zeros(R), **_common(point, run, R)}
+
+
+def privacy_columns(priv, R: int) -> dict:
+    """The calibration's privacy columns (three routes' ε, κ, δ), one entry per seed."""
+    return {k: np.full(R, v) for k, v in priv.columns().items()}
+
+
+# =============================================================================================
+# λ at a fixed noise multiplier (Theorem 4.1's λ structure, Remark 4.2)
+# =============================================================================================
+def _paired_lam_rows(point: dict, rngs: list, kappas: list[float], lams: list[float],
+                     n: int, B: int, sampler: str, meter: NoiseMeter | None = None):
+    inst = _instance(point)
+    H, y = sample_rows(inst, n, rngs)
+    k = len(lams)
+    H = np.repeat(H, k, axis=0)
+    y = np.repeat(y, k, axis=0)
+    # the meter measures the last row of each seed (the λ row; rows of a seed share Z)
+    hook = (None if meter is None else
+            correlated_hook(meter, np.tile(np.asarray(lams, dtype=float), len(rngs)), k))
+    run = dp_sgd_correlated(inst.model, H, y, T=int(point["T"]), eta=point["eta"], B=B,
+                            C_clip=point["C_clip"], lam=lams, noise_multiplier=kappas,
+                            R_star=math.inf, rng=rngs, sampler=sampler, rows_per_seed=k,
+                            eval_every=int(point["eval_every"]),
+                            eval_subsample=int(point.get("eval_subsample", n)), observe=hook)
+    return inst, run
+
+
+def _run_lam_fixed(point: dict, rngs: list) -> dict:
+    """Rows per seed: non-private, λ = 0 and λ at the same κ, same batches and Z.
+    Metric: E(λ)/E(0), E = avg L_S(noisy) − avg L_S(non-private) (paired)."""
+    lam, kappa = float(point["lam"]), float(point["noise_multiplier"])
+    n = int(point["n"])
+    inst, run = _paired_lam_rows(point, rngs, [0.0, kappa, kappa], [0.0, 0.0, lam], n, n, "fresh")
+    L = run.avg_train_loss.reshape(len(rngs), 3)
+    e0, el = L[:, 1] - L[:, 0], L[:, 2] - L[:, 0]
+    dsq = run.final_drift_sq.reshape(len(rngs), 3)
+    R = len(rngs)
+    T, m, dp = int(point["T"]), inst.model.m, inst.model.dim // inst.model.m
+    c = point["C_clip"] * kappa / n
+    steps = T - 1
+    # closed form of the noise drift (cancellation identity): E‖ηcΣ_s(Z_s − λZ_{s−1})‖² =
+    # η²c² mdp (1 + (1 − λ)²(steps − 1))
+    pred = point["eta"] ** 2 * c * c * m * dp * (1 + (1 - lam) ** 2 * (steps - 1))
+    return {"noise_excess_ratio": el / e0, "excess_lam": el, "excess_lam0": e0,
+            "loss_nonprivate": L[:, 0], "drift_sq_noise": dsq[:, 2], "drift_sq_signal": dsq[:, 0],
+            "drift_sq_noise_pred": np.full(R, pred), "noise_std": np.full(R, c),
+            "lam": np.full(R, lam), "noise_multiplier": np.full(R, kappa),
+            "gamma0": np.full(R, inst.gamma0), "clip_fraction": run.clip_fraction.reshape(R, 3)[:, 2],
+            **_common(point, run, R)}
+
+
+#: Quick grid of the four λ sweeps.  λ = 0.8 was dropped (a fifth of their cost): on the other four
+#: points every verdict and level stayed and the CIs moved by < 0.05 (re-analysed from the same
+#: seeds); the full grids keep 0.8 and 0.85.
+_LAM_QUICK = (0.3, 0.5, 0.7, 0.9)
+
+
+def _lam_values(point: dict) -> dict:
+    return {"lam": point["lam"], "eta": point["eta"], "T": point["T"]}
+
+
+def _lam_ratio_values(point: dict) -> dict:
+    """Symbol values of A_corr's noise ratio at this run's parameters (full batch: B = n; γ = γ₀,
+    the margin the instance guarantees)."""
+    inst = _instance(point)
+    lam = 1.0 - point["lam_gap"] if "lam_gap" in point else point["lam"]
+    return {"lam": lam, "lam_gap": 1.0 - lam, "eta": point["eta"], "T": point["T"],
+            "B": point["n"], "m": point["m"], "d": point["d"],
+            "noise_multiplier": point["noise_multiplier"], "gamma": inst.gamma0}
+
+
+@lru_cache(maxsize=8)
+def beta_hat(m: int, d: int, p: int, q: float, seed: int = 0) -> float:
+    """The paper's β (sup_x ¼‖∇f‖² + ‖∇²f‖, Lemma B.7) measured at W₀ over the instance's
+    held-out sample: a lower estimate of β, so 12β̂η > 1 already breaks η ≤ 1/(12β)."""
+    inst = make_instance(m, d, p, q, seed)
+    H, _ = _test_set(m, d, p, q, seed)
+    return float(inst.model.smoothness(inst.model.W0[None], H).max())
+
+
+def _lam_ratio_explicit_values(point: dict) -> dict:
+    key = (int(point["m"]), int(point["d"]), int(point["p"]), float(point["margin_quantile"]),
+           int(point.get("instance_seed", 0)))
+    return {**_lam_ratio_values(point), "beta": beta_hat(*key)}
+
+
+#: Level band of E(λ)/E(0) ÷ A_corr's noise ratio at fixed κ (kan:lam_fixed_kappa_ratio).
+_RATIO_LEVEL = (0.05, 1.3)
+_RATIO_LEVEL_REASON = (
+    "E(λ)/E(0) ÷ (L(1−λ) + Q((1−λ)²+ηλ²))/(L+Q) at the run's L : Q (A_corr's own split, "
+    "≈ 1 : 63 here).  One-sided in substance (A_corr is an upper bound): any non-negative mix of "
+    "the two noise terms gives E(λ)/E(0) ≤ max(1−λ, (1−λ)²+ηλ²), which is ≤ 1.21 × the ratio on "
+    "[0, 1) (the maximum, at λ = 1 − 1/√2, is reached only by an all-linear excess); 1.3 adds one "
+    "8-seed standard error of the log ratio (≈ 0.07).  The lower end is not the theorem's: 0.05 "
+    "only excludes an excess that vanishes as λ → 1 (a floorless (1−λ)² gives 0.003 at λ = 0.95, "
+    "(1−λ) at λ = 0.995 gives 0.005); the printed ηλ² overstates the floor ≈ 10× (level ≈ 0.1 "
+    "for λ ≥ 0.9, KAN-E22)")
+
+LAM_FIXED = register(Experiment(
+    id="kan.lam.fixed_kappa",
+    paper="kan",
+    title="Alg. 1 full batch, λ at a fixed noise multiplier: noise-induced excess E(λ)/E(0) "
+          "(Thm 4.1's (1−λ) and (1−λ)²+ηλ² factors, Remark 4.2)",
+    variable="lam",
+    quick_grid=_LAM_QUICK,
+    full_grid=(0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95),
+    fixed={"n": 100, "m": 32, "d": 5, "p": 6, "margin_quantile": 0.5, "T": 300, "eta": 1.0,
+           "C_clip": 1.0, "noise_multiplier": 20.0, "eval_every": 5},
+    seeds=8,
+    run=_run_lam_fixed,
+    metric="noise_excess_ratio",
+    bound_values=_lam_ratio_values,
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1), full batch B = n",
+    algorithm="algorithms.kan.correlated_noise.dp_sgd_correlated (Algorithm 1), κ fixed, unprojected",
+    checks=(
+        Check("kan:lam_fixed_kappa_ratio", "one-sided", 0.3,
+              "ratio test on E(λ)/E(0) against A_corr's whole noise part at fixed κ, linear and "
+              "quadratic terms at the run's split (KAN-E37): an upper bound, so the excess may fall "
+              "faster but not slower; 0.3 allows 8 paired seeds (bootstrap CI half-width ≈ 0.25: "
+              "the denominator E(0) varies with the data set)",
+              level=_RATIO_LEVEL, level_reason=_RATIO_LEVEL_REASON),
+        Check("kan:lam_linear", "one-sided", 0.3,
+              "slope only: the linear factor 1−λ bounds how slowly the excess may fall while the "
+              "quadratic term is small (12βη ≤ 1); 0.3 as above.  Its level (E(λ)/E(0) ÷ (1−λ) ≤ 1.2) "
+              "was this experiment's level check until KAN-E37: it holds to λ = 0.9 and fails at "
+              "λ = 0.95 (1.72), where the ηλ² floor dominates; the level is now judged against the "
+              "full factor above, and (1−λ) alone is rejected near λ → 1 by kan.lam.fixed_kappa.floor"),
+        Check("kan:lam_quadratic", "reject", 0.3,
+              "A_corr's quadratic factor (1−λ)² + ηλ² with the printed constant 1 at η = 1 has its "
+              "minimum at λ* = 1/(1+η) = 0.5 and rises beyond; the data must rule that rise out "
+              "(errata KAN-E22; the theorem asks 12βη ≤ 1, the measured 12β̂η is 17.6, KAN-E38)"),
+        Check("kan:lam_fixed_kappa_ratio_explicit", "reject", 0.3,
+              "the explicit-constant reading (Lemma C.3's 12βηλ²) at β̂, the paper's β measured on "
+              "this instance (sup ¼‖∇f‖² + ‖∇²f‖ at W₀, 2000 held-out inputs): 12β̂η ≈ 17.6, so "
+              "the factor rises to ≈ 15× its λ = 0 value at λ = 0.95; the data must rule it out "
+              "(KAN-E38: the run is outside η ≤ 1/(12β), and the observed floor is ≈ 200× below "
+              "12β̂η)",
+              values=_lam_ratio_explicit_values),
+    ),
+))
+
+
+def _run_lam_floor(point: dict, rngs: list) -> dict:
+    """kan.lam.fixed_kappa's run at λ = 1 − lam_gap."""
+    out = _run_lam_fixed({**point, "lam": 1.0 - float(point["lam_gap"])}, rngs)
+    out["lam_gap"] = 1.0 - out["lam"]
+    return out
+
+
+#: kan.lam.fixed_kappa's instance, seeds and metric, swept in 1 − λ towards λ → 1.
+LAM_FIXED_FLOOR = register(dataclasses.replace(
+    LAM_FIXED,
+    id="kan.lam.fixed_kappa.floor",
+    title="Alg. 1 full batch, λ → 1 at a fixed noise multiplier: the floor of E(λ)/E(0) "
+          "(A_corr's ηλ² term) against the floorless (1−λ)",
+    variable="lam_gap",
+    quick_grid=(0.05, 0.02, 0.01),
+    full_grid=(0.1, 0.05, 0.02, 0.01, 0.005),
+    run=_run_lam_floor,
+    problem="NTK teacher with margin γ₀ (G1), full batch B = n (kan.lam.fixed_kappa's instance)",
+    algorithm="dp_sgd_correlated (Algorithm 1), κ fixed, unprojected, λ = 1 − lam_gap",
+    checks=(
+        Check("kan:lam_fixed_kappa_ratio_gap", "one-sided", 0.3,
+              "slope in 1 − λ: the full factor flattens to its floor Qη/(L+Q) (local slope ≈ −0.06 "
+              "here), so the excess may not grow as 1 − λ shrinks faster than that; 0.3 allows 8 "
+              "paired seeds over 0.7–1.3 decades of 1 − λ (CI half-width ≈ 0.15–0.25)",
+              level=_RATIO_LEVEL, level_reason=_RATIO_LEVEL_REASON),
+        Check("kan:lam_linear_gap", "reject", 0.3,
+              "competitor: (1−λ) alone (slope +1 in 1 − λ, local and asymptotic), the reading of "
+              "kan.lam.fixed_kappa's old level band; a floored excess must rule it out"),
+    ),
+))
+
+
+# =============================================================================================
+# λ under a privacy calibration: Theorem 5.1 (F.12) and the tight accountant, per sampler
+# =============================================================================================
+def _run_lam_calibrated(point: dict, rngs: list) -> dict:
+    """Rows per seed: non-private, λ = 0 and λ, each private row with κ from ``calibration`` at
+    the same (ε, δ); same batches and Z.  Metric: E_cal(λ)/E_cal(0).  The privacy columns are
+    those of the λ row (the λ = 0 reference row is certified at the same ε by the same route)."""
+    lam = float(point["lam"])
+    n, B, T = int(point["n"]), int(point["B"]), int(point["T"])
+    sampler = "cyclic" if point["sampler_cyclic"] else "fresh"
+    cal = {0: "thm5.1", 1: "tight"}[int(point["calibration_tight"])]
+    eps, delta = point["epsilon"], point["delta"]
+    priv = calibrate(eps, delta, lam=lam, T=T, n=n, B=B, sampler=sampler, calibration=cal)
+    # λ = 0 reference by the same accountant route as λ > 0 (for fresh batches: the truncation
+    # route, i.e. no amplification by subsampling, which only exists for λ = 0); the amplified
+    # λ = 0 noise multiplier is reported beside it
+    priv0 = calibrate(eps, delta, lam=0.0, T=T, n=n, B=B, sampler=sampler, calibration=cal,
+                      amplification=False)
+    amp0 = (calibrate(eps, delta, lam=0.0, T=T, n=n, B=B, sampler=sampler, calibration=cal).noise_multiplier
+            if cal == "tight" else priv0.noise_multiplier)
+    R = len(rngs)
+    meter = NoiseMeter(R)
+    inst, run = _paired_lam_rows(point, rngs, [0.0, priv0.noise_multiplier, priv.noise_multiplier],
+                                 [0.0, 0.0, lam], n, B, sampler, meter)
+    # the fresh noise's std the accountant priced: C_clip·κ/B with κ from the calibration
+    meter.claim("correlated", point["C_clip"] * priv.noise_multiplier / B)
+    L = run.avg_train_loss.reshape(R, 3)
+    e0, el = L[:, 1] - L[:, 0], L[:, 2] - L[:, 0]
+    cols = privacy_columns(priv, R)
+    cols.update(calibration_routes(priv, cal, lam, T, n, B, sampler, eps, delta, R))
+    cols.update(meter.columns())
+    return {"noise_excess_ratio": el / e0, "excess_lam": el, "excess_lam0": e0,
+            "loss_nonprivate": L[:, 0], "noise_multiplier_lam0": np.full(R, priv0.noise_multiplier),
+            "noise_multiplier_lam0_amplified": np.full(R, amp0),
+            "kappa_ratio": np.full(R, priv.noise_multiplier / priv0.noise_multiplier),
+            "epsilon_lam0_guarantee": np.full(R, priv0.epsilon_guarantee),
+            "noise_std": np.full(R, point["C_clip"] * priv.noise_multiplier / B),
+            "lam": np.full(R, lam), "gamma0": np.full(R, inst.gamma0),
+            "clip_fraction": run.clip_fraction.reshape(R, 3)[:, 2],
+            **cols, **_common(point, run, R)}
+
+
+def calibration_routes(priv, cal: str, lam: float, T: int, n: int, B: int, sampler: str,
+                       eps: float, delta: float, R: int) -> dict:
+    """Second routes of a calibration, as settings-verdict columns.  The paper's calibrations:
+    κ against the theorem's formula written out in :mod:`algorithms.privacy_pairs`
+    (``used_``/``theory_noise_multiplier``, relative 1e-9).  The tight one with cyclic batches:
+    its certified ε against the exact Gaussian ε recomputed there (sensitivity by direct
+    recursion, ε by the hockey-stick formula): a relative gap above 1e-6 (the two root
+    finders' rounding is ≤ 1e-9) fails (``max_``/``limit_epsilon_route_gap``)."""
+    full = lambda v: np.full(R, float(v))  # noqa: E731
+    if cal == "thm5.4":
+        return {"used_noise_multiplier": full(priv.noise_multiplier),
+                "theory_noise_multiplier": full(pairs.kappa_thm_d9(B, n, T, eps, delta))}
+    if cal == "thm5.1":
+        return {"used_noise_multiplier": full(priv.noise_multiplier),
+                "theory_noise_multiplier": full(pairs.kappa_thm_f12(lam, T, B, n, eps, delta))}
+    if cal == "tight" and sampler == "cyclic":
+        exact = pairs.cyclic_epsilon_exact(priv.noise_multiplier, lam, T - 1, n, B, delta,
+                                           "replace-one" if priv.relation == "replace-one"
+                                           else "zero-out")
+        return {"epsilon_route_exact": full(exact),
+                "max_epsilon_route_gap": full(abs(priv.epsilon_guarantee - exact) / exact),
+                "limit_epsilon_route_gap": full(1e-6)}
+    return {}
+
+
+def _lam_cal_values(point: dict) -> dict:
+    return {"lam": point["lam"], "eta": point["eta"], "T": point["T"]}
+
+
+#: Level band of the calibrated λ sweeps (E(λ)/E(0) ÷ the calibrated quadratic factor).
+_CAL_LEVEL = (1e-3, 1.2)
+_CAL_LEVEL_REASON = ("E(λ)/E(0) ÷ ((1−λ)²+ηλ²)((1−λ^T)/(1−λ))²: the hidden constants cancel in "
+                     "the paired ratio and the factor is 1 at λ = 0, so ≤ 1 is the bound itself "
+                     "(1.2: 8-seed noise of the ratio, measured 0.87 at λ = 0.3).  The lower end "
+                     "only excludes an excess that vanishes: the logistic loss saturates, so the "
+                     "cost grows far more slowly than the factor (measured 0.016–0.02 at λ = 0.9, "
+                     "factor ≈ 65; ≈ 360 at λ = 0.95 on the full grid)")
+
+_CAL_BASE = {"m": 16, "d": 5, "p": 6, "margin_quantile": 0.5, "T": 200, "eta": 1.0,
+             "C_clip": 0.5, "epsilon": 1.0, "delta": 1e-4, "eval_every": 20}
+
+LAM_THM51 = register(Experiment(
+    id="kan.lam.thm51",
+    paper="kan",
+    title="Alg. 1, λ under the Theorem 5.1 (F.12) calibration: E(λ)/E(0) at equal (ε, δ) — "
+          "no gain, a cost growing like ηλ²/(1−λ)²",
+    variable="lam",
+    quick_grid=_LAM_QUICK,
+    full_grid=(0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95),
+    fixed={**_CAL_BASE, "n": 1000, "B": 200, "sampler_cyclic": 0, "calibration_tight": 0},
+    seeds=8,
+    run=_run_lam_calibrated,
+    metric="noise_excess_ratio",
+    bound_values=_lam_cal_values,
+    problem="NTK teacher with margin γ₀ (G1); fresh batches, B/n = 0.2",
+    algorithm="dp_sgd_correlated (Algorithm 1), κ(λ) from Thm F.12 as stated",
+    checks=(
+        Check("kan:lam_quadratic_calibrated", "one-sided", 0.35,
+              "ratio test: the calibrated bound's λ-factor ((1−λ)²+ηλ²)((1−λ^T)/(1−λ))² is an upper "
+              "bound on how fast the cost may grow; the loss saturates (ℓ ≤ log 2 + |f|), so "
+              "slower growth is allowed; 0.35 covers 8 paired seeds (CI half-width ≈ 0.25, one "
+              "seed in eight saturates at λ = 0.9)",
+              level=_CAL_LEVEL, level_reason=_CAL_LEVEL_REASON),
+        Check("kan:lam_linear", "reject", 0.3,
+              "competitor: the fixed-κ gain (1−λ) of Remark 4.2; under the calibration κ grows "
+              "like (1−λ^T)/(1−λ) and cancels it, so the data must rule out any decrease"),
+    ),
+))
+
+_TIGHT_FIXED = {**_CAL_BASE, "n": 4000, "B": 200, "calibration_tight": 1, "epsilon": 0.1,
+                "eval_every": 20, "eval_subsample": 1000}
+
+LAM_TIGHT_FRESH = register(Experiment(
+    id="kan.lam.tight.fresh",
+    paper="kan",
+    title="Alg. 1, λ under tight accounting, fresh batches (the paper's sampler): E(λ)/E(0) "
+          "at equal (ε, δ) — the open question",
+    variable="lam",
+    quick_grid=_LAM_QUICK,
+    full_grid=(0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95),
+    fixed={**_TIGHT_FIXED, "sampler_cyclic": 0},
+    seeds=8,
+    run=_run_lam_calibrated,
+    metric="noise_excess_ratio",
+    bound_values=_lam_cal_values,
+    problem="NTK teacher with margin γ₀ (G1); fresh batches, B/n = 0.05",
+    algorithm="dp_sgd_correlated (Algorithm 1), κ(λ) from dp-accounting with the exact "
+              "matrix-mechanism sensitivity (adjacent participations possible)",
+    checks=(
+        Check("kan:lam_quadratic_calibrated", "one-sided", 0.35,
+              "with adjacent participations possible, the exact worst case is a contiguous block "
+              "whose sensitivity grows like 1/(1−λ), as in F.11; the calibrated shape bounds the "
+              "growth; 0.35 covers 8 paired seeds (CI half-width ≈ 0.2)",
+              level=_CAL_LEVEL, level_reason=_CAL_LEVEL_REASON),
+        Check("kan:lam_linear", "reject", 0.3,
+              "competitor: a λ gain (1−λ); tight accounting of fresh batches must still rule it out"),
+    ),
+))
+
+LAM_TIGHT_CYCLIC = register(Experiment(
+    id="kan.lam.tight.cyclic",
+    paper="kan",
+    title="Alg. 1, λ under tight accounting, cyclic batches (separation ⌊n/B⌋ = 20): E(λ)/E(0) "
+          "at equal (ε, δ) — the open question",
+    variable="lam",
+    quick_grid=_LAM_QUICK,
+    full_grid=(0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95),
+    fixed={**_TIGHT_FIXED, "sampler_cyclic": 1},
+    seeds=8,
+    run=_run_lam_calibrated,
+    metric="noise_excess_ratio",
+    bound_values=_lam_cal_values,
+    problem="NTK teacher with margin γ₀ (G1); cyclic fixed-order batches, B/n = 0.05",
+    algorithm="dp_sgd_correlated (Algorithm 1), κ(λ) from dp-accounting with the exact "
+              "matrix-mechanism sensitivity for participations 20 steps apart",
+    checks=(
+        Check("kan:lam_linear", "one-sided", 0.35,
+              "with participations ⌊n/B⌋ ≫ 1/(1−λ) apart the sensitivity grows only like "
+              "1/√(1−λ²), so the fixed-κ gain survives in part: E(λ)/E(0) falls at most as fast "
+              "as (1−λ) (upper-bound direction); 0.35 covers 8 paired seeds (CI half-width ≈ 0.3)",
+              level=(0.7, 30.0),
+              level_reason="E(λ)/E(0) ÷ (1−λ): the fixed-κ gain (1−λ) is the most a larger κ(λ) "
+                           "can leave, so the ratio is ≥ 1 up to seed noise (measured 0.97 at "
+                           "λ = 0.3; 0.7 allows 8-seed noise); above: κ(λ)²/κ(0)² ≤ 1/(1−λ²) "
+                           "(separated participations) bounds the growth of the quadratic part "
+                           "and (1−λ)⁻¹ ≤ 20 on the full grid, so 30 (measured up to 5.8 at "
+                           "λ = 0.9) flags an excess growing faster than the noise variance allows"),
+        Check("kan:lam_quadratic_calibrated", "reject", 0.3,
+              "competitor: the paper's calibrated no-gain shape (increasing in λ); sharper "
+              "accounting with a cyclic sampler must rule it out"),
+    ),
+))
+
+
+# =============================================================================================
+# Non-private full-batch GD: optimisation risk ∝ 1/(γ²ηT) (Theorem E.1, App. E)
+# =============================================================================================
+def _run_nonprivate(point: dict, rngs: list) -> dict:
+    inst = _instance(point)
+    n, T = int(point["n"]), int(point["T"])
+    H, y, X = sample_rows(inst, n, rngs, with_x=True)
+    run = dp_sgd_correlated(inst.model, H, y, T=T, eta=point["eta"], B=n, rng=rngs,
+                            eval_every=max(1, T // 50), **PLAIN_GD)
+    R = len(rngs)
+    # certified lower bound on this sample's margin (≥ γ₀ by construction)
+    lo = np.array([estimate_margin(inst.model, X[r], y[r])[0] for r in range(R)])
+    return {"avg_train_loss": run.avg_train_loss, "last_train_loss": run.train_curve[:, -1],
+            "gamma_hat_lower": lo, "max_drift": run.max_drift, "clip_fraction": run.clip_fraction,
+            **nonprivate_columns(point, run, inst, R)}
+
+
+def _nonpriv_values(point: dict) -> dict:
+    return {"T": point["T"], "eta": point["eta"], "gamma": _instance(point).gamma0,
+            "B": point["n"]}
+
+
+NONPRIV_T = register(Experiment(
+    id="kan.nonpriv.T",
+    paper="kan",
+    title="Full-batch GD (Alg. 1, κ = 0, B = n): optimisation risk vs T (Thm E.1 / App. E)",
+    variable="T",
+    # quick grid stops at 800 (T = 1600 was a third of the sweep); the full grid keeps 1600–6400
+    quick_grid=(100, 200, 400, 800),
+    full_grid=(100, 200, 400, 800, 1600, 3200, 6400),
+    fixed={"n": 100, "m": 64, "d": 5, "p": 6, "margin_quantile": 0.95, "eta": 2.0},
+    seeds=4,
+    run=_run_nonprivate,
+    metric="avg_train_loss",
+    bound_values=_nonpriv_values,
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1)",
+    algorithm="dp_sgd_correlated with κ = 0, B = n, no clipping, no projection (full-batch GD)",
+    checks=(
+        Check("kan:A_non", "one-sided", 0.15,
+              "Theorem E.1's A_non = 1/(γ²ηT) + 1/(γ√(BT)) + η/B at B = n (upper bound: the risk "
+              "may fall faster); 0.15 covers 4 seeds (CI half-width ≈ 0.03) and the log T that "
+              "averaging a 1/t curve adds",
+              level=(0.3, 3.0),
+              level_reason="≲ with constant 1 and γ = γ₀ (guaranteed): a factor 3 either way is "
+                           "the hidden constant C_σ,b allowed before the level contradicts the "
+                           "bound; the lower end flags a bound off by more than that"),
+        Check("kan:fullbatch_gd_opt", "one-sided", 0.15,
+              "App. E's full-batch rate 1/(γ²ηT) alone (the 1/(γ√(BT)) and η/B terms are "
+              "mini-batch terms that vanish at B = n in the proof): slope −1; same tolerance",
+              expect="finding",
+              note="KAN-E27: pre-asymptotic on a 16× T range; observed ≈ −0.45 and the ratio to "
+                   "1/(γ²ηT) grows from 3 to 13 (m γ₀⁴ = 0.43: the width condition holds only "
+                   "up to a constant)"),
+    ),
+))
+
+
+# =============================================================================================
+# Corollary 5.5: λ = 0, single pass, population risk vs n (Theorem 5.4 / D.9 calibration)
+# =============================================================================================
+def cor55_schedule(n: int, gamma: float, epsilon: float, d: int) -> dict:
+    """Corollary 5.5's choices (constants 1): B = ⌈γ√n⌉, T = ⌈√n/γ⌉, η = min{1, γ²√n ε/√d}."""
+    return {"B": max(1, math.ceil(gamma * math.sqrt(n))), "T": math.ceil(math.sqrt(n) / gamma),
+            "eta": min(1.0, gamma ** 2 * math.sqrt(n) * epsilon / math.sqrt(d))}
+
+
+#: Value discretisation of the pair's PLD in the stored rows: the lower bound loses at most
+#: steps × 1e-3 (≤ 0.4 on the quick grid) and costs ≈ 0.1 s a point.
+PAIR_DISCRETIZATION = 1e-3
+
+
+def _run_cor55(point: dict, rngs: list) -> dict:
+    inst = _instance(point)
+    n, d = int(point["n"]), inst.d
+    sch = cor55_schedule(n, inst.gamma0, point["epsilon"], d)
+    cal = "tight" if point.get("calibration_tight") else "thm5.4"
+    priv = calibrate(point["epsilon"], point["delta"], lam=0.0, T=sch["T"], n=n, B=sch["B"],
+                     sampler="fresh", calibration=cal, tight_relation="replace-one")
+    H, y = sample_rows(inst, n, rngs)
+    Ht, yt = held_out(inst, point)
+    R = len(rngs)
+    meter = NoiseMeter(R)
+    run = dp_sgd_correlated(inst.model, H, y, T=sch["T"], eta=sch["eta"], B=sch["B"],
+                            C_clip=point["C_clip"], lam=0.0, noise_multiplier=priv.noise_multiplier,
+                            R_star=math.inf, rng=rngs, H_test=Ht, y_test=yt,
+                            eval_every=max(1, sch["T"] // 10), eval_subsample=1000,
+                            observe=correlated_hook(meter, np.zeros(R)))
+    meter.claim("correlated", point["C_clip"] * priv.noise_multiplier / sch["B"])
+    # A lower bound on the true ε of the κ used (exact PLD of an achievable replace-one pair,
+    # algorithms.privacy_pairs): beside the accountant's upper bounds, it is what shows D.9's κ
+    # not private (KAN-E25), and it cross-checks the tight calibration by a second route: a
+    # lower bound above the certified ε proves the accountant wrong (one-sided; the pair need
+    # not be the worst, so lower < certified says nothing more).
+    lower = pairs.pair_epsilon_lower(priv.noise_multiplier, sch["B"] / n, sch["T"] - 1,
+                                     float(point["delta"]), "replace-one",
+                                     value_discretization=PAIR_DISCRETIZATION)
+    return {"pop_risk": run.avg_test_loss, "opt_risk": run.avg_train_loss,
+            "last_test_loss": run.test_curve[:, -1], "test_loss_se": run.test_loss_se,
+            "gamma0": np.full(R, inst.gamma0), "lam": np.zeros(R),
+            "clip_fraction": run.clip_fraction, "epsilon_pair_lower": np.full(R, lower),
+            **meter.columns(),
+            **({"max_epsilon_pair_lower": np.full(R, lower),
+                "limit_epsilon_pair_lower": np.full(R, priv.epsilon_guarantee)}
+               if cal == "tight" else {}),
+            **calibration_routes(priv, cal, 0.0, sch["T"], n, sch["B"], "fresh",
+                                 float(point["epsilon"]), float(point["delta"]), R),
+            **privacy_columns(priv, R), **_common(point, run, R)}
+
+
+def _cor55_values(point: dict) -> dict:
+    return {"n": point["n"], "d": point["d"], "epsilon": point["epsilon"],
+            "gamma": _instance(point).gamma0, "delta": point["delta"]}
+
+
+_COR55_FIXED = {"m": 32, "d": 5, "p": 6, "margin_quantile": 0.8, "epsilon": 1.0, "delta": 1e-6,
+                "C_clip": 0.5}
+
+COR55_N = register(Experiment(
+    id="kan.cor55.n",
+    paper="kan",
+    title="Cor. 5.5 as stated (λ = 0, B = γ√n, T = √n/γ, η = min{1, γ²√nε/√d}, κ from D.9): "
+          "population risk vs n",
+    variable="n",
+    quick_grid=(500, 1000, 2000, 4000, 8000),
+    full_grid=(500, 1000, 2000, 4000, 8000, 16000, 32000, 64000),
+    fixed={**_COR55_FIXED, "calibration_tight": 0},
+    seeds=4,
+    run=_run_cor55,
+    metric="pop_risk",
+    bound_values=_cor55_values,
+    # Not a private run: D.9's κ → 0 in this regime and is not (ε, δ)-DP (KAN-E25); the rows
+    # still carry every ε column, and tests pin epsilon_spent > epsilon_target.
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1); held-out sample of 2000 for L(W_t)",
+    algorithm="dp_sgd_correlated, λ = 0, fresh batches, κ from Thm D.9 (replace-one)",
+    description="Utility of the corollary exactly as stated.  The D.9 noise multiplier shrinks "
+                "like n^(-1/4) here; the exact ε of an achievable replace-one pair "
+                "(epsilon_pair_lower, a lower bound) exceeds the target from n = 2000 on, so "
+                "this is not a private run (KAN-E25); kan.cor55.n.tight is the private "
+                "counterpart.",
+    checks=(
+        Check("kan:cor5.5", "one-sided", 0.15,
+              "upper bound (polylog dropped): the averaged population risk may fall faster; "
+              "0.15 covers 4 seeds (CI half-width ≈ 0.03) and the iterate average's start at "
+              "log 2", expect="finding",
+              note="KAN-E26: slope −0.24 against the corollary's local −0.74 on n ∈ [500, 8000] "
+                   "at m = 32 (m γ₀⁴ = 0.1: the width condition fails by 10×)"),
+        Check("kan:wang_dpgd", "reject", 0.15,
+              "prior work (Wang et al. 2026, full-batch DP-GD, √d/(γ⁴nε)): slope −1 in n; the "
+              "same data must rule it out as a description of this run (same tolerance)"),
+    ),
+))
+
+COR55_N_TIGHT = register(Experiment(
+    id="kan.cor55.n.tight",
+    paper="kan",
+    title="Cor. 5.5's schedule with κ calibrated by dp-accounting (replace-one, sampling without "
+          "replacement) to the same (ε, δ): population risk vs n",
+    variable="n",
+    quick_grid=(500, 1000, 2000, 4000, 8000),
+    full_grid=(500, 1000, 2000, 4000, 8000, 16000, 32000, 64000),
+    fixed={**_COR55_FIXED, "calibration_tight": 1},
+    seeds=4,
+    run=_run_cor55,
+    metric="pop_risk",
+    bound_values=_cor55_values,
+    problem="NTK teacher with margin γ₀ (G1); held-out sample of 2000 for L(W_t)",
+    algorithm="dp_sgd_correlated, λ = 0, fresh batches, κ from dp-accounting at (ε, δ)",
+    checks=(
+        Check("kan:cor5.5", "one-sided", 0.15,
+              "upper bound (polylog dropped), now with honest noise; 0.15 as for kan.cor55.n",
+              expect="finding",
+              note="KAN-E26: same slope (−0.24) as with D.9's smaller κ: the noise is not what "
+                   "limits the rate on this grid"),
+        Check("kan:wang_dpgd", "reject", 0.15,
+              "prior work (Wang et al. 2026, √d/(γ⁴nε)): slope −1 in n, ruled out by the same data"),
+    ),
+))
+
+
+# =============================================================================================
+# Stability: coupled runs on S and S^{(i)} (Theorem C.22), noise shared and cancelling
+# =============================================================================================
+STAB_NEIGHBOURS = 3
+
+
+def _run_stability(point: dict, rngs: list) -> dict:
+    """Per seed: S and STAB_NEIGHBOURS neighbours S^{(i)} (example i replaced by a fresh draw),
+    once with noise (κ, λ) and once without; same init, batches and Z within a seed."""
+    inst = _instance(point)
+    n, T, k = int(point["n"]), int(point["T"]), STAB_NEIGHBOURS
+    Hs, ys = [], []
+    for g in rngs:
+        X, y = inst.sample(n + k, g)
+        H = inst.model.features(X)
+        for i in range(k + 1):
+            Hi, yi = H[:n].copy(), y[:n].copy()
+            if i:
+                Hi[i - 1], yi[i - 1] = H[n + i - 1], y[n + i - 1]
+            Hs.append(Hi)
+            ys.append(yi)
+    H2 = np.stack(Hs).reshape(len(rngs), k + 1, n, -1)
+    y2 = np.stack(ys).reshape(len(rngs), k + 1, n)
+    H2 = np.concatenate([H2, H2], axis=1).reshape(len(rngs) * 2 * (k + 1), n, -1)
+    y2 = np.concatenate([y2, y2], axis=1).reshape(len(rngs) * 2 * (k + 1), n)
+    kap, lam = point["noise_multiplier"], point["lam"]
+    run = dp_sgd_correlated(inst.model, H2, y2, T=T, eta=point["eta"], B=n, C_clip=point["C_clip"],
+                            lam=[lam] * (k + 1) + [0.0] * (k + 1),
+                            noise_multiplier=[kap] * (k + 1) + [0.0] * (k + 1),
+                            R_star=point["R_star"], rng=rngs, rows_per_seed=2 * (k + 1),
+                            eval_every=max(1, T // 50))
+    R = len(rngs)
+    W = run.W.reshape(R, 2, k + 1, -1)
+    dist = np.linalg.norm(W[:, :, 1:] - W[:, :, :1], axis=-1).mean(axis=2)     # (R, 2)
+    avg = run.avg_train_loss.reshape(R, 2, k + 1)[:, :, 0]
+    # b_{δ,m}: the largest ‖∇f_W(x)‖ met, measured at the start and end of the noisy S run
+    bmax = []
+    for r in range(R):
+        for Wc in (inst.model.W0, run.W[r * 2 * (k + 1)]):
+            a = inst.model.factors(Wc[None], H2[r * 2 * (k + 1)])
+            bmax.append(np.max(np.linalg.norm(a[0], axis=1) * np.linalg.norm(H2[0], axis=1)))
+    b = float(max(bmax))
+    return {"stab_distance": dist[:, 0], "stab_distance_nonprivate": dist[:, 1],
+            "avg_loss": avg[:, 0], "avg_loss_nonprivate": avg[:, 1], "b_grad": np.full(R, b),
+            "gamma0": np.full(R, inst.gamma0), "lam": np.full(R, lam),
+            "noise_multiplier": np.full(R, kap), "projection_active": run.projection_active.reshape(R, -1)[:, 0],
+            **_common(point, run, R)}
+
+
+def _run_stability_ratio(point: dict, rngs: list) -> dict:
+    """Metric: the coupled distance divided by the run's own Σ-loss and gradient scale,
+    E(1/k)Σ_i‖W_T − W_T^{(i)}‖ / (b_{δ,m}·avg L_S), so that C.22 in these units is
+    2eηT/n + 2R_*δ/(b·avg L_S) (bound evaluated with avg_loss = b_grad = 1; δ = 1e-9 makes the
+    second term negligible, < 1e-6 of the first)."""
+    out = _run_stability(point, rngs)
+    out["stab_ratio"] = out["stab_distance"] / (out["b_grad"] * out["avg_loss"])
+    out["stab_ratio_nonprivate"] = out["stab_distance_nonprivate"] / (
+        out["b_grad"] * out["avg_loss_nonprivate"])
+    return out
+
+
+def _stab_values(point: dict) -> dict:
+    return {"R": point["R_star"], "T": point["T"], "avg_loss": 1.0, "b_grad": 1.0,
+            "delta": point["delta"], "eta": point["eta"], "n": point["n"]}
+
+
+STABILITY_N = register(Experiment(
+    id="kan.stability.n",
+    paper="kan",
+    title="Coupled runs on S and S^(i) (shared init, batches, noise): argument stability vs n "
+          "(Theorem C.22), with correlated noise κ = 5, λ = 0.5",
+    variable="n",
+    quick_grid=(50, 100, 200, 400),
+    full_grid=(50, 100, 200, 400, 800, 1600),
+    fixed={"m": 16, "d": 5, "p": 6, "margin_quantile": 0.9, "T": 100, "eta": 1.0, "C_clip": 1.0,
+           "noise_multiplier": 5.0, "lam": 0.5, "R_star": 50.0, "delta": 1e-9},
+    seeds=6,
+    run=_run_stability_ratio,
+    metric="stab_ratio",
+    bound_values=_stab_values,
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1); S^(i) replaces example i by a fresh draw",
+    algorithm="dp_sgd_correlated, full batch, 2×(1 + 3) coupled rows per seed (with and without noise)",
+    checks=(
+        Check("kan:thmC.22", "one-sided", 0.35,
+              "C.22 is an upper bound with explicit constants (2e, b_{δ,m}): the normalised "
+              "distance may fall faster than 1/n but not slower; 0.35: the distance depends on "
+              "which example is replaced, so 6 seeds × 3 replaced indices give a bootstrap CI "
+              "half-width ≈ 0.3 (the level band below is the sharper test)",
+              level=(1e-3, 1.0),
+              level_reason="explicit constants: observed/bound ≤ 1 is the theorem itself (b is "
+                           "the largest ‖∇f‖ measured at W₀ and W_T, a proxy for b_{δ,m}); the "
+                           "lower end only excludes a degenerate zero distance"),
+    ),
+))
+
+
+# =============================================================================================
+# Summary figure: E(λ)/E(0) under the four λ regimes on one plot
+# =============================================================================================
+from empirical.core.experiment import Summary, register_summary  # noqa: E402
+
+_LAM_IDS = ("kan.lam.fixed_kappa", "kan.lam.thm51", "kan.lam.tight.fresh", "kan.lam.tight.cyclic")
+
+
+def _plot_lambda_summary(analyses, root):
+    """E(λ)/E(0) against λ for the fixed-κ, Theorem 5.1, tight-fresh and tight-cyclic sweeps,
+    with the λ-factors of bounds/ ((1−λ), the calibrated quadratic factor) for reference."""
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import bounds
+    from empirical.store.figures import save_figure
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.6), dpi=110)
+    labels = {"kan.lam.fixed_kappa": "fixed κ (full batch)",
+              "kan.lam.thm51": "Thm 5.1 / F.12 calibration (fresh)",
+              "kan.lam.tight.fresh": "tight accounting, fresh batches",
+              "kan.lam.tight.cyclic": "tight accounting, cyclic batches"}
+    for a in analyses:
+        xs = np.array(sorted(a.per_point))
+        ys = np.array([np.exp(np.mean(np.log(np.clip(a.per_point[v], 1e-6, None)))) for v in xs])
+        lo = np.array([np.quantile(a.per_point[v], 0.25) for v in xs])
+        hi = np.array([np.quantile(a.per_point[v], 0.75) for v in xs])
+        line, = ax.plot(xs, ys, "o-", label=labels.get(a.experiment.id, a.experiment.id))
+        ax.fill_between(xs, np.clip(lo, 1e-3, None), hi, color=line.get_color(), alpha=0.15)
+    grid = np.linspace(0.3, 0.9, 50)
+    lin = bounds.get("kan:lam_linear")
+    ax.plot(grid, [float(lin(lam=v)) for v in grid], "k--", lw=1, label="1 − λ (fixed-κ linear factor)")
+    ax.axhline(1.0, color="0.5", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_xlabel("λ")
+    ax.set_ylabel("noise-induced excess E(λ)/E(0), paired")
+    ax.set_title("kan.summary.lambda\nλ gains: fixed κ yes; Thm 5.1 and tight-fresh no; "
+                 "tight-cyclic yes (KAN-E24)", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.25)
+    fig.tight_layout()
+    return save_figure(fig, Path(root) / "kan" / "kan.summary.lambda.png")
+
+
+LAMBDA_SUMMARY = register_summary(Summary("kan.summary.lambda", "kan", _LAM_IDS, _plot_lambda_summary))
+
+
+# =============================================================================================
+# Non-private full-batch GD with T = ⌈n/γ²⌉: population risk vs n (App. E, 1/(γ²n))
+# =============================================================================================
+def _run_nonprivate_pop(point: dict, rngs: list) -> dict:
+    inst = _instance(point)
+    n = int(point["n"])
+    T = math.ceil(n / inst.gamma0 ** 2)          # App. E: B = n, η ≍ 1, T ≍ n/γ²
+    H, y = sample_rows(inst, n, rngs)
+    Ht, yt = held_out(inst, point)
+    run = dp_sgd_correlated(inst.model, H, y, T=T, eta=point["eta"], B=n, rng=rngs, H_test=Ht,
+                            y_test=yt, eval_every=max(1, T // 20), **PLAIN_GD)
+    return {"pop_risk": run.avg_test_loss, "opt_risk": run.avg_train_loss,
+            "gen_gap": run.avg_test_loss - run.avg_train_loss,
+            **nonprivate_columns(point, run, inst, len(rngs))}
+
+
+def _nonpriv_pop_values(point: dict) -> dict:
+    return {"n": point["n"], "gamma": _instance(point).gamma0, "delta": 0.1 / point["n"]}
+
+
+NONPRIV_N = register(Experiment(
+    id="kan.nonpriv.n",
+    paper="kan",
+    title="Full-batch GD (κ = 0, B = n, η = 1, T = ⌈n/γ₀²⌉): population risk vs n (App. E)",
+    variable="n",
+    # quick grid stops at 128: T = ⌈n/γ₀²⌉ makes a point cost ∝ n², and n = 256 was half of the
+    # sweep; the finding (slope ≈ −0.2 against −1) is 5 tolerances from the bound on 32–128 too
+    quick_grid=(32, 64, 128),
+    full_grid=(32, 64, 128, 256, 512, 1024),
+    fixed={"m": 16, "d": 5, "p": 6, "margin_quantile": 0.95, "eta": 1.0},
+    seeds=4,
+    run=_run_nonprivate_pop,
+    metric="pop_risk",
+    bound_values=_nonpriv_pop_values,
+    private=False,
+    problem="NTK teacher with margin γ₀ (G1); held-out sample of 2000 for L(W_t)",
+    algorithm="dp_sgd_correlated with κ = 0, B = n, no clipping, no projection (full-batch GD)",
+    checks=(
+        Check("kan:fullbatch_gd", "one-sided", 0.15,
+              "App. E's 1/(γ²n) is an upper bound (T ≍ n/γ² makes opt ≲ 1/n and gen ≲ 1/(γ²n)); "
+              "the averaged population risk may fall faster; 0.15 covers 4 seeds and the "
+              "iterate average's start at log 2", expect="finding",
+              note="KAN-E29: slope ≈ −0.2 against −1 on n ∈ [32, 256]; the generalisation gap is "
+                   "< 0.04 throughout, so the averaged optimisation risk (pre-asymptotic, as in "
+                   "KAN-E27) is what decays slowly"),
+    ),
+))
+

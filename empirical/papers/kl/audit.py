@@ -1,0 +1,394 @@
+"""Privacy audits of the KL paper's algorithms (see :mod:`empirical.privacy.audit`).
+
+All four algorithms claim ρ-zCDP under replace-one.  The neighbouring pair is the same for all:
+linear per-example losses f(w; x) = ⟨w, x⟩ (L0-Lipschitz for ‖x‖ ≤ L0, and L1-smooth for every
+L1, so every algorithm's assumptions hold), records x_i = L0·e2 for i ≥ 1 and the canary
+x_0 = −L0·e1 in D, +L0·e1 in D′.  This is the most distinguishable pair the relation allows for
+a gradient query: the mean gradient moves by 2L0/n = its replace-one sensitivity, at every w,
+and ‖∇F‖ is the same on both sides (so norm releases and data-dependent stops carry nothing).
+The gradient does not depend on w, so a query's answer on D is public; the statistic adds up
+what each release says about the e1 coordinate, weighted by 1/σ² (the likelihood-ratio test for
+Gaussian releases with a known shift).
+
+* ``kl.noisy_gd.{stepwise,final}``: Algorithm 4's T − 1 noisy gradients, or its averaged output;
+* ``kl.spider.stepwise``: Algorithm 1's releases (noisy full gradients and Spider estimates);
+  searched between the full releases alone, all releases, and the difference channel with a
+  curvature canary (:class:`CanaryCurved`: the linear canary's gradient differences are 0 on
+  both sides, so only a record with curvature ∓L1 moves the difference queries, by their
+  sensitivity 2L1‖Δw‖/n), weighted by the difference noise measured on a calibration run;
+* ``kl.adaptive.stepwise``: Algorithm 3's noisy gradients (data-dependent σ_t, privacy filter);
+* ``kl.proximal_point.final``: Algorithm 2's output (noisy GD inner solver, T rounds);
+* controls that must be CAUGHT: Spider without its correction, Algorithm 4 with the add/remove
+  sensitivity, Algorithm 4 with half its noise (the mutants of :mod:`empirical.privacy.mutants`, applied
+  only inside the release).
+
+Claimed ε(δ): the run's guarantee ρ (``PrivacySpent.guarantee_rho``, dp-accounting) converted
+by dp-accounting's RDP conversion (``accounting.zcdp_to_epsilon``); ``exact`` is the PLD ε of
+the Gaussian releases on the longest path, which is what an ideal audit could reach.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from algorithms import accounting
+from algorithms.kl import condition as alg
+from algorithms.base import Problem
+from empirical.privacy.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
+from empirical.privacy.mutants import with_mutant
+
+__all__ = ["CanaryLinear", "canary_pair", "CanaryCurved", "curved_pair", "RHO", "DELTA"]
+
+RHO = 0.125          # μ = √(2ρ) = 1/2: ε(1e-5) ≈ 2 exact; a bug halving σ doubles μ (ε ≈ 4.4)
+DELTA = 1e-5
+L0 = 1.0
+
+
+class CanaryLinear(Problem):
+    """f(w; x) = ⟨w, x⟩ on records X (n, d); ∇F(w) = x̄ for every w (O(d) per call)."""
+
+    def __init__(self, X: np.ndarray):
+        X = np.asarray(X, dtype=float)
+        super().__init__(*X.shape)
+        self.X, self.mean = X, X.mean(axis=0)
+
+    def _loss(self, W):
+        return W @ self.mean
+
+    def _gradient(self, W):
+        return np.broadcast_to(self.mean, W.shape).copy()
+
+    def _per_sample_gradients(self, W, idx):
+        return np.broadcast_to(self.X[idx], (W.shape[0], idx.size, self.d)).copy()
+
+
+def canary_pair(n: int, d: int = 2, L0: float = L0) -> tuple[CanaryLinear, CanaryLinear]:
+    """(D, D′): x_i = L0·e2 (i ≥ 1), canary x_0 = ∓L0·e1; a replace-one pair at distance 2L0."""
+    if d < 2:
+        raise ValueError(f"d must be in [2, inf), got {d}")
+    X = np.zeros((n, d))
+    X[:, 1] = L0
+    X[0] = 0.0
+    out = []
+    for sign in (-1.0, 1.0):
+        Y = X.copy()
+        Y[0, 0] = sign * L0
+        out.append(CanaryLinear(Y))
+    return out[0], out[1]
+
+
+class _Score:
+    """Observer accumulating Σ_releases w(kind)·released[:, 0]/σ² per row."""
+
+    def __init__(self, R: int, kinds: tuple[str, ...]):
+        self.s = np.zeros(R)
+        self.kinds = kinds
+
+    def __call__(self, kind, rows, released, sigma):
+        if kind in self.kinds:
+            sig = np.broadcast_to(np.asarray(sigma, dtype=float), (len(rows),))
+            np.add.at(self.s, rows, released[:, 0] / sig ** 2)
+
+
+# --------------------------------------------------------------------------------------------
+# Algorithm 4 (noisy GD)
+# --------------------------------------------------------------------------------------------
+_GD = dict(n=10, d=2, L1t=1.0, beta=0.1)
+
+
+def _noisy_gd_release(view: str):
+    def release(side, rng, trials):
+        D = canary_pair(_GD["n"], _GD["d"])[side]
+        obs = _Score(trials, ("gradient",))
+        res = alg.noisy_gd(D, rho=RHO, w0=np.zeros(_GD["d"]), L0=L0, L1t=_GD["L1t"],
+                           beta=_GD["beta"], rng=spawn_rows(rng, trials),
+                           observe=obs if view == "stepwise" else None)
+        # the output moves against the gradient: −⟨w̄, e1⟩ grows with the canary's sign
+        return obs.s if view == "stepwise" else -res.w[:, 0]
+    return release
+
+
+def _gd_exact() -> float:
+    T = alg.noisy_gd_steps(_GD["n"], _GD["d"], RHO, _GD["beta"])
+    return exact_gaussian_epsilon(accounting.noise_multiplier_for_zcdp(RHO, T - 1), T - 1, DELTA)
+
+
+# --------------------------------------------------------------------------------------------
+# Algorithm 1 (KL Spider)
+# --------------------------------------------------------------------------------------------
+#: A schedule with K = 30 rounds and 83 difference releases on its longest path, where the
+#: difference sensitivity Φ̂_k^{1/κ}/(2γn) falls to 1/36 of the full gradient's 2L0/n (so that
+#: a fresh gradient answered with σ_k, the dropped correction, is visible); on the canary data
+#: ‖∇F‖ ≈ L0 stays above every round's stop threshold 7Φ̂_k^{1/κ}/(8γ) ≤ 0.6.
+_SP = dict(n=10_000, d=2, kappa=4.0 / 3.0, gamma=1.0, L1=0.02, F0=0.5, beta=0.1)
+
+
+def _spider_release(kinds: tuple[str, ...]):
+    def release(side, rng, trials):
+        D = canary_pair(_SP["n"], _SP["d"])[side]
+        obs = _Score(trials, kinds)
+        alg.kl_spider(D, rho=RHO, w0=np.zeros(_SP["d"]), L0=L0, L1=_SP["L1"],
+                      gamma=_SP["gamma"], kappa=_SP["kappa"], F0=_SP["F0"], beta=_SP["beta"],
+                      rng=spawn_rows(rng, trials), observe=obs)
+        return obs.s
+    return release
+
+
+class CanaryCurved(Problem):
+    """f(w; x_i) = ⟨w, x_i⟩ + (c_i/2)‖w‖²: ∇F(w) = x̄ + c̄·w.  A record's curvature c_i is what
+    moves Spider's gradient *differences*: ∇f(w′; x_i) − ∇f(w; x_i) = c_i(w′ − w), so the
+    replace-one pair c_0 = ∓L1 moves every difference query by 2L1‖Δw‖/n, its sensitivity."""
+
+    def __init__(self, X: np.ndarray, c: np.ndarray):
+        X = np.asarray(X, dtype=float)
+        super().__init__(*X.shape)
+        self.X, self.c = X, np.asarray(c, dtype=float)
+        self.mean, self.cbar = X.mean(axis=0), float(self.c.mean())
+
+    def _loss(self, W):
+        return W @ self.mean + 0.5 * self.cbar * np.sum(W * W, axis=-1)
+
+    def _gradient(self, W):
+        return self.mean + self.cbar * W
+
+    def _per_sample_gradients(self, W, idx):
+        return self.X[idx][None] + self.c[idx][None, :, None] * W[:, None, :]
+
+
+def curved_pair(n: int, d: int = 2, L0: float = L0, L1: float = 0.02
+                ) -> tuple[CanaryCurved, CanaryCurved]:
+    """(D, D′): x_i = L0·e2 with c_i = 0 (i ≥ 1); the canary x_0 = 0 with curvature c_0 = −L1
+    in D, +L1 in D′.  Each loss is L1-smooth; the canary is L0-Lipschitz on ‖w‖ ≤ L0/L1 (= 50
+    here; Spider's iterates stay within T·step ≤ 5 of the origin on this schedule)."""
+    X = np.zeros((n, d))
+    X[1:, 1] = L0
+    out = []
+    for sign in (-1.0, 1.0):
+        c = np.zeros(n)
+        c[0] = sign * L1
+        out.append(CanaryCurved(X, c))
+    return out[0], out[1]
+
+
+class _DifferenceScore:
+    """Observer scoring Spider's difference channel: per difference release the increment
+    est_t − est_{t−1} (est_{t−1} public) has mean c̄·Δw with Δw = −step_k·est_{t−1}/‖est_{t−1}‖
+    (public), so Σ ⟨increment, Δw⟩·weight_k is the Gaussian likelihood-ratio statistic of the
+    curvature canary.  ``weights`` None: calibration pass, collecting the residuals
+    increment − c̄_D·Δw per round (the noise, on D) to measure each round's noise."""
+
+    def __init__(self, R: int, step: np.ndarray, cbar: float, weights: np.ndarray | None):
+        self.s = np.zeros(R)
+        self.step, self.cbar, self.weights = step, cbar, weights
+        self.round = np.full(R, -1)
+        self.last = None
+        self.resid: list[list[np.ndarray]] = [[] for _ in step]
+
+    def __call__(self, kind, rows, released, sigma):
+        if self.last is None:
+            self.last = np.zeros((self.s.size, released.shape[1]))
+        if kind == "full":
+            self.round[rows] += 1
+        else:
+            prev = self.last[rows]
+            k = self.round[rows]
+            dw = -(self.step[k] / np.linalg.norm(prev, axis=1))[:, None] * prev
+            inc = released - prev
+            if self.weights is None:
+                for kk in np.unique(k):
+                    self.resid[kk].append((inc - self.cbar * dw)[k == kk])
+            else:
+                self.s[rows] += np.sum(inc * dw, axis=1) * self.weights[k]
+        self.last[rows] = released
+
+
+#: Calibration rows measuring the difference noise (fixed seed; the same on both sides).
+_CAL_ROWS = 200
+
+
+def _spider_difference_release(side, rng, trials):
+    """The curvature canary scored on the difference channel alone, each round's weight
+    1/σ̂_k² from the noise *measured* on a fixed-seed calibration run on D (not the σ_k the
+    algorithm reports: a σ drawn wrong, or no noise at all, shows in the weights)."""
+    p = _spider_plan()
+    step = p.phi_hat ** (1.0 / _SP["kappa"]) / (4.0 * _SP["gamma"] * _SP["L1"])
+    pair = curved_pair(_SP["n"], _SP["d"], L1=_SP["L1"])
+    kw = dict(rho=RHO, w0=np.zeros(_SP["d"]), L0=L0, L1=_SP["L1"], gamma=_SP["gamma"],
+              kappa=_SP["kappa"], F0=_SP["F0"], beta=_SP["beta"])
+    cal = _DifferenceScore(_CAL_ROWS, step, pair[0].cbar, None)
+    gens = [np.random.Generator(np.random.PCG64(s))
+            for s in np.random.SeedSequence([2024, 29]).spawn(_CAL_ROWS)]
+    alg.kl_spider(pair[0], rng=gens, observe=cal, **kw)
+    var = np.array([np.mean(np.concatenate(r) ** 2) if r else np.inf for r in cal.resid])
+    # a floor far below any calibrated noise: noise that is absent gives a huge finite weight
+    weights = 1.0 / np.maximum(var, 1e-300)
+    obs = _DifferenceScore(trials, step, pair[side].cbar, weights)
+    alg.kl_spider(pair[side], rng=spawn_rows(rng, trials), observe=obs, **kw)
+    return obs.s
+
+
+def _spider_plan():
+    return alg.kl_spider_plan(_SP["n"], _SP["d"], rho=RHO, kappa=_SP["kappa"],
+                              gamma=_SP["gamma"], L0=L0, L1=_SP["L1"], F0=_SP["F0"],
+                              beta=_SP["beta"])
+
+
+def _spider_exact() -> float:
+    # The canary moves only the full-gradient releases (differences of a w-independent gradient
+    # are 0 on both sides), so the best any test can do is the K full releases' ε.
+    p = _spider_plan()
+    return exact_gaussian_epsilon(p.z_full, p.K, DELTA)
+
+
+# --------------------------------------------------------------------------------------------
+# Algorithm 3 (adaptive noisy GD) and Algorithm 2 (proximal point)
+# --------------------------------------------------------------------------------------------
+_AD = dict(n=40, d=2, L1=1.0, beta=0.1)
+
+
+def _adaptive_release(side, rng, trials):
+    D = canary_pair(_AD["n"], _AD["d"])[side]
+    obs = _Score(trials, ("gradient",))
+    alg.adaptive_noisy_gd(D, rho=RHO, w0=np.zeros(_AD["d"]), L0=L0, L1=_AD["L1"],
+                          beta=_AD["beta"], rng=spawn_rows(rng, trials), observe=obs)
+    return obs.s
+
+
+_PP = dict(n=30, d=2, L1t=1.0, kappa=2.0, gamma=1.0, F0=0.5, beta=0.1, inner=8)
+
+
+def _ppm_release(side, rng, trials):
+    D = canary_pair(_PP["n"], _PP["d"])[side]
+    res = alg.proximal_point(D, rho=RHO, w0=np.zeros(_PP["d"]), L0=L0, L1t=_PP["L1t"],
+                             gamma=_PP["gamma"], kappa=_PP["kappa"], F0=_PP["F0"],
+                             beta=_PP["beta"], rng=spawn_rows(rng, trials),
+                             inner_max_steps=_PP["inner"])
+    return -res.w[:, 0]
+
+
+def _claim() -> float:
+    # every KL run is certified at guarantee_rho = target ρ (checked on every stored row)
+    return accounting.zcdp_to_epsilon(RHO, DELTA)
+
+
+_NOTE = "canary ∓L0·e1 among L0·e2 records (linear losses): shift 2L0/n = the sensitivity"
+
+register_audit(AuditTarget(
+    name="kl.noisy_gd.stepwise", paper="kl", algorithm="algorithms.kl.condition.noisy_gd "
+    "(Algorithm 4), its T − 1 noisy gradients", relation="replace-one", delta=DELTA,
+    claimed_epsilon=_claim, release=_noisy_gd_release("stepwise"), view="stepwise",
+    trials=60_000, exact_epsilon=_gd_exact, note=_NOTE))
+register_audit(AuditTarget(
+    name="kl.noisy_gd.final", paper="kl", algorithm="algorithms.kl.condition.noisy_gd "
+    "(Algorithm 4), averaged output", relation="replace-one", delta=DELTA,
+    claimed_epsilon=_claim, release=_noisy_gd_release("final"), view="final",
+    trials=60_000, exact_epsilon=_gd_exact, note=_NOTE))
+register_audit(AuditTarget(
+    name="kl.spider.stepwise", paper="kl", algorithm="algorithms.kl.condition.kl_spider "
+    "(Algorithm 1), full gradients and Spider estimates", relation="replace-one", delta=DELTA,
+    claimed_epsilon=_claim,
+    candidates={"full releases": _spider_release(("full",)),
+                "all releases": _spider_release(("full", "difference")),
+                "difference channel (curvature canary)": _spider_difference_release},
+    view="stepwise", trials=6_000, search_trials=600, exact_epsilon=_spider_exact,
+    note=_NOTE + "; statistic and canary searched: the curvature canary ∓L1 (c_0) moves the "
+         "difference queries by their sensitivity 2L1‖Δw‖/n, scored with measured noise"))
+register_audit(AuditTarget(
+    name="kl.adaptive.stepwise", paper="kl", algorithm="algorithms.kl.condition."
+    "adaptive_noisy_gd (Algorithm 3), its noisy gradients", relation="replace-one",
+    delta=DELTA, claimed_epsilon=_claim, release=_adaptive_release, view="stepwise",
+    trials=2_000, note=_NOTE + "; per-row privacy filters make this one slow"))
+register_audit(AuditTarget(
+    name="kl.proximal_point.final", paper="kl", algorithm="algorithms.kl.condition."
+    "proximal_point (Algorithm 2), output", relation="replace-one", delta=DELTA,
+    claimed_epsilon=_claim, release=_ppm_release, view="final", trials=10_000,
+    note=_NOTE + f"; inner solver capped at {_PP['inner']} steps"))
+# Broken controls (the registered mutants, applied inside the release only).
+register_audit(AuditTarget(
+    name="kl.spider.difference_noise_removed", paper="kl", algorithm="Spider adding no noise "
+    "to its difference releases (accounting unchanged)", relation="replace-one", delta=DELTA,
+    claimed_epsilon=_claim, release=with_mutant("kl.spider.difference_noise_removed",
+                                                _spider_difference_release),
+    view="stepwise", trials=2_000, expect="broken", note="curvature canary, difference channel"))
+register_audit(AuditTarget(
+    name="kl.spider.no_correction", paper="kl", algorithm="Spider querying fresh gradients "
+    "with the difference noise σ_k", relation="replace-one", delta=DELTA,
+    claimed_epsilon=_claim,
+    release=with_mutant("kl.spider.no_correction", _spider_release(("full", "difference"))),
+    view="stepwise", trials=2_000, expect="broken", note=_NOTE))
+register_audit(AuditTarget(
+    name="kl.noisy_gd.add_remove_sensitivity", paper="kl", algorithm="Algorithm 4 with the "
+    "add/remove sensitivity L0/n for its replace-one claim", relation="replace-one",
+    delta=DELTA, claimed_epsilon=_claim,
+    release=with_mutant("kl.noisy_gd.add_remove_sensitivity", _noisy_gd_release("stepwise")),
+    view="stepwise", trials=100_000, expect="broken", note=_NOTE))
+register_audit(AuditTarget(
+    name="kl.noisy_gd.noise_halved", paper="kl", algorithm="Algorithm 4 drawing half its "
+    "noise", relation="replace-one", delta=DELTA, claimed_epsilon=_claim,
+    release=with_mutant("kl.noisy_gd.noise_halved", _noisy_gd_release("stepwise")),
+    view="stepwise", trials=100_000, expect="broken", note=_NOTE))
+
+
+# --------------------------------------------------------------------------------------------
+# measured noise (tests/test_audit_kl.py)
+# --------------------------------------------------------------------------------------------
+def measure_spider_noise(rows: int = 400, seed: int = 0) -> dict:
+    """Run Spider on the canary data set D and measure each release's injected noise.
+
+    The gradient is x̄ at every w, so a full release minus x̄ is its noise, and a Spider
+    estimate minus the previous one (the difference query's answer is exactly 0) is its noise.
+    Returns, per round k: the measured std over rows and coordinates of the full-gradient noise
+    and of the difference noise, the theorem's σ̂ and σ_k (printed formulas × the scale s of
+    errata KL-E22, recomputed here from the schedule), and sample counts."""
+    D = canary_pair(_SP["n"], _SP["d"])[0]
+    p = _spider_plan()
+    K, n = p.K, _SP["n"]
+    sigma_hat = p.scale * L0 * math.sqrt(K) / (n * math.sqrt(RHO))
+    sigma_k = (p.scale * p.phi_hat ** (1.0 / _SP["kappa"]) * np.sqrt(p.T_k * K)
+               / (_SP["gamma"] * n * math.sqrt(RHO)))
+    full: list[list[np.ndarray]] = [[] for _ in range(K)]
+    diff: list[list[np.ndarray]] = [[] for _ in range(K)]
+    last = np.zeros((rows, _SP["d"]))
+    state = {"k": -1}
+
+    def obs(kind, r, released, sigma):
+        if kind == "full":
+            state["k"] += 1
+            full[state["k"]].append(released - D.mean)
+        else:
+            diff[state["k"]].append(released - last[r])
+        last[r] = released
+
+    gens = [np.random.Generator(np.random.PCG64(s))
+            for s in np.random.SeedSequence([seed, 9]).spawn(rows)]
+    alg.kl_spider(D, rho=RHO, w0=np.zeros(_SP["d"]), L0=L0, L1=_SP["L1"], gamma=_SP["gamma"],
+                  kappa=_SP["kappa"], F0=_SP["F0"], beta=_SP["beta"], rng=gens, observe=obs)
+    out = {"sigma_hat": sigma_hat, "sigma_k": sigma_k, "full_std": [], "full_count": [],
+           "diff_std": [], "diff_count": []}
+    for k in range(K):
+        f = np.concatenate(full[k]) if full[k] else np.zeros((0, _SP["d"]))
+        g = np.concatenate(diff[k]) if diff[k] else np.zeros((0, _SP["d"]))
+        out["full_std"].append(float(np.sqrt(np.mean(f ** 2))) if f.size else math.nan)
+        out["full_count"].append(int(f.size))
+        out["diff_std"].append(float(np.sqrt(np.mean(g ** 2))) if g.size else math.nan)
+        out["diff_count"].append(int(g.size))
+    return out
+
+
+def measure_noisy_gd_noise(rows: int = 200, seed: int = 0) -> dict:
+    """Algorithm 4 on D: each release minus x̄ is its noise; returns the measured std over
+    steps, rows and coordinates, the count, and KL-E1's σ = (2L0/n)√((T−1)/(2ρ)) with T from
+    Theorem 9's formula, both recomputed here."""
+    n, d = _GD["n"], _GD["d"]
+    D = canary_pair(n, d)[0]
+    T = max(1, math.ceil(n * n * RHO * math.log(2.0 / _GD["beta"]) ** 2 / d))
+    sigma = (2.0 * L0 / n) * math.sqrt((T - 1) / (2.0 * RHO))
+    acc = []
+    gens = [np.random.Generator(np.random.PCG64(s))
+            for s in np.random.SeedSequence([seed, 4]).spawn(rows)]
+    res = alg.noisy_gd(D, rho=RHO, w0=np.zeros(d), L0=L0, L1t=_GD["L1t"], beta=_GD["beta"],
+                       rng=gens, observe=lambda k, r, v, s: acc.append(v - D.mean))
+    z = np.concatenate(acc)
+    return {"std": float(np.sqrt(np.mean(z ** 2))), "count": int(z.size), "sigma": sigma,
+            "T_used": int(res.info["T"]), "T_theory": T}

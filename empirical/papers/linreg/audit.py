@@ -1,0 +1,553 @@
+"""Privacy audits and mutants of the linear-regression paper's algorithms (see
+:mod:`empirical.privacy.audit`, :mod:`empirical.privacy.mutants`; loaded by :mod:`empirical.privacy.audit` when present).
+
+Algorithms (``algorithms.linreg.adaptive_clipping``, called through the module so that the
+mutants' patches reach them): Algorithm 2 (DP-AMBSSGD with DP-STAT), Algorithm 3 (DP-STAT
+alone), the fixed-clip minibatch baseline (``dp_ambssgd(clip="fixed")``) and Algorithm 1
+(DP-SSGD).  All claim privacy under **replace-one** neighbours (errata LR-E2: the proofs'
+sensitivities 2ζ_t/b and 2ηζ are replace-one), so every pair below differs by replacing one
+record.
+
+Fixed data.  The algorithms draw their data from ``design.sample(gens, m)`` (an i.i.d. stream).
+An audit needs a fixed D, so :class:`FixedStream` is a ``LinearRegressionDesign`` whose
+``sample`` returns the next m records of a fixed list (the same for every run; it wraps around
+if an algorithm reads more than n records, as a finite data set would be re-read).  For
+Algorithm 2 the records are consumed in list order (no shuffle): its claim rests on parallel
+composition (each record enters one mechanism), which holds for every fixed permutation, so a
+fixed order is a stronger test than a shuffled one.  For Algorithm 1 the claimed ε comes from
+amplification by shuffling, so :class:`FixedStream` draws each run's permutation of D from that
+run's own data generator (the algorithm's random permutation).
+
+Views.  Algorithms 2 and 3 are audited through the **final output** (``Result.w``) on a small
+instance, or the released γ of DP-STAT (mechanism view).  For Algorithm 2 the instance has T = 1
+phase, so w̄ = w_1 = −η·(the one noisy gradient release): the final view *is* the stepwise view
+there and loses nothing.  For Algorithm 1 the tail average over n/2 iterates dilutes one step's
+shift by ≈ √(n/2), so the final-output audit of DP-SSGD has essentially no power (reported, not
+hidden); DP-SSGD is therefore also audited **per step** through the algorithms' ``observe``
+hook (``observe(kind, t, rows, released, sigma)``, called with ``kind="grad"`` and the noisy
+gradient (R, d) and its std (R,) at each step of ``dp_ambssgd``/``dp_ssgd``, and ``kind="stat"``
+with DP-STAT's noisy count and std at each round): ``linreg.dp_ssgd.stepwise`` (honest) and
+``linreg.dp_ssgd.unshuffled`` (broken control, caught only by this view).
+
+Targets (claimed ε from dp-accounting, read off the module's own reported guarantee so that an
+accountant bug shows up in the claim):
+
+* ``linreg.dp_ambssgd`` — pair search over a gradient canary (x = e1, y = ∓Y with Y ≫ ζ, in the
+  gradient batch: clipped gradient ±ζ·e1, the largest replace-one shift 2ζ/b, against noise
+  α·2ζ/b: exactly a Gaussian mechanism with multiplier α) with DP-STAT's grid undithered or
+  dithered, and a DP-STAT canary (a stat point with residual 0 vs 8B);
+* ``linreg.dp_stat`` — DP-STAT's released γ; count shifted by 1 (residual 0 vs 8B) with the
+  other counts placed near the break threshold so the stop time carries the shift;
+* ``linreg.fixed_clip`` — the baseline's final output, gradient canary;
+* ``linreg.dp_ssgd`` — DP-SSGD's final output at Theorem 3.1's amplified ε, inside the range
+  where dp_ssgd_privacy reports it (ε₀ ≤ log(n/(16 log(8/δ)))), at the δ it holds at;
+  ``linreg.dp_ssgd.stepwise`` — its per-step releases (``observe``) at n = 4000;
+* controls (``expect="broken"``): DP-STAT replaced by the true max residual, noise halved,
+  the fixed-clip baseline's noise calibrated to the add/remove sensitivity ζ/b, and DP-SSGD with
+  its noise removed (the only DP-SSGD break its final-output audit can see: an unshuffled
+  DP-SSGD at the amplified ε is caught only by the per-step view ``linreg.dp_ssgd.unshuffled``).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from algorithms import accounting
+from algorithms.linreg import adaptive_clipping as lr
+from empirical.privacy.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
+from empirical.privacy.mutants import Mutant, Patch, register_mutant
+
+__all__ = ["FixedStream", "EPSILON", "DELTA", "noise_scaled", "dp_stat_bypassed",
+           "ambssgd_claim", "fixed_claim", "dp_stat_claim", "ssgd_claim", "SSGD_DELTA"]
+
+EPSILON = 2.0        # α ≈ 2.149, μ = 1/α ≈ 0.47: exact ε(1e-5) ≈ 1.84; halved noise ≈ 4.03
+DELTA = 1e-5
+_MOD = "algorithms.linreg.adaptive_clipping"
+
+
+# =============================================================================================
+# fixed data behind the design interface
+# =============================================================================================
+class FixedStream(lr.LinearRegressionDesign):
+    """A design (H = I_d, w* = 0, σ = 1, Gaussian tail a = ½: only R_x² = d + 2, ‖w*‖_H = 0,
+    σ and log^a n enter the algorithms' parameters) whose ``sample(gens, m)`` streams the fixed
+    records (X[i], y[i]), i = 0, 1, ..., n − 1, 0, 1, ... — the same list for every run.
+
+    ``shuffle=True``: run r reads D in the order π_r, π_r drawn uniformly at random from run r's
+    data generator at the first read (Algorithm 1's random permutation)."""
+
+    @classmethod
+    def of(cls, X: np.ndarray, y: np.ndarray, *, shuffle: bool = False) -> "FixedStream":
+        X = np.asarray(X, dtype=float)
+        d = X.shape[1]
+        obj = cls(np.ones(d), np.zeros(d), 1.0)
+        # frozen dataclass: the stream's state is set around the generated __setattr__
+        for k, v in (("_X", X), ("_y", np.asarray(y, dtype=float)), ("_pos", [0]),
+                     ("_shuffle", shuffle), ("_perm", [None])):
+            object.__setattr__(obj, k, v)
+        return obj
+
+    def sample(self, gens: Sequence[np.random.Generator], m: int) -> tuple[np.ndarray, np.ndarray]:
+        n = self._X.shape[0]
+        idx = (self._pos[0] + np.arange(m)) % n
+        self._pos[0] += m
+        R = len(gens)
+        if not self._shuffle:
+            return (np.broadcast_to(self._X[idx], (R, m, self._X.shape[1])),
+                    np.broadcast_to(self._y[idx], (R, m)))
+        if self._perm[0] is None:
+            self._perm[0] = np.stack([g.permutation(n) for g in gens])
+        take = self._perm[0][:, idx]
+        return self._X[take], self._y[take]
+
+
+# =============================================================================================
+# injected bugs (used by the broken controls inside their release, and by the mutants)
+# =============================================================================================
+class _ScaledNormals(np.random.Generator):
+    """A generator whose standard normals are multiplied by ``_f`` (the privacy-noise stream)."""
+
+    _f = 1.0
+
+    def standard_normal(self, *a, **k):
+        z = super().standard_normal(*a, **k)
+        if k.get("out") is not None:
+            k["out"] *= self._f
+            return k["out"]
+        return z * self._f
+
+
+def noise_scaled(factor: float) -> Callable:
+    """``make(orig)`` for ``_streams`` in the linreg module: each run's (data, noise) children
+    as usual, but the noise child's normals are scaled by ``factor``.  Both algorithms take
+    every stream from ``_streams``, so this scales the Gaussian gradient noise and DP-STAT's
+    count noise (what is drawn), not α (what the accountant sees).  The data stream is
+    untouched."""
+    scaled = type("_Scaled", (_ScaledNormals,), {"_f": float(factor)})
+
+    def make(orig):
+        def _streams(gens):
+            data, noise = orig(gens)
+            return data, [scaled(g.bit_generator) for g in noise]
+        return _streams
+    return make
+
+
+def dp_stat_bypassed(orig):
+    """``make(orig)`` for ``dp_stat``: the true max residual replaces the private γ (noise is
+    still drawn and the accounting reported unchanged): the adaptive clip level is released
+    without being privatised."""
+    def dp_stat(abs_residuals, **kw):
+        res = orig(abs_residuals, **kw)
+        r = np.atleast_2d(np.asarray(abs_residuals, dtype=float))
+        return lr.DpStatResult(r.max(axis=1), res.rounds, res.levels, res.noise_std,
+                               res.threshold, res.rho_spent, res.rho_guarantee)
+    return dp_stat
+
+
+@contextlib.contextmanager
+def _patched(attr: str, make: Callable) -> Iterator[None]:
+    """Replace ``lr.<attr>`` by ``make(lr.<attr>)`` for the duration (one release call)."""
+    orig = getattr(lr, attr)
+    setattr(lr, attr, make(orig))
+    try:
+        yield
+    finally:
+        setattr(lr, attr, orig)
+
+
+# =============================================================================================
+# DP-AMBSSGD (Algorithm 2) and the fixed-clip baseline: T = 1 phase, d = 1
+# =============================================================================================
+#: n = 110 with T = 1: s = ⌊n/11⌋ = 10 stat points, then b = ⌊10n/11⌋ = 100 gradient points.
+_N, _T = 110, 1
+_S, _B = _N // (11 * _T), 10 * _N // (11 * _T)
+_Y = 1e12            # |y| of the gradient canary: far above any ζ, so its gradient is clipped
+_FIXED_ZETA = 1.0
+
+
+def _amb_data(side: int, canary: str, n: int = _N, s: int = _S) -> tuple[np.ndarray, np.ndarray]:
+    """D (side 0) / D′ (side 1) in the order Algorithm 2 reads them (s stat points, b gradient
+    points).  Every other record is (x = 0, y = 0): gradient 0 at every w, residual 0.
+
+    ``canary="grad"``: the last gradient record is (e1, −Y) in D and (e1, +Y) in D′; at w_0 = 0
+    its gradient x(⟨x, w⟩ − y) = ±Y·e1 is clipped to ±ζ·e1 (Y ≫ ζ), the largest replace-one
+    shift of the clipped mean, 2ζ/b.  ``canary="stat"``: the first stat point has residual 0 in D
+    and 8B (above every γ DP-STAT can reach) in D′, so one count moves by 1 at every level."""
+    X, y = np.zeros((n, 1)), np.zeros(n)
+    if canary == "grad":
+        X[n - 1, 0] = 1.0
+        y[n - 1] = _Y if side else -_Y
+    elif canary == "stat":
+        y[0] = 8.0 * _amb_B(n) if side else 0.0
+    else:
+        raise ValueError(canary)
+    return X, y
+
+
+def _amb_B(n: int) -> float:
+    """DP-STAT's upper bound B = R_x(‖w*‖_H + σ)log^{2a} n on the FixedStream design (d = 1)."""
+    return math.sqrt(3.0) * 1.0 * math.log(n)
+
+
+def _run_amb(stream: FixedStream, rows: list, *, clip: str = "adaptive", dither: bool = True):
+    return lr.dp_ambssgd(stream, _N, epsilon=EPSILON, delta=DELTA, rng=rows, clip=clip,
+                         zeta=_FIXED_ZETA if clip == "fixed" else None, T=_T, dither=dither)
+
+
+def _amb_release(canary: str, dither: bool, clip: str = "adaptive") -> Callable:
+    """Score of the final output w̄ = w_1 = −η(clipped mean gradient + noise).
+
+    Gradient canary: −w̄₁ (the shift's direction; ζ is fixed by DP-STAT's noise alone, which
+    the canary does not touch).  Stat canary: log|w̄₁|, which moves with the released ζ
+    (everything else in w̄ is the noise g ~ N(0, 1) scaled by α·2ζ/b)."""
+    def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+        X, y = _amb_data(side, canary)
+        res = _run_amb(FixedStream.of(X, y), spawn_rows(rng, trials), clip=clip, dither=dither)
+        w = res.w[:, 0]
+        return -w if canary == "grad" else np.log(np.abs(w) + 1e-300)
+    return release
+
+
+def _with(attr: str, make: Callable, fn: Callable) -> Callable:
+    def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+        with _patched(attr, make):
+            return fn(side, rng, trials)
+    return release
+
+
+@functools.lru_cache(maxsize=None)
+def _alpha() -> float:
+    return lr.alpha_for_epsilon(EPSILON, DELTA)
+
+
+def ambssgd_claim(clip: str = "adaptive") -> float:
+    """ε(δ) the module reports for this instance (``info["epsilon_guarantee"]``: dp-accounting
+    of max(ρ_grad, ρ_DP-STAT) with ρ = ½α⁻² each, converted by dp-accounting's RDP
+    conversion).  Computed from a 1-run call so an accountant bug shows in the claim."""
+    X, y = _amb_data(0, "grad")
+    res = _run_amb(FixedStream.of(X, y), [np.random.default_rng(0)], clip=clip)
+    return float(res.info["epsilon_guarantee"])
+
+
+def fixed_claim() -> float:
+    return ambssgd_claim("fixed")
+
+
+def _gauss_exact() -> float:
+    """PLD ε(δ) of one Gaussian release with multiplier α: what the gradient step leaks."""
+    return exact_gaussian_epsilon(_alpha(), 1, DELTA)
+
+
+# =============================================================================================
+# DP-STAT (Algorithm 3), mechanism view
+# =============================================================================================
+_STAT_L = 7          # L + 1 = 8 noisy counts, std α√8 ≈ 6.1
+_STAT_S = 100
+
+
+def _stat_residuals(side: int, k: int) -> np.ndarray:
+    """s residuals: k at 0 (counted at every level), the rest at 4B (never counted: DP-STAT's
+    largest γ is B·2^U < 2B), and the canary at 0 (D) or 8B (D′).  The counts are k + 1 vs k
+    at every level; k is chosen near the break threshold s − 3α√(L + 1) so that each round
+    stops with probability ≈ ½ and the stop time (which the released γ reveals exactly:
+    ⌊log2(γ·2^L/B)⌋ is the stop round, whatever the dither U ∈ [0, 1)) carries the shift."""
+    r = np.full(_STAT_S, 4.0)
+    r[:k] = 0.0
+    r[_STAT_S - 1] = 8.0 if side else 0.0
+    return r            # in units of B
+
+
+def _stat_k(offset: int) -> int:
+    thr = _STAT_S - lr.GAMMA_SLACK * _alpha() * math.sqrt(_STAT_L + 1)
+    return int(round(thr)) - 1 + offset
+
+
+def _stat_release(offset: int) -> Callable:
+    def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+        B = 1.0
+        r = np.broadcast_to(_stat_residuals(side, _stat_k(offset)) * B, (trials, _STAT_S))
+        st = lr.dp_stat(r, B=B, alpha=_alpha(), rng=spawn_rows(rng, trials), levels=_STAT_L)
+        return np.floor(np.log2(st.gamma * 2.0 ** _STAT_L / B))
+    return release
+
+
+def dp_stat_claim() -> float:
+    """ε(δ) by dp-accounting (RDP conversion) of DP-STAT's reported guarantee ρ (L + 1 counts of
+    std α√(L + 1): ½α⁻²)."""
+    st = lr.dp_stat(np.zeros((1, _STAT_S)), B=1.0, alpha=_alpha(), rng=[np.random.default_rng(0)],
+                    levels=_STAT_L)
+    return accounting.zcdp_to_epsilon(float(st.rho_guarantee), DELTA)
+
+
+# =============================================================================================
+# DP-SSGD (Algorithm 1) inside the amplification range
+# =============================================================================================
+#: n = 1000, α = 4: ε₀ ≈ 1.40 at δ₀ = δ/(2n) ≤ log(n/(16 log(8/δ))) ≈ 1.53 (in range); amplified
+#: ε ≈ 0.84 at δ ≈ 2.4·10⁻⁵ (LR-E7) against 0.87 for one unshuffled step at that δ.
+_SSGD_N, _SSGD_ALPHA, _SSGD_ZETA, _SSGD_ETA = 1000, 4.0, 1.0, 0.5
+_SSGD_GROUP = 2000   # rows per dp_ssgd call: its data and noise arrays are rows × n × d
+
+
+def _ssgd_privacy() -> dict:
+    return lr.dp_ssgd_privacy(_SSGD_ALPHA, _SSGD_N, DELTA)
+
+
+def ssgd_claim() -> float:
+    """Theorem 3.1's amplified ε (``dp_ssgd_privacy``: Feldman–McMillan–Talwar closed form on ε₀
+    from dp-accounting at δ₀ = δ/(2n)); NaN outside the theorem's range."""
+    return float(_ssgd_privacy()["epsilon_amplified"])
+
+
+def _ssgd_delta() -> float:
+    """The δ at which the amplified ε holds, as the module reports it (``delta_amplified``:
+    δ/2 + (e^ε + 1)(1 + e^{−ε₀}/2)·n·δ₀, not δ itself: LR-E7; tests/test_linreg_algorithms.py
+    recomputes it)."""
+    return float(_ssgd_privacy()["delta_amplified"])
+
+
+SSGD_DELTA = _ssgd_delta()
+
+
+def _ssgd_canary_runs(side: int, rng: np.random.Generator, trials: int, *, n: int, alpha: float,
+                      shuffle: bool, score: Callable) -> np.ndarray:
+    """DP-SSGD on the canary data set, ``trials`` runs in groups of ``_SSGD_GROUP`` rows:
+    record 0 is (e1, ∓Y) (clipped gradient ±ζ·e1), the n − 1 others (0, 0) (gradient 0), read
+    in each run's own random order when ``shuffle``.  ``score(rows, run)`` turns one group into
+    its scores, ``run(**kw)`` being ``dp_ssgd`` on that group (kw: its ``observe``)."""
+    X, y = np.zeros((n, 1)), np.zeros(n)
+    X[0, 0], y[0] = 1.0, (_Y if side else -_Y)
+    rows = spawn_rows(rng, trials)
+    out = []
+    for i in range(0, trials, _SSGD_GROUP):
+        group = rows[i:i + _SSGD_GROUP]
+        run = functools.partial(lr.dp_ssgd, FixedStream.of(X, y, shuffle=shuffle), n,
+                                zeta=_SSGD_ZETA, alpha=alpha, eta=_SSGD_ETA, rng=group,
+                                delta=DELTA)
+        out.append(score(len(group), run))
+    return np.concatenate(out)
+
+
+def _ssgd_release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+    """Canary (e1, ∓1e12) among n − 1 zero records, shuffled per run; score −w̄₁."""
+    return _ssgd_canary_runs(side, rng, trials, n=_SSGD_N, alpha=_SSGD_ALPHA, shuffle=True,
+                             score=lambda rows, run: -run().w[:, 0])
+
+
+# ---------------------------------------------------------------------------------------------
+# DP-SSGD, stepwise view through the observe hook
+# ---------------------------------------------------------------------------------------------
+#: n = 4000, α = 2.25: ε₀ ≈ 2.68 (in range, ≤ 2.91); amplified ε ≈ 0.97 at δ ≈ 2.4·10⁻⁵ (LR-E7),
+#: against 1.65 for one step seen on its own at that δ: an unshuffled DP-SSGD held to the amplified
+#: ε breaks its claim by ≈ 1.7×, which a per-step audit can see and a final-output audit cannot.
+_SSGD_STEP_N, _SSGD_STEP_ALPHA = 4000, 2.25
+
+
+class _FirstReleaseRead(Exception):
+    """Raised by the observer once step 0 is read: the score is a function of that release only
+    (post-processing), so the remaining n − 1 steps need not be run."""
+
+
+def _ssgd_step_privacy() -> dict:
+    return lr.dp_ssgd_privacy(_SSGD_STEP_ALPHA, _SSGD_STEP_N, DELTA)
+
+
+def ssgd_step_claim() -> float:
+    """The amplified ε the module reports for the stepwise instance (n = 4000)."""
+    return float(_ssgd_step_privacy()["epsilon_amplified"])
+
+
+class _StepScores:
+    """Observer of DP-SSGD's releases (coordinate 1, in units of the noise std).
+
+    ``mode="mixture"``: the likelihood ratio of "the canary's step is +μ somewhere" against
+    "−μ somewhere" with the position uniform (what shuffling makes it), μ = ζ/(2ζα) = 1/(2α):
+    log Σ_t e^{μz_t} − log Σ_t e^{−μz_t}, accumulated online (O(rows) memory).  ``mode="first"``:
+    z_0, the release of step 0, where an unshuffled run puts the canary (the run is stopped
+    there)."""
+
+    def __init__(self, rows: int, mode: str, mu: float) -> None:
+        self.mode, self.mu = mode, mu
+        self.plus = np.full(rows, -np.inf)
+        self.minus = np.full(rows, -np.inf)
+        self.first = np.zeros(rows)
+
+    def __call__(self, kind: str, t: int, rows: np.ndarray, released: np.ndarray,
+                 sigma: np.ndarray) -> None:
+        z = released[:, 0] / sigma
+        if self.mode == "first":
+            self.first[rows] = z
+            raise _FirstReleaseRead
+        np.logaddexp(self.plus, self.mu * z, out=self.plus)
+        np.logaddexp(self.minus, -self.mu * z, out=self.minus)
+
+    def score(self) -> np.ndarray:
+        return self.first if self.mode == "first" else self.plus - self.minus
+
+
+def _ssgd_step_release(shuffle: bool, mode: str) -> Callable:
+    """Scores of the per-step releases of the canary data set (:func:`_ssgd_canary_runs`), read
+    through ``observe``."""
+    def score(rows: int, run: Callable) -> np.ndarray:
+        obs = _StepScores(rows, mode, 1.0 / (2.0 * _SSGD_STEP_ALPHA))
+        with contextlib.suppress(_FirstReleaseRead):
+            run(observe=obs)
+        return obs.score()
+
+    def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+        return _ssgd_canary_runs(side, rng, trials, n=_SSGD_STEP_N, alpha=_SSGD_STEP_ALPHA,
+                                 shuffle=shuffle, score=score)
+    return release
+
+
+SSGD_STEP_DELTA = float(_ssgd_step_privacy()["delta_amplified"])
+
+
+# =============================================================================================
+# registration
+# =============================================================================================
+_GRAD_NOTE = ("T = 1, d = 1, n = 110 (s = 10, b = 100); canary (e1, ∓Y), Y = 1e12, the last "
+              "gradient record (clipped ±ζ·e1: shift 2ζ/b), other records (0, 0)")
+
+register_audit(AuditTarget(
+    name="linreg.dp_ambssgd", paper="linreg",
+    algorithm="algorithms.linreg.adaptive_clipping.dp_ambssgd (Algorithm 2 with DP-STAT), ε = 2",
+    relation="replace-one", delta=DELTA, claimed_epsilon=ambssgd_claim,
+    candidates={"grad": _amb_release("grad", False), "grad-dither": _amb_release("grad", True),
+                "stat": _amb_release("stat", False)},
+    view="final", trials=40_000, search_trials=4_000, exact_epsilon=_gauss_exact,
+    note=_GRAD_NOTE + "; or a stat point with residual 0 vs 8B (score log|w̄|)"))
+register_audit(AuditTarget(
+    name="linreg.dp_stat", paper="linreg",
+    algorithm=f"algorithms.linreg.adaptive_clipping.dp_stat (Algorithm 3), L = {_STAT_L}, α(ε = 2)",
+    relation="replace-one", delta=DELTA, claimed_epsilon=dp_stat_claim,
+    candidates={f"k{o:+d}": _stat_release(o) for o in (-3, -1, 1)},
+    view="mechanism", trials=40_000, search_trials=4_000,
+    exact_epsilon=lambda: exact_gaussian_epsilon(_alpha() * math.sqrt(_STAT_L + 1), _STAT_L + 1,
+                                                 DELTA),
+    note=f"s = {_STAT_S} residuals, one 0 vs 8B, k near the break threshold at 0, the rest 4B; "
+         "score: the stop round read off the released γ"))
+register_audit(AuditTarget(
+    name="linreg.fixed_clip", paper="linreg",
+    algorithm="dp_ambssgd(clip='fixed', ζ = 1) (fixed-clip minibatch baseline), ε = 2",
+    relation="replace-one", delta=DELTA, claimed_epsilon=fixed_claim,
+    release=_amb_release("grad", False, "fixed"), view="final", trials=40_000,
+    exact_epsilon=_gauss_exact,
+    note="T = 1, d = 1, n = 110 (b = 110); canary (e1, ∓Y) clipped to ±ζ·e1"))
+register_audit(AuditTarget(
+    name="linreg.dp_ssgd", paper="linreg",
+    algorithm=f"algorithms.linreg.adaptive_clipping.dp_ssgd (Algorithm 1), n = {_SSGD_N}, "
+              f"α = {_SSGD_ALPHA:g}, amplified ε (Thm 3.1 via FMT21)",
+    relation="replace-one", delta=SSGD_DELTA, claimed_epsilon=ssgd_claim,
+    release=_ssgd_release, view="final", trials=4_000,
+    exact_epsilon=lambda: exact_gaussian_epsilon(_SSGD_ALPHA, 1, DELTA),
+    note="canary (e1, ∓Y) among zero records, per-run shuffle; final output only (the "
+         "per-step view is linreg.dp_ssgd.stepwise): one step's shift is diluted ≈ √(n/2) by "
+         "the tail average, so no power"))
+
+register_audit(AuditTarget(
+    name="linreg.dp_ssgd.stepwise", paper="linreg",
+    algorithm=f"algorithms.linreg.adaptive_clipping.dp_ssgd (Algorithm 1), n = {_SSGD_STEP_N}, "
+              f"α = {_SSGD_STEP_ALPHA:g}, amplified ε (Thm 3.1 via FMT21), per-step releases",
+    relation="replace-one", delta=SSGD_STEP_DELTA, claimed_epsilon=ssgd_step_claim,
+    release=_ssgd_step_release(True, "mixture"), view="stepwise", trials=4_000,
+    exact_epsilon=lambda: exact_gaussian_epsilon(_SSGD_STEP_ALPHA, 1, SSGD_STEP_DELTA),
+    note="canary (e1, ∓Y) among zero records, per-run shuffle; score: the likelihood ratio of "
+         "the n releases with the canary's position uniform (exact ε: one step on its own, an "
+         "upper bound on what the shuffled view can reach)"))
+
+# --- broken controls -----------------------------------------------------------------------
+register_audit(AuditTarget(
+    name="linreg.dp_ambssgd.dpstat_bypassed", paper="linreg",
+    algorithm="DP-AMBSSGD with DP-STAT's γ replaced by the true max residual",
+    relation="replace-one", delta=DELTA, claimed_epsilon=ambssgd_claim,
+    release=_with("dp_stat", dp_stat_bypassed, _amb_release("stat", False)), view="final",
+    trials=4_000, expect="broken", note="stat canary: residual 0 vs 8B sets ζ"))
+register_audit(AuditTarget(
+    name="linreg.dp_ambssgd.noise_halved", paper="linreg",
+    algorithm="DP-AMBSSGD drawing half the noise its accountant sees",
+    relation="replace-one", delta=DELTA, claimed_epsilon=ambssgd_claim,
+    release=_with("_streams", noise_scaled(0.5), _amb_release("grad", False)),
+    view="final", trials=70_000, expect="broken", note=_GRAD_NOTE))
+register_audit(AuditTarget(
+    name="linreg.dp_ssgd.noise_removed", paper="linreg",
+    algorithm="DP-SSGD drawing 1e-6 of its noise (shows the final-view DP-SSGD audit can fail)",
+    relation="replace-one", delta=SSGD_DELTA, claimed_epsilon=ssgd_claim,
+    release=_with("_streams", noise_scaled(1e-6), _ssgd_release), view="final",
+    trials=2_000, expect="broken",
+    note="the canary's clipped step moves w̄ by −ηζ·(its weight in the tail average) > 0 "
+         "wherever the shuffle puts it, so the sign of w̄₁ separates D from D′"))
+register_audit(AuditTarget(
+    name="linreg.dp_ssgd.unshuffled", paper="linreg",
+    algorithm="DP-SSGD without its random permutation, held to the amplified ε (per-step view; "
+              "the final-output view cannot see this break)",
+    relation="replace-one", delta=SSGD_STEP_DELTA, claimed_epsilon=ssgd_step_claim,
+    release=_ssgd_step_release(False, "first"), view="stepwise", trials=60_000,
+    expect="broken",
+    note="the canary is record 0 and, unshuffled, always step 0: its release is a Gaussian "
+         "mechanism with multiplier α (ε 1.65 at this δ) against the amplified claim 0.97"))
+register_audit(AuditTarget(
+    name="linreg.fixed_clip.add_remove_sensitivity", paper="linreg",
+    algorithm="fixed-clip baseline with noise α·ζ/b (add/remove sensitivity) for its replace-one "
+              "claim",
+    relation="replace-one", delta=DELTA, claimed_epsilon=fixed_claim,
+    release=_with("_streams", noise_scaled(0.5), _amb_release("grad", False, "fixed")),
+    view="final", trials=70_000, expect="broken",
+    note="std α·ζ/b = half of α·2ζ/b; canary (e1, ∓Y) shifts the mean by 2ζ/b"))
+
+
+# =============================================================================================
+# mutants (DPRATES_MUTATION=1 pytest tests/test_linreg_mutants.py)
+# =============================================================================================
+_TESTS = "tests/test_audit_linreg.py"
+
+register_mutant(Mutant(
+    "linreg.noise_halved", "linreg",
+    "DP-AMBSSGD/DP-STAT/DP-SSGD draw half the noise the accountant sees",
+    (Patch(_MOD, "_streams", noise_scaled(0.5), everywhere=False),),
+    experiments=("linreg.sigma0.fixed",), audits=("linreg.dp_ambssgd", "linreg.fixed_clip"),
+    tests=(f"{_TESTS}::test_injected_noise_matches_alpha",),
+    audit_trials=70_000))   # exact ε 4.0 vs claimed 2: as many runs as the noise_halved control
+register_mutant(Mutant(
+    "linreg.dpstat_skipped", "linreg", "DP-STAT returns the true max residual (not private)",
+    (Patch(_MOD, "dp_stat", dp_stat_bypassed),),
+    audits=("linreg.dp_ambssgd", "linreg.dp_stat")))
+register_mutant(Mutant(
+    "linreg.clip_not_applied", "linreg", "per-example gradients are not clipped (ζ = ∞)",
+    (Patch(_MOD, "_clipped_mean_gradient",
+           lambda orig: (lambda design, gens, W, Wref, m, zeta:
+                         orig(design, gens, W, Wref, m, np.full_like(zeta, np.inf)))),),
+    experiments=("linreg.sigma0.fixed",), audits=("linreg.dp_ambssgd", "linreg.fixed_clip")))
+register_mutant(Mutant(
+    "linreg.accountant_off_by_4", "linreg",
+    "the module's ρ → ε conversion under-reports ε by 4× (α unchanged)",
+    # (Scaling the module's _gaussian_rho instead is stopped at run time: PrivacySpent recomputes
+    # ρ of the Gaussian event with dp-accounting and refuses a guarantee below it.)
+    (Patch(_MOD, "_zcdp_to_epsilon", lambda orig: (lambda rho, delta: 0.25 * orig(rho, delta))),),
+    experiments=("linreg.sigma0.fixed",), audits=("linreg.dp_ambssgd", "linreg.fixed_clip"),
+    tests=(f"{_TESTS}::test_claims_match_independent_accounting",)))
+register_mutant(Mutant(
+    "linreg.phase_count_doubled", "linreg",
+    "Algorithm 2 runs 2T phases with T's batch sizes (reads 2n records)",
+    (Patch(_MOD, "ambssgd_schedule",
+           lambda orig: (lambda *a, **k: (lambda s: lr.AmbssgdSchedule(2 * s.T, s.b, s.s, s.eta,
+                                                                        s.log_a_n))(orig(*a, **k)))),),
+    experiments=("linreg.sigma0.fixed", "linreg.sigma0.adaptive"), audits=("linreg.dp_ambssgd",),
+    tests=(f"{_TESTS}::test_schedule_reads_at_most_n_records",)))
+register_mutant(Mutant(
+    "linreg.clip_scale_skipped", "linreg",
+    "clip_limits returns inf: neither DP-SSGD nor DP-AMBSSGD clips (the module-level clip limit "
+    "ζ/‖x‖ of the residual)",
+    (Patch(_MOD, "clip_limits",
+           lambda orig: (lambda xnorm, zeta: np.full(np.broadcast_shapes(
+               np.shape(xnorm), np.shape(zeta)), np.inf))),),
+    audits=("linreg.dp_ssgd", "linreg.fixed_clip")))
+register_mutant(Mutant(
+    "linreg.noise_removed", "linreg",
+    "DP-AMBSSGD/DP-STAT/DP-SSGD draw 10⁻⁶ of the noise the accountant sees",
+    (Patch(_MOD, "_streams", noise_scaled(1e-6), everywhere=False),),
+    audits=("linreg.dp_ambssgd", "linreg.fixed_clip"), bug_class="noise omitted"))

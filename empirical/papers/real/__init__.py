@@ -1,0 +1,8 @@
+"""Real data, in miniature (pseudo-paper ``real``): the papers' claims reproduced on data sets
+scikit-learn ships.  It builds on the other papers' units (their problems, algorithms and
+bounds); importing it registers every real-data experiment (:mod:`empirical.papers.real.data`)."""
+from bounds.core import register_paper
+
+register_paper("real", uses=("kan", "linreg", "kl", "sosp", "userlevel"))
+
+from empirical.papers.real import data  # noqa: E402,F401

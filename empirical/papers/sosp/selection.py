@@ -1,0 +1,184 @@
+"""Model-selection experiments of the SOSP paper (Tao et al.):
+Algorithm 4 (private model selection), Theorem 4 and eq. 141–142's errors.
+
+``sosp.select.d`` (T = 10 candidates fixed: the Hessian error's d-exponent 1, two-sided; the
+gradient's √d rejected) and ``sosp.select.d.tied`` (T = ⌈c_T U M²/(√ρ α^{5/2})⌉ tied to
+Theorem 3's α, c_T = ``C_T`` = 10: exponent 3/4, two-sided; the fixed-T exponent rejected).  The
+operator norm of the Hessian error is fitted two-sided (a Wigner matrix attains eq. 142); whether
+the selected candidate is an α-SOSP is recorded per row (``selected_is_sosp``).  Private:
+``epsilon_*`` columns from dp-accounting (2T releases per client, composed).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import bounds
+from algorithms.sosp.selection import private_model_selection
+from bounds.rates.sosp import log_delta_value
+from empirical.core.experiment import Check, Experiment
+from empirical.papers.sosp.common import (C_T, DELTA, accountant_multiplier, privacy_columns, problem,
+                                   rate_values, register_experiment)
+from algorithms.noise_meter import NoiseMeter, observer
+from empirical.papers.sosp.problems import CosineSaddle
+
+__all__ = ["run_selection"]
+
+
+def _selection_T(point: dict) -> int:
+    if point.get("T_tied", 0):
+        prob = problem(point)
+        vals = rate_values(point)
+        alpha = bounds.get("sosp:thm3")(**{k: vals[k] for k in bounds.get("sosp:thm3").variables})
+        steps = prob.U * prob.M**2 / (math.sqrt(prob.hessian_lipschitz) * alpha**2.5)
+        return max(2, math.ceil(float(point["c_T"]) * steps))
+    return int(point["T"])
+
+
+def _candidates(prob: CosineSaddle, T: int) -> np.ndarray:
+    """T−1 strict saddles (y₁ = 0.3(t/T), v small: λ_min ≈ −γ cos y₁ < 0) and, last, the
+    minimum (π, 0): an α-SOSP for every α, as Theorem 4 assumes."""
+    X = np.zeros((T, prob.d))
+    X[:-1, 0] = 0.3 * np.arange(T - 1) / T
+    X[:-1, 1:] = 0.05
+    X[-1, 0] = math.pi
+    return X
+
+
+def _selection_meter(meter: NoiseMeter, d: int):
+    """Observe hook accumulating Algorithm 4's client noise (release − noise-free value) with
+    scale 1; :func:`run_selection` then divides by the σ's the accountant priced: its multiplier
+    z times each channel's sensitivity recomputed there (σ_g = z·2G_s/n, σ_H = z·2M_s√d/n), so a
+    Hessian drawn at σ_g is caught even when the algorithm reports σ_H.  The Hessian's noise is
+    its upper triangle (the lower one mirrors it: not independent)."""
+    iu = np.triu_indices(d)
+    meter.channel("gradient")
+    meter.channel("hessian")
+
+    def handle(kind, row, answer, sigma, X, _prev, *, clean):
+        e = np.asarray(answer) - np.asarray(clean)
+        if kind == "hessian":
+            e = e[..., iu[0], iu[1]]
+        meter.add(kind, row, e[None], 1.0)
+
+    return observer(meter, handle)
+
+
+def run_selection(point: dict, rngs: list) -> dict:
+    """Algorithm 4 on T candidates; metric: the geometric mean over candidates of
+    ‖∇²F̄(x_t) − ∇²F(x_t)‖_op (sampling error of the held-out Hessians + the aggregated
+    symmetric Gaussian noise), per seed row."""
+    d, m, n = int(point["d"]), int(point["m"]), int(point["n"])
+    prob = problem(point)
+    T = _selection_T(point)
+    X = _candidates(prob, T)
+    alpha = float(point["alpha"])
+    R = len(rngs)
+    meter = NoiseMeter(R)
+    res = private_model_selection(
+        X, client_grad_hess=prob.held_out_grad_hess,
+        true_grad_hess=lambda Y: (prob.gradient(Y), prob.hessian(Y)), m=m, n=n,
+        epsilon=float(point["epsilon"]), delta=float(point["delta"]), alpha=alpha,
+        G_sens=prob.G_sens, M_sens=prob.M_sens, hessian_lipschitz=prob.hessian_lipschitz,
+        omega=float(point["omega"]), rng=rngs, observe=_selection_meter(meter, d))
+    sel = res.selected
+    chosen = np.where(sel >= 0, sel, T - 1)
+    a_sel = prob.alpha_emp(X[chosen])
+    full = lambda v: np.full(R, float(v))  # noqa: E731
+    # Algorithm 4's noise as the theorem sets it, recomputed here: z with dp-accounting's
+    # ε(Gaussian(z)^{⊗2T}, δ) = ε (bisection), σ_g = z·2G_s/n, σ_H = z·2M_s√d/n
+    eps, delta = float(point["epsilon"]), float(point["delta"])
+    z_th = accountant_multiplier(eps, delta, 2 * T, hi=1e5)
+    meter.claim("gradient", res.z * 2.0 * prob.G_sens / n)
+    meter.claim("hessian", res.z * 2.0 * prob.M_sens * math.sqrt(d) / n)
+    settings = {"used_noise_multiplier": full(res.z), "theory_noise_multiplier": full(z_th),
+                "used_sigma_grad": full(res.sigma_grad),
+                "theory_sigma_grad": full(z_th * 2.0 * prob.G_sens / n),
+                "used_sigma_hess": full(res.sigma_hess),
+                "theory_sigma_hess": full(z_th * 2.0 * prob.M_sens * math.sqrt(d) / n)}
+    return {**settings, **meter.columns(), "hess_error": np.exp(np.mean(np.log(res.hess_error), axis=1)),
+            "grad_error": np.exp(np.mean(np.log(res.grad_error), axis=1)),
+            "selected": sel.astype(float), "selected_is_sosp": (a_sel <= alpha).astype(float),
+            "alpha_selected": a_sel, "T": full(T), "sigma_hess": full(res.sigma_hess),
+            "sigma_grad": full(res.sigma_grad), "noise_multiplier": full(res.z),
+            "hess_threshold": full(res.hess_threshold), "grad_threshold": full(res.grad_threshold),
+            **privacy_columns(res.privacy, R)}
+
+
+def _selection_values(point: dict) -> dict:
+    prob = problem(point)
+    return {"d": float(point["d"]), "m": float(point["m"]), "n": float(point["n"]),
+            "epsilon": float(point["epsilon"]), "log_delta": log_delta_value(point["delta"]),
+            "omega": float(point["omega"]), "M": prob.M_sens, "T": float(_selection_T(point))}
+
+
+def _selection_grad_values(point: dict) -> dict:
+    v = _selection_values(point)
+    v["G"] = problem(point).G_sens
+    del v["M"]
+    return v
+
+
+_SEL_BASE = {"m": 2, "n": 200, "epsilon": 1.0, "delta": DELTA, "omega": 0.1, "alpha": 0.05,
+             "s1": 0.15, "s2": 0.05, "k": 1}
+_SEL_TOL = ("two-sided: the aggregated noise is a symmetric Gaussian matrix with entry std "
+            "σ_H/√m, σ_H ∝ √d (Frobenius sensitivity 2M√d/n), whose operator norm is ≈ 2σ√d "
+            "(Wigner), so eq. 142's d-exponent 1 is attained; the band spans the sampling term; "
+            "0.1 covers the finite-d Wigner correction (E‖H‖/(2σ√d) rises from 0.91 at d = 16 "
+            "to 0.97 at d = 64: +0.04 in slope; from d = 4 it would be +0.1, which is why the "
+            "grid starts at 16; the quick grid stops at 64 because LAPACK's threaded eigensolver "
+            "dominates the run time beyond) and 6-seed noise (CI half-width ≈ 0.02)")
+_SEL_LEVEL = (1.5, 3.5)
+register_experiment(Experiment(
+    id="sosp.select.d", paper="sosp",
+    title="Algorithm 4: Hessian error ‖∇²F̄ − ∇²F‖ vs d at a fixed number of candidates T=10",
+    variable="d", quick_grid=(16, 24, 32, 48, 64), full_grid=(16, 32, 64, 128, 256),
+    fixed={**_SEL_BASE, "T": 10, "T_tied": 0}, seeds=6, run=run_selection, metric="hess_error",
+    bound_values=_selection_values,
+    checks=(
+        Check("sosp:thm4_hessian_error", "two-sided", 0.1, _SEL_TOL,
+              level=_SEL_LEVEL,
+              level_reason="error/bound → 4zε/√(T·8 log(1.25/δ)) × E‖W‖/(2√d): the first factor "
+                           "is 2.36 for the accountant's z of 2T Gaussian releases at (ε, δ) = "
+                           "(1, 1e-5) (the Õ hides it), the Wigner factor is 0.91–0.97 on the grid, "
+                           "the sampling term adds ≤ 10%"),
+        Check("sosp:thm4_gradient_error", "reject", 0.1,
+              "competing rate: the gradient release's error √d (eq. 141; what Hessian-vector "
+              "products would reduce the d-dependence to, Remark 5); 0.1 as for the main check",
+              values=_selection_grad_values),
+    ),
+    problem="CosineSaddle(k=1) held-out records, m=2 clients × n=200, T candidates",
+    algorithm="algorithms.sosp.nonconvex.private_model_selection (Algorithm 4)",
+    private=True, privacy_rtol=1e-9))
+
+register_experiment(Experiment(
+    id="sosp.select.d.tied", paper="sosp",
+    title="Algorithm 4: Hessian error vs d with T = ⌈c_T UM²/(√ρ α^{5/2})⌉ tied to Theorem 3's α",
+    variable="d", quick_grid=(16, 24, 32, 48, 64), full_grid=(16, 32, 64, 128, 256),
+    fixed={**_SEL_BASE, "T_tied": 1, "c_T": C_T}, seeds=6, run=run_selection,
+    metric="hess_error", bound_values=lambda p: {**rate_values(p), "omega": float(p["omega"]),
+                                                 "c_T": float(p["c_T"]),
+                                                 "M_s": problem(p).M_sens},
+    checks=(
+        Check("sosp:thm4_hessian_error_tied", "two-sided", 0.1,
+              _SEL_TOL + "; with T ∝ α^{−5/2} ∝ d^{−1/2} the exponent is 3/4 (T rounded to an "
+                         "integer ≥ 2: ≤ 0.02 in slope)",
+              level=_SEL_LEVEL,
+              level_reason="as for sosp.select.d: error/bound → 4zε/√(T_b·8 log(1.25/δ)) × the "
+                           "Wigner factor (0.91–0.97), z now the accountant's for the 2T "
+                           "releases of the rounded T and T_b the bound's unrounded "
+                           "c_T·UM²/(√ρ α^{5/2}): the "
+                           "first factor is 2.30–2.39 over the full grid (data-free), the "
+                           "sampling term adds ≤ 10%, so the same band"),
+        Check("sosp:thm4_hessian_error", "reject", 0.1,
+              "competing prediction: the fixed-T exponent 1 (the slope a suite would predict if "
+              "it ignored how T is set: T held at its value at the first grid d); 0.1 "
+              "as for the main check",
+              values=lambda p: {**_selection_values(p),
+                                "T": float(_selection_T({**p, "d": 16}))}),
+    ),
+    problem="CosineSaddle(k=1) held-out records, m=2 clients × n=200",
+    algorithm="algorithms.sosp.nonconvex.private_model_selection (Algorithm 4)",
+    private=True, privacy_rtol=1e-9))
+
