@@ -11,12 +11,12 @@ own paper registers its key with ``bounds.register_paper`` (or the ``dprates.pap
 group) and lives in their own package: see docs/extending.md.  This layer
 knows nothing of numpy runs or experiments.
 """
-from bounds.core import (ENTRY_POINT_GROUP, PAPERS, Bound, Comparison, Derivation,
+from bounds.core import (ENTRY_POINT_GROUP, PAPERS, Bound, Comparison, Derivation, Domain, domain,
                          OutsideConditionsWarning, asymptotic_exponent, compare, crossover,
                          follows_from, get, ids, papers, privacy_notion, register, register_paper,
                          sym)
 
-__all__ = ["ENTRY_POINT_GROUP", "PAPERS", "Bound", "Comparison", "Derivation",
+__all__ = ["ENTRY_POINT_GROUP", "PAPERS", "Bound", "Comparison", "Derivation", "Domain", "domain",
            "OutsideConditionsWarning", "asymptotic_exponent", "compare", "crossover",
            "follows_from", "get", "ids", "papers", "privacy_notion", "register",
            "register_paper", "sym"]

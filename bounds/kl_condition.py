@@ -58,14 +58,14 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, register, sym
+from bounds.core import UNIT_OPEN, Bound, register, sym
 
 n, d, rho, beta = sym("n"), sym("d"), sym("rho"), sym("beta")
 kappa, gamma = sym("kappa"), sym("gamma")
 L0, L1, L1t, F0 = sym("L0"), sym("L1"), sym("L1t"), sym("F0")
 T = sym("T")
 D = sym("D")
-epsilon, delta = sym("epsilon"), sym("delta")
+epsilon, delta = sym("epsilon"), sym("delta", UNIT_OPEN)
 tau, lambda_g = sym("tau"), sym("lambda_g")
 
 _sqrt, _log = sp.sqrt, sp.log

@@ -76,9 +76,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, register, sym
+from bounds.core import UNIT_OPEN, Bound, register, sym
 
-n, d, epsilon, delta, sigma = sym("n"), sym("d"), sym("epsilon"), sym("delta"), sym("sigma")
+n, d, epsilon, delta, sigma = sym("n"), sym("d"), sym("epsilon"), sym("delta", UNIT_OPEN), sym("sigma")
 condition_number, w_norm = sym("condition_number"), sym("w_norm")
 K2, a, T, alpha = sym("K2"), sym("a"), sym("T"), sym("alpha")
 eta, zeta = sym("eta"), sym("zeta")

@@ -76,7 +76,7 @@ ETAT_COLLAPSE = register(Experiment(
               "8 seeds whose data sets differ between grid points (CI half-width ≈ 0.05); the "
               "competitor's slope +1 is 10 tolerances away",
               level=(1.0, 10.0),
-              level_reason="observed/(1/(γ₀²ηT)) is the hidden constant of the 1/(γ²ηT) term at "
+              level_source="calibration", level_reason="observed/(1/(γ₀²ηT)) is the hidden constant of the 1/(γ²ηT) term at "
                            "this ηT: measured 4.6–4.9; it is the pre-asymptotic factor KAN-E27 "
                            "records (3–13 along T at η = 2).  ≥ 1: the risk cannot beat the "
                            "bound's shape at constant 1 by more than the averaging start at log 2 "
@@ -152,7 +152,7 @@ BATCH_B = register(Experiment(
               "magnitude over 4 batch schedules of an effect whose sign varies (CI half-width "
               "≈ 0.18 on a 16× range of B)",
               level=(1e-4, 1.0),
-              level_reason="observed/bound ≤ 1 is the theorem's term with constant 1; measured "
+              level_source="theorem", level_reason="observed/bound ≤ 1 is the theorem's term with constant 1; measured "
                            "≈ 1e-3, far below (the mini-batch terms are loose on separable data, "
                            "as notes E3 expected).  1e-4 only excludes an effect that vanishes "
                            "(a batch sampler that ignored B)"),
@@ -292,7 +292,7 @@ COR53_RATIO_N = register(Experiment(
               "the ratio is paired (same data, batches, Z), its seed spread is ≈ 5% (CI "
               "half-width ≈ 0.08 on 4 seeds over a 4× range of n)",
               level=(0.6, 1.0),
-              level_reason="observed/bound ≤ 1 is the ratio bound with constant 1 (≈ 1.38 here); "
+              level_source="theorem", level_reason="observed/bound ≤ 1 is the ratio bound with constant 1 (≈ 1.38 here); "
                            "the private risk is not below the non-private one on average, so "
                            "observed ≥ 1/1.38 = 0.72, less seed noise (0.6)"),
         Check("kan:wang_dpgd", "reject", 0.1,
@@ -329,7 +329,7 @@ COR53_EPS = register(Experiment(
               "seeds (CI half-width ≈ 0.05 on a 2.5–2.9× range of ε) and the iterate average's "
               "start at log 2",
               level=(1e-3, 3.0),
-              level_reason="one-sided (an upper bound with its constants and polylog(n/δ) "
+              level_source="calibration", level_reason="one-sided (an upper bound with its constants and polylog(n/δ) "
                            "hidden): the lower end only excludes a vanishing risk.  The upper end "
                            "is a calibration (the KL convention, docs/trust.md): observed/bound at "
                            "constant 1 is 1.38–2.02 on the quick grid and 1.28–2.02 on the full "
@@ -433,7 +433,7 @@ WIDTH_M = register(Experiment(
               "seeds of a χ²-like sum with mdp = 240 degrees of freedom at m = 8 (relative sd "
               "≈ 0.1 per seed, CI half-width ≈ 0.08 over a 16× range of m)",
               level=(0.8, 1.25),
-              level_reason="observed/expected drift is 1 for the pure noise sum; the gradient "
+              level_source="instance", level_reason="observed/expected drift is 1 for the pure noise sum; the gradient "
                            "feedback (noise moves W, so the gradients differ between the paired "
                            "runs) may shrink or grow it by a few percent; 0.8–1.25 allows that "
                            "and 4-seed χ² spread, and rejects a noise std off by 12%"),
@@ -560,7 +560,7 @@ def _tuned_dm_checks(var: str, tol: float, why: str) -> tuple[Check, ...]:
               f"√({var}) at the instance's γ₀; the tuned risk may grow more slowly in {var} but "
               f"not faster.  {why}",
               level=(1e-3, hi),
-              level_reason=f"one-sided (an upper bound; logs of A_van and constants dropped): the "
+              level_source="calibration", level_reason=f"one-sided (an upper bound; logs of A_van and constants dropped): the "
                            f"lower end only excludes a vanishing risk.  The upper end is a "
                            f"calibration (the KL convention, docs/trust.md): observed/bound is "
                            f"largest at the smallest {var} (d: 0.57 → 0.11 quick, → 0.074 at "

@@ -114,7 +114,7 @@ def register(exp: Experiment) -> Experiment:
         band = _LEVELS.get((exp.id, c.bound, c.kind))
         if band is not None and c.level is None and c.expect == "hold":
             lo, hi, q_lo, q_hi, m = band
-            c = dataclasses.replace(c, level=(lo, hi), level_reason=_level_reason(q_lo, q_hi, m))
+            c = dataclasses.replace(c, level=(lo, hi), level_source="calibration", level_reason=_level_reason(q_lo, q_hi, m))
         checks.append(c)
     return _register(dataclasses.replace(exp, checks=tuple(checks)))
 
