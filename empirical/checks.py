@@ -569,6 +569,9 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
             asym_expr, asym = "n/a", math.nan
             if check.kind != "reject":
                 raise ValueError(f"{exp.id}: bound {b.id} has no symbol {exp.variable!r}")
+        if not check.use_asymptotic and check.kind != "reject" and not math.isnan(asym):
+            asym_expr = f"{sp.sstr(asym_expr)} (not used: band on the local slope alone)"
+            asym = math.nan
         ratios = fit.y / np.asarray(bvals, dtype=float)
         verdict, msg = _judge(check, fit, local, asym, ratios, full, strict, seeds)
         wide = _too_wide(check, local, asym)
@@ -690,6 +693,7 @@ class ContrastEstimate:
     ci_high: float
     seeds: int
     chosen: str = ""        # the hi column judged (chosen on held-out seeds when several)
+    level: float = 0.95
 
     @property
     def half_width(self) -> float:
@@ -757,13 +761,13 @@ class ComparisonExperiment(Experiment):
         return self.contrasts[0].name
 
 
-def _t_interval(d: np.ndarray) -> ContrastEstimate:
+def _t_interval(d: np.ndarray, level: float = 0.95) -> ContrastEstimate:
     d = np.asarray(d, dtype=float)
     m = float(d.mean())
     if d.size < 2:
         return ContrastEstimate(m, -math.inf, math.inf, int(d.size))
-    hw = float(stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
-    return ContrastEstimate(m, m - hw, m + hw, int(d.size))
+    hw = float(stats.t.ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
+    return ContrastEstimate(m, m - hw, m + hw, int(d.size), level=level)
 
 
 def _columns_by_point(exp: Experiment, rows: list[dict], names: tuple[str, ...]
@@ -783,19 +787,20 @@ def _gain(c: Contrast, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return c.sign * (hi - lo)
 
 
-def _point_gain(c: Contrast, cols: dict[str, np.ndarray]) -> ContrastEstimate:
+def _point_gain(c: Contrast, cols: dict[str, np.ndarray], level: float = 0.95
+                ) -> ContrastEstimate:
     # Several candidates for hi: choose on even seeds, judge on odd seeds (held out).
     if len(c.candidates) == 1:
         only = c.candidates[0]
-        return _with_chosen(_t_interval(_gain(c, cols[only], cols[c.lo])), only)
+        return _with_chosen(_t_interval(_gain(c, cols[only], cols[c.lo]), level), only)
     sel, test = slice(0, None, 2), slice(1, None, 2)
     means = [float(np.mean(_gain(c, cols[h][sel], cols[c.lo][sel]))) for h in c.candidates]
     best = c.candidates[int(np.nanargmax(means))]
-    return _with_chosen(_t_interval(_gain(c, cols[best][test], cols[c.lo][test])), best)
+    return _with_chosen(_t_interval(_gain(c, cols[best][test], cols[c.lo][test]), level), best)
 
 
 def _with_chosen(est: ContrastEstimate, chosen: str) -> ContrastEstimate:
-    return ContrastEstimate(est.mean, est.ci_low, est.ci_high, est.seeds, chosen)
+    return dataclasses.replace(est, chosen=chosen)
 
 
 def _spent(cols: dict[str, np.ndarray]) -> str:
@@ -805,6 +810,35 @@ def _spent(cols: dict[str, np.ndarray]) -> str:
         if v is not None and np.isfinite(v).any():
             return f" [{sym} spent ≤ {np.nanmax(v):.4g}]"
     return ""
+
+
+def _welch_difference(e0: ContrastEstimate, e1: ContrastEstimate) -> ContrastEstimate:
+    """Mean of e1 minus mean of e0 with the Welch interval at the level the two estimates carry
+    (seeds of different grid points are independent draws)."""
+    diff = e1.mean - e0.mean
+    q = [stats.t.ppf(0.5 + _level_of(e) / 2, e.seeds - 1) for e in (e0, e1)]
+    se0, se1 = e0.half_width / q[0], e1.half_width / q[1]
+    se = math.hypot(se0, se1)
+    # Welch–Satterthwaite degrees of freedom for the difference of two independent means
+    dof = se ** 4 / (se0 ** 4 / (e0.seeds - 1) + se1 ** 4 / (e1.seeds - 1)) if se > 0 else 1
+    hw = float(stats.t.ppf(0.5 + _level_of(e0) / 2, dof)) * se
+    return ContrastEstimate(diff, diff - hw, diff + hw, e0.seeds + e1.seeds, level=_level_of(e0))
+
+
+def _level_of(e: ContrastEstimate) -> float:
+    return getattr(e, "level", 0.95)
+
+
+def _contrast_state(ests: list[ContrastEstimate], stricts: list[ContrastEstimate],
+                    margin: float) -> str:
+    """``pass``: every 95% interval lies above the margin; ``deviates``: some interval at the
+    judging level (``stricts``: 99% for a finding) lies wholly at or below it; else
+    ``inconclusive``."""
+    if all(e.ci_low > margin for e in ests):
+        return "pass"
+    if any(e.ci_high <= margin for e in stricts):
+        return "deviates"
+    return "inconclusive"
 
 
 def _judge_contrast(exp: Experiment, c: Contrast,
@@ -818,29 +852,33 @@ def _judge_contrast(exp: Experiment, c: Contrast,
         est = per[0][1] if per else ContrastEstimate(math.nan, math.nan, math.nan, 0)
         return ContrastResult(exp.id, c.name, exp.variable, c.kind, c.expect, est, c.margin,
                               c.reason, "FAIL", f"grid values missing: {missing or 'all'}", per)
+    # A finding (a claim against a paper) must deviate at FINDING_LEVEL; a claim held at 95%.
+    level = FINDING_LEVEL if c.expect == "finding" else 0.95
     if c.kind == "increasing":
         (v0, e0), (v1, e1) = per[0], per[-1]
-        diff = e1.mean - e0.mean
-        se0, se1 = ((e.half_width / stats.t.ppf(0.975, e.seeds - 1)) for e in (e0, e1))
-        se = math.hypot(se0, se1)
-        # Welch–Satterthwaite degrees of freedom for the difference of two independent means
-        dof = se ** 4 / (se0 ** 4 / (e0.seeds - 1) + se1 ** 4 / (e1.seeds - 1)) if se > 0 else 1
-        hw = float(stats.t.ppf(0.975, dof)) * se
-        est = ContrastEstimate(diff, diff - hw, diff + hw, e0.seeds + e1.seeds)
-        ok = est.ci_low > c.margin
+        est = _welch_difference(e0, e1)
+        strict = _welch_difference(*(_point_gain(c, by[v], level) for v in (v0, v1)))
+        state = _contrast_state([est], [strict], c.margin)
         msg = (f"gain at {exp.variable}={v1:g} minus gain at {exp.variable}={v0:g} = {est} "
                f"(95% Welch; must exceed {c.margin:g}); gains: {pts}")
     else:
         est = min((e for _, e in per), key=lambda e: e.ci_low)
-        ok = all(e.ci_low > c.margin for _, e in per)
+        stricts = [_point_gain(c, by[v], level) for v, _ in per]
+        state = _contrast_state([e for _, e in per], stricts, c.margin)
         msg = (f"gain {'>' if c.kind == 'greater' else 'vs'} {c.margin:g} at every point "
                f"(95% t-interval over seeds): {pts}")
     if c.kind == "report":
         verdict = INFO
     elif c.expect == "finding":
-        verdict = NOT_REPRODUCED if ok else "FINDING"
+        verdict = {"pass": NOT_REPRODUCED, "deviates": "FINDING"}.get(state, INCONCLUSIVE)
     else:
-        verdict = "PASS" if ok else "FAIL"
+        verdict = {"pass": "PASS", "deviates": "FAIL"}.get(state, INCONCLUSIVE)
+    if verdict == INCONCLUSIVE:
+        msg += ("; INCONCLUSIVE: no interval lies wholly on one side of the margin "
+                f"(a finding needs the {FINDING_LEVEL:.0%} interval below it)"
+                if c.expect == "finding" else
+                "; INCONCLUSIVE: some interval contains the margin; a half-width ∝ 1/√seeds "
+                "below the gain's distance to the margin would decide it")
     return ContrastResult(exp.id, c.name, exp.variable, c.kind, c.expect, est, c.margin,
                           c.reason, verdict, msg, per)
 

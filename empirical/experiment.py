@@ -88,6 +88,10 @@ class Check:
         Why an acceptance interval is allowed to be wide (``validate_experiment`` refuses a
         check that would pass a slope more than ``WIDE_ACCEPTANCE`` above the bound's local
         slope, or below it for a two-sided one, unless this states why).
+    use_asymptotic
+        False: the grid is far from the regime where the asymptotic exponent describes the
+        bound, so the band is the local slope alone (a narrower acceptance interval; the
+        result shows the exponent, unused).
     """
 
     bound: str
@@ -106,6 +110,7 @@ class Check:
     history: str = ""
     reference: str = ""
     wide_reason: str = ""
+    use_asymptotic: bool = True
 
     def expectation(self, full: bool = False) -> str:
         """``hold`` or ``finding`` on the quick (``full=False``) or the full grid."""

@@ -574,7 +574,7 @@ NONPRIV_T = register(Experiment(
               level=(0.3, 3.0),
               level_source="theorem", level_reason="≲ with constant 1 and γ = γ₀ (guaranteed): a factor 3 either way is "
                            "the hidden constant C_σ,b allowed before the level contradicts the "
-                           "bound; the lower end flags a bound off by more than that"),
+                           "bound; the lower end flags a bound off by more than that", use_asymptotic=False, history='the band reached the asymptotic exponent 0 (A up to +0.15, 0.66 above the local slope): narrowed to the local slope alone'),
         Check("kan:fullbatch_gd_opt", "one-sided", 0.15,
               "App. E's full-batch rate 1/(γ²ηT) alone (the 1/(γ√(BT)) and η/B terms are "
               "mini-batch terms that vanish at B = n in the proof): slope −1; same tolerance",
@@ -778,7 +778,7 @@ STABILITY_N = register(Experiment(
               level=(1e-3, 1.0),
               level_source="theorem", level_reason="explicit constants: observed/bound ≤ 1 is the theorem itself (b is "
                            "the largest ‖∇f‖ measured at W₀ and W_T, a proxy for b_{δ,m}); the "
-                           "lower end only excludes a degenerate zero distance"),
+                           "lower end only excludes a degenerate zero distance", use_asymptotic=False, history='the band reached the asymptotic exponent (A up to +0.35, 1.35 above the local slope −1): narrowed to the local slope alone'),
     ),
 ))
 

@@ -139,7 +139,7 @@ register_experiment(Experiment(
         Check("sosp:thm1", "reject", 0.08,
               "competing law: a threshold linear in the noise (γ* ∝ α ∝ ψ, slope 1, as the "
               "first-order test ‖ĝ‖ ≤ 3χ scales); tolerance as for the main check",
-              values=_thm1_values),
+              values=_thm1_values, reference="this slope-1 law reads Theorem 1's certified accuracy α = Θ̃(ψ) as the escape threshold γ*; Theorem 1 states no γ*, so this is a reading, not the theorem"),
     ),
     problem="CosineSaddle(k=1, γ swept on a fixed grid, b=1), d=10, x̃ = exact saddle",
     algorithm="algorithms.sosp_nonconvex.gauss_psgd (Algorithm 1), GaussianOracle (σ=0, r=ψ/√d)",

@@ -131,7 +131,7 @@ ALG3_EPS = _risk_experiment(
                            "and the corrected Lemma C.2 factor Δ_1K_1/τ falls from 503 to 282 "
                            "(UL-E13).  Measured 568–3368 (quick grid); band ×3 beyond each "
                            "end, so a 2× error in the sensitivity or z (4× in the level) at "
-                           "either end fails"),
+                           "either end fails", history='UL-E23: the full grid held ε = 2, where the level leaves the band near the certification threshold; split at the pole: ε ≥ 2.83 here, ε ≤ 2.83 in userlevel.alg3.eps.pole (a recorded finding)'),
         Check("userlevel:thm2.1_proof", "reject", 0.15,
               "competitor: the linear-time Algorithm 1's proven ε^{−1/2} (UL-E1); the "
               "accelerated algorithm's error must fall faster in ε"),
@@ -173,7 +173,7 @@ ALG3_EPS_POLE = _risk_experiment(
                    "3.2's Õ not polylog there.  All privacy (coupled noise-free excess < 1% of "
                    "it, test), no halt, ‖x‖ inside 𝒳.  NOT REPRODUCED (verify fails) if the "
                    "level stays in the band, e.g. if a changed sensitivity bound removes the "
-                   "pole"),
+                   "pole", history="UL-E23: split off userlevel.alg3.eps at the certification threshold after the level left that check's band at ε = 2; declared a finding of the level"),
         Check("userlevel:thm2.1_proof", "reject", 0.15,
               "competitor as in userlevel.alg3.eps: Algorithm 1's proven ε^{−1/2} (UL-E1), "
               "still ruled out with the threshold points in the fit"),
@@ -237,7 +237,7 @@ ALG3_D = _risk_experiment(
                            "√log(ndm)/√m, K_1 = n_1 ≈ 0.2n) against the bound's "
                            "L√log(1/δ)/(εn√m): (zSε√log(ndm)/(0.2√log(1/δ)))² ≈ 10⁹.  "
                            "Measured 1.30e9–1.58e9 (quick grid); band ×3 beyond each end, so "
-                           "a 2× sensitivity or z error (4× in the level) fails"),
+                           "a 2× sensitivity or z error (4× in the level) fails", history='UL-E18: first swept at m = 32768, where the noise norm reached 5.4 at d = 256 and the projection onto 𝒳 flattened the slope to 0.79 (FAIL); moved to m = 2^20 (nm < 1/δ), where the noise stays inside 𝒳 up to d = 128'),
         Check("userlevel:thm3.2_privacy", "reject", 0.15,
               "competitor: the convex rate's √d (slope 1/2); on this strongly convex instance "
               "the squared rate's d must be seen, so 1/2 must be ruled out; 0.15 = 1.5× the "
@@ -372,7 +372,7 @@ ALG3_GRADS_N = _count_experiment(
                    "n^{0.99} (full, 1024–32768) at m = 64, not like the expression's local "
                    "n^{1.10}: K_1's additive log(1/δ)/ε floor (22% of K_1 at n = 1024) and the "
                    "saturated late phases flatten it; userlevel.alg3.grads.n.large shows the "
-                   "expression's slope reached above n = 32768"),
+                   "expression's slope reached above n = 32768", history='UL-E12/UL-E23: one chord over n = 1024…262144 fitted +1.028, 0.075 from the band, and read NOT REPRODUCED; split at n = 32768 into this pre-asymptotic finding and userlevel.alg3.grads.n.large'),
         Check("userlevel:alg3_saturated-gradients", "reject", 0.05,
               "competitor: the saturated schedule's slope 5/4 in n"),
         Check("userlevel:al24-gradients", "reject", 0.05,
@@ -391,7 +391,7 @@ ALG3_GRADS_N_LARGE = _count_experiment(
         Check("userlevel:thm3.2-gradients", "two-sided", 0.08,
               _COUNT_TOL + ".  Here K_1's additive log(1/δ)/ε floor is ≤ 5% of K_1 and no "
               "phase is saturated, so the count follows the expression (UL-E12's other side)",
-              level=(0.05, 2.0), level_source="theorem", level_reason=ALG3_GRADS_M.checks[0].level_reason),
+              level=(0.05, 2.0), level_source="theorem", level_reason=ALG3_GRADS_M.checks[0].level_reason, history='UL-E12/UL-E23: the n ≥ 32768 half of userlevel.alg3.grads.n after the one-chord fit over 1024…262144 read NOT REPRODUCED'),
         Check("userlevel:thm2.1-gradients", "reject", 0.05,
               "competitor: linear time (Algorithm 1), slope 1 in n: the super-linear growth "
               "must be the schedule's (T_1 ∝ λ_1^{−1/2} grows like n^{0.23}), not a fit artefact"),
