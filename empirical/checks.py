@@ -434,11 +434,12 @@ def _judge_slope(check: Check, observed: SlopeFit, local: float, asym: float,
     where = {"pass": "inside", "deviates": "OUTSIDE", "inconclusive": "straddles an edge of"}
     msg = (f"95% CI {observed} {where[state]} A = {_fmt_interval(a)} ({side}; tol "
            f"{check.tolerance})")
-    half_width = observed.half_width
+    # A finding must deviate at the stricter level: what would decide it is that interval.
+    half_width = observed.half_width if strict is None else strict.half_width
     if strict is not None and state == "deviates":
         s_state = _state((strict.ci_low, strict.ci_high), a)
         if s_state != "deviates":
-            state, half_width = "inconclusive", strict.half_width
+            state = "inconclusive"
             msg += (f"; the {strict.level:.0%} CI {strict} a finding needs is not wholly "
                     "outside A")
         else:

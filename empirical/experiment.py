@@ -117,11 +117,12 @@ class Check:
         return (self.expect_full or self.expect) if full else self.expect
 
     def expected_verdict_for(self, full: bool) -> str:
-        """The verdict this check declares on that grid: REJECTED for a competitor, FINDING
+        """The verdict this check declares on that grid: REJECTED for a competitor (REFERENCE
+        for one whose assumptions do not hold on the instance), FINDING
         for a recorded finding, PASS otherwise.  ``verify`` treats any other outcome as a
         regression."""
         if self.kind == "reject":
-            return "REJECTED"
+            return "REFERENCE" if self.reference else "REJECTED"
         return "FINDING" if self.expectation(full) == "finding" else "PASS"
 
     @property

@@ -228,7 +228,7 @@ AMB_ALPHA_QUANTILE = register(Experiment(
     title="Ablation: DP-STAT at a fixed quantile level, privacy term vs α (α²)",
     variable="alpha", quick_grid=_ALPHAS, full_grid=(0.5,) + _ALPHAS + (12.0,),
     fixed={k: v for k, v in {**_AMB, "n": 200_000, "stat_rule": 1}.items() if k != "epsilon"},
-    seeds=16, run=run_ambssgd_alpha, metric="privacy", bound_values=alpha_values,
+    seeds=24, run=run_ambssgd_alpha, metric="privacy", bound_values=alpha_values,
     problem="Gaussian design, H = I, streamed", algorithm="dp_ambssgd, DP-STAT rule 'quantile'",
     checks=(
         Check("linreg:adaptive_privacy_alpha", "two-sided", 0.15,
@@ -421,7 +421,7 @@ SIGMA0_FIXED = _amb(
 LAPLACE_NONPRIVATE = _amb(
     "linreg.laplace.nonprivate",
     "Laplace design (a = 1): DP-AMBSSGD non-private term vs n (Theorem 3.7: 8σ²d/n)", "n",
-    _N_QUICK[1:], _N_FULL[1:], {**_AMB, "design": 1}, "nonprivate", seeds=16, checks=
+    _N_QUICK[1:], _N_FULL[1:], {**_AMB, "design": 1}, "nonprivate", seeds=24, checks=
     (Check("linreg:thm37_nonprivate", "two-sided", 0.15,
            "0.15: 8σ²d/n has no log factor for any a; with ζ_t = R_xγ_t log n (a = 1) nothing is "
            "clipped (tested), so the reference run is plain one-pass minibatch SGD; 16 seeds over "
