@@ -436,7 +436,7 @@ WIDTH_M = register(Experiment(
               level_source="instance", level_reason="observed/expected drift is 1 for the pure noise sum; the gradient "
                            "feedback (noise moves W, so the gradients differ between the paired "
                            "runs) may shrink or grow it by a few percent; 0.8–1.25 allows that "
-                           "and 4-seed χ² spread, and rejects a noise std off by 12%"),
+                           "and 8-seed χ² spread, and rejects a noise std off by 12%"),
         Check("kan:noise_drift_mean_field", "reject", 0.1,
               "competitor: a noise std scaled by 1/√m (the mean-field convention), which makes "
               "the drift flat in m; the data must rule it out"),
