@@ -61,7 +61,7 @@ def _check_cells(r: CheckResult, lead: str, inline_style: bool = False,
     cls = _CSS_CLASS.get(r.verdict, "none")
     shown = getattr(r, "shown_verdict", r.verdict)
     verdict = (f'<span style="background:{_INLINE_COLOURS[cls]};padding:0 4px">{_e(shown)}</span>'
-               if inline_style else _badge(r.verdict, shown[len(r.verdict):]))
+               if inline_style else _badge(r.verdict) + _e(shown[len(r.verdict):]))
     det = getattr(r, "detectable", None)
     extra = "".join(f"<br><small>{x}</small>" for x in (
         _e(getattr(r, "sources", "")),

@@ -100,7 +100,9 @@ def _md_checks(pstates: list[ExperimentState], figures_root: Path,
             continue
         for r in st.analysis.results:
             kind = r.kind + ("*" if r.expect == "finding" else "")
-            verdict = getattr(r, "shown_verdict", r.verdict) + (" (partial grid)" if st.missing else "")
+            shown = getattr(r, "shown_verdict", r.verdict)
+            verdict = f"**{r.verdict}**{shown[len(r.verdict):]}" + (
+                " (partial grid)" if st.missing else "")
             if st.analysis.privacy_error:
                 verdict += ", PRIVACY FAIL"
             det = getattr(r, "detectable", None)
@@ -110,7 +112,7 @@ def _md_checks(pstates: list[ExperimentState], figures_root: Path,
             table.append(f"| `{exp.id}` | `{r.bound}` | {r.variable} | {kind} | {r.local:+.3f} "
                          f"| {_md(r.asymptotic_expr)} | {r.observed} | {r.tolerance:g} "
                          f"| {det_txt} | {_md(getattr(r, 'sources', '')) or '—'} "
-                         f"| **{verdict}**" + (f" {_md(hist)}" if hist else "") + f" | {fig} |")
+                         f"| {verdict}" + (f" {_md(hist)}" if hist else "") + f" | {fig} |")
     out = ["", "### Checks", ""]
     if table:
         out += ["| experiment | bound | var | kind | local | asymptotic | observed [95% CI] "
