@@ -842,6 +842,19 @@ def _contrast_state(ests: list[ContrastEstimate], stricts: list[ContrastEstimate
     return "inconclusive"
 
 
+def _contrast_resolve(ests: list[ContrastEstimate], margin: float) -> str:
+    """Seeds that would decide: each interval containing the margin must shrink below the
+    gain's distance to it; the half-width scales as 1/√seeds (the estimate staying put)."""
+    need = [(e.half_width / abs(e.mean - margin), e.seeds) for e in ests
+            if e.ci_low <= margin <= e.ci_high and e.mean != margin and e.half_width > 0]
+    if not need:
+        return ""
+    f, seeds = max(need)
+    far = " (out of reach unless the gain moves)" if f > 10 else ""
+    return (f"; to resolve: ≈ {math.ceil(seeds * f * f)} seeds instead of {seeds} where it is "
+            f"closest{far}")
+
+
 def _judge_contrast(exp: Experiment, c: Contrast,
                     by: dict[float, dict[str, np.ndarray]]) -> ContrastResult:
     at = [v for v in (c.at if c.at is not None else tuple(by)) if v in by]
@@ -875,11 +888,12 @@ def _judge_contrast(exp: Experiment, c: Contrast,
     else:
         verdict = {"pass": "PASS", "deviates": "FAIL"}.get(state, INCONCLUSIVE)
     if verdict == INCONCLUSIVE:
-        msg += ("; INCONCLUSIVE: no interval lies wholly on one side of the margin "
-                f"(a finding needs the {FINDING_LEVEL:.0%} interval below it)"
-                if c.expect == "finding" else
-                "; INCONCLUSIVE: some interval contains the margin; a half-width ∝ 1/√seeds "
-                "below the gain's distance to the margin would decide it")
+        ests = [strict] if c.kind == "increasing" else stricts
+        msg += (("; INCONCLUSIVE: no interval lies wholly on one side of the margin "
+                 f"(a finding needs the {FINDING_LEVEL:.0%} interval below it)"
+                 if c.expect == "finding" else
+                 "; INCONCLUSIVE: some interval contains the margin")
+                + _contrast_resolve(ests, c.margin))
     return ContrastResult(exp.id, c.name, exp.variable, c.kind, c.expect, est, c.margin,
                           c.reason, verdict, msg, per)
 

@@ -105,6 +105,7 @@ def test_greater_passes_on_a_real_gain_and_fails_without_one():
     # no gain at all: the intervals contain the margin, so neither PASS nor FAIL
     none = analyse(exp, _rows(0.0))
     assert none.results[0].verdict == "INCONCLUSIVE" and not none.ok
+    assert "to resolve: ≈" in none.results[0].message
     # the paired seed effect (std 0.05, ten times the gain's noise) cancels
     assert analyse(exp, _rows(0.01)).results[0].observed.half_width < 0.01
 
