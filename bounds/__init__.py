@@ -12,11 +12,11 @@ group) and lives in their own package: see docs/extending.md.  This layer
 knows nothing of numpy runs or experiments.
 """
 from bounds.core import (ENTRY_POINT_GROUP, Bound, Comparison, Derivation,
-                         OutsideConditionsWarning, PaperInfo, asymptotic_exponent, compare,
+                         OutsideConditionsWarning, PaperInfo, Domain, domain, asymptotic_exponent, compare,
                          crossover, follows_from, get, ids, paper_info, papers, privacy_notion,
                          register, register_paper, sym)
 
 __all__ = ["ENTRY_POINT_GROUP", "Bound", "Comparison", "Derivation",
-           "OutsideConditionsWarning", "PaperInfo", "asymptotic_exponent", "compare", "crossover",
+           "OutsideConditionsWarning", "PaperInfo", "Domain", "domain", "asymptotic_exponent", "compare", "crossover",
            "follows_from", "get", "ids", "paper_info", "papers", "privacy_notion", "register",
            "register_paper", "sym"]

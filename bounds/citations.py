@@ -1,6 +1,6 @@
 """The five papers whose theorems ``bounds`` encodes: authors, titles and where to read them.
 
-One record per paper key of :data:`bounds.core.PAPER_MODULES`, spelled as on each paper's first
+One record per paper key of this project's entry points (pyproject.toml), spelled as on each paper's first
 page.  The README, the report's headings and docs/results.md take their citations from here
 (tests/test_readme.py checks that the README cites every record as written).  An arXiv
 identifier is given where the paper's own text carries it; otherwise the link is an arXiv title

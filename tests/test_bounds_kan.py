@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from bounds.core import domain
 import sympy as sp
 
 import bounds
@@ -81,6 +83,10 @@ def test_every_bound_is_registered_with_provenance(bid):
     for v in b.scale_variables:
         if v == "T" and b.expr.has(kb.LAM_POW_T):
             continue                      # needs a limit in T at fixed λ: test_calibration_exponents
+        if not domain(v).unbounded_above:   # λ ∈ [0, 1), δ ∈ (0, 1): no limit at ∞
+            with pytest.raises(ValueError, match="cannot go to ∞"):
+                b.exponent(v)
+            continue
         e = b.exponent(v, **{k: val for k, val in FIXED.items() if k != v})
         assert not e.has(sp.Limit, sp.nan, sp.zoo), (bid, v, e)
     assert "kan:" in b.describe()
@@ -991,7 +997,9 @@ def test_fixed_kappa_noise_ratio_is_A_corrs_noise_part_over_its_lam0_value():
     assert sp.simplify(rx.expr.subs(beta, sp.Rational(1, 12)) - r.expr) == 0
     floor = kb.A_CORR_Q * eta / (kb.A_CORR_L + kb.A_CORR_Q)
     assert sp.simplify(sp.limit(r.expr, lam, 1) - floor) == 0
-    assert bounds.get("kan:lam_linear_gap").exponent("lam_gap") == 1
+    assert bounds.get("kan:lam_linear_gap").edge_exponent("lam_gap") == 1   # lam_gap → 0
+    with pytest.raises(ValueError, match="cannot go to ∞"):
+        bounds.get("kan:lam_linear_gap").exponent("lam_gap")
 
 
 def test_factored_declarations_keep_their_expressions():

@@ -30,7 +30,8 @@ def _toy(**kw):
                 quick_grid=(1.0, 2.0, 4.0, 8.0), full_grid=(1.0, 2.0, 4.0, 8.0), fixed={},
                 seeds=4, run=lambda p, g: {}, metric="m", bound_values=lambda p: {"n": p["n"]},
                 checks=(Check("kl:toy_power_law", "two-sided", 0.1, "toy",
-                              level=(0.5, 2.0), level_reason="toy: the law's constant is 1"),),
+                              level=(0.5, 2.0), level_source="theorem",
+                              level_reason="toy: the law's constant is 1"),),
                 private=False)
     base.update(kw)
     return Experiment(**base)

@@ -17,7 +17,7 @@ BAND = (0.5, 2.0)
 def _check(**kw) -> Check:
     base = dict(bound="kl:toy_power_law", kind="two-sided", tolerance=0.1,
                 reason="toy: 4 seeds of 1% log-noise give a CI half-width ≈ 0.01",
-                level=BAND, level_reason="toy: the law's constant is 1")
+                level=BAND, level_source="theorem", level_reason="toy: the law's constant is 1")
     base.update(kw)
     return Check(**base)
 
@@ -88,7 +88,7 @@ def test_a_slope_finding_fails_when_its_level_leaves_its_band():
     """Data n^{-1} against n^{-3/2}: the slope deviates by 0.5 (the finding), the level
     n^{1/2} ∈ [1, 2.8] lies in the band (0.5, 4).  10× the level: FAIL (the level is not what
     was recorded), where the reading before finding_on said FINDING (it could not fail)."""
-    band = dict(level=(0.5, 4.0), level_reason="toy")
+    band = dict(level=(0.5, 4.0), level_source="theorem", level_reason="toy")
     exp = _exp(_check(expect="finding", finding_on="slope", **band))
     assert _verdict(exp, _rows(exp, QUICK, slope=-1.0)) == "FINDING"
     off = analyse(exp, _rows(exp, QUICK, slope=-1.0, scale=10.0)).results[0]
@@ -109,13 +109,14 @@ def test_a_level_finding_needs_a_passing_slope_and_a_level_outside_its_band():
     assert _verdict(exp, _rows(exp, QUICK, slope=-0.5, scale=3.0)) == "FAIL"
     # an inconclusive slope cannot carry a level finding (before: FINDING whatever the level)
     noisy = analyse(exp, _rows(exp, QUICK, scale=3.0, noise=2.0)).results[0]
-    assert noisy.observed.half_width > 0.1 and noisy.verdict == "FAIL", noisy.message
+    assert noisy.observed.half_width > 0.1 and noisy.verdict == "INCONCLUSIVE", noisy.message
+    assert not noisy.ok and "to resolve" in noisy.message
 
 
 # --- finding_on="slope+level": both must deviate ---------------------------------------------
 def test_a_finding_of_both_is_stale_when_either_part_returns():
     exp = _exp(_check(expect="finding", finding_on="slope+level", level=(0.5, 4.0),
-                      level_reason="toy"))
+                      level_source="theorem", level_reason="toy"))
     assert _verdict(exp, _rows(exp, QUICK, slope=-1.0, scale=10.0)) == "FINDING"
     only_slope = analyse(exp, _rows(exp, QUICK, slope=-1.0)).results[0]
     assert only_slope.verdict == "NOT REPRODUCED" and "the level now passes" in only_slope.message
@@ -157,7 +158,7 @@ def test_every_finding_with_a_level_band_says_what_it_is_a_finding_of():
     assert not got, sorted(got)
 
 
-def test_registered_declarations_of_this_session():
+def test_registered_declarations():
     d = registry.get("linreg.amb.d.privacy")
     assert {128, 256} <= set(d.full_grid) and max(d.quick_grid) == 64
     assert [c.expected_verdict_for(True) for c in d.checks] == ["FINDING", "REJECTED", "REJECTED"]

@@ -16,6 +16,7 @@ from empirical.papers.kl import experiments as klx
 from empirical.core.checks import ComparisonExperiment, analyse
 from empirical.run.runner import run_point, sweep
 from empirical.core.checks import analyse
+from _open_verdicts import open_cases
 
 # Slope experiments only: the comparison experiments (judged by contrasts) are pinned by their
 # own modules' tests (tests/test_kl_lower.py).
@@ -35,7 +36,7 @@ def _verdicts(a):
 
 
 
-@pytest.mark.parametrize("exp_id", NEW_IDS)
+@pytest.mark.parametrize("exp_id", open_cases(NEW_IDS))
 def test_experiment_verdicts_as_declared(analyses, exp_id):
     """Each check gives the verdict it declares: PASS for claims that hold, REJECTED for
     competing rates, FINDING for the recorded findings (docs/errata.md)."""

@@ -101,8 +101,12 @@ def _rows(gain, slope=0.0, seeds=8, noise=0.005, seed=0):
 def test_greater_passes_on_a_real_gain_and_fails_without_one():
     exp = _exp((Contrast("a>b", "greater", "a", "b", "toy"),))
     assert analyse(exp, _rows(0.02)).results[0].verdict == "PASS"
-    bad = analyse(exp, _rows(0.0))
+    bad = analyse(exp, _rows(-0.02))
     assert bad.results[0].verdict == "FAIL" and not bad.ok
+    # no gain at all: the intervals contain the margin, so neither PASS nor FAIL
+    none = analyse(exp, _rows(0.0))
+    assert none.results[0].verdict == "INCONCLUSIVE" and not none.ok
+    assert "to resolve: ≈" in none.results[0].message
     # the paired seed effect (std 0.05, ten times the gain's noise) cancels
     assert analyse(exp, _rows(0.01)).results[0].observed.half_width < 0.01
 
@@ -130,8 +134,10 @@ def test_increasing_needs_growth_beyond_the_welch_interval():
 def test_report_findings_and_log_scale():
     exp = _exp((Contrast("info", "report", "c", "b", "toy", sign=-1, log=True),
                 Contrast("f", "greater", "a", "b", "toy", expect="finding")))
-    a = analyse(exp, _rows(0.0))
+    a = analyse(exp, _rows(-0.02))
     assert [r.verdict for r in a.results] == [INFO, "FINDING"] and a.ok
+    # a gain of exactly the margin is no finding: the 99% interval must lie below it
+    assert analyse(exp, _rows(0.0)).results[1].verdict == "INCONCLUSIVE"
     assert a.results[0].observed.mean > 0           # c < b, smaller is better
     assert analyse(exp, _rows(0.05)).results[1].verdict == "NOT REPRODUCED"
     assert detectable_exponent_error(a.results[0]) is None

@@ -12,6 +12,7 @@ from empirical.core import experiment as registry  # noqa: E402
 from empirical.papers.real.kan import LAMBDAS, _data, run_kan  # noqa: E402
 from empirical.run.runner import seed_generators, sweep  # noqa: E402
 from empirical.core.checks import analyse  # noqa: E402
+from _open_verdicts import open_cases
 
 SMALL = {"m": 16, "p": 6, "T": 80, "B": 100, "eta": 10.0, "C_clip": 1.0, "delta": 1e-5,
          "test_fraction": 0.3, "calibration": 1, "epsilon": 16.0}
@@ -46,7 +47,7 @@ def test_without_noise_lambda_changes_nothing():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("exp_id", ["real.kan.lambda.paper", "real.kan.lambda.tight"])
+@pytest.mark.parametrize("exp_id", open_cases(["real.kan.lambda.paper", "real.kan.lambda.tight"]))
 def test_quick_grid_verdicts_are_as_declared(exp_id, results_root):
     exp = registry.get(exp_id)
     a = analyse(exp, sweep(exp, results=results_root))

@@ -13,6 +13,7 @@ from empirical.core.checks import analyse  # noqa: E402
 import bounds  # noqa: E402
 from empirical.papers.real.kl import _rows, problem, real_kl_values, run_real_kl  # noqa: E402
 from empirical.run.runner import seed_generators, sweep  # noqa: E402
+from _open_verdicts import OPEN
 
 
 def test_subsamples_are_nested_and_constants_come_from_the_domain():
@@ -55,6 +56,7 @@ def test_whitened_features_fall_faster_at_the_synthetic_level():
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=OPEN.get("real.kl.regr.n.k2_white", "decided"))
 def test_whitened_quick_grid_verdicts_are_as_declared(results_root):
     exp = registry.get("real.kl.regr.n.k2_white")
     a = analyse(exp, sweep(exp, results=results_root))

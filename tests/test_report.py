@@ -100,7 +100,7 @@ def test_page_has_every_section(built):
         assert text in page, text
     # The tolerance's reason, the verdicts, and a finding are on the page.
     assert "toy: 6 seeds, 0.3 log-noise" in page
-    for verdict in ("PASS", "REJECTED", "FINDING", "NOT RUN"):
+    for verdict in ("PASS", "REFERENCE", "FINDING", "NOT RUN"):
         assert f">{verdict}<" in page, verdict
 
 
@@ -148,7 +148,7 @@ def test_matrix_cells_link_to_their_checks(built):
     cells = re.findall(r'<td class="cell (\w+)[^"]*"[^>]*><a href="#([^"]+)">([^<]+)</a>', matrix)
     got = {anchor: (cls, text) for cls, anchor, text in cells}
     assert got["chk-kl-thm9--rho"] == ("ok", "PASS")
-    assert got["chk-kl-thm7--rho"] == ("ok", "REJECTED")
+    assert got["chk-kl-thm7--rho"] == ("none", "REFERENCE")   # convex rate, strongly convex data
     assert got["chk-kl-toy_wrong_rate--n"][0] == "finding"     # FINDING beside NOT RUN
 
 
@@ -330,8 +330,8 @@ def test_a_broken_paper_module_is_reported_not_fatal(built, monkeypatch):
 
 def test_figure_legend_names_every_element(built, monkeypatch, tmp_path):
     """The per-experiment figure shows the seeds and their spread, the fit and its CI band, the
-    bound's curve scaled to the data, its asymptotic exponent and the rejected competitor, each
-    named in the legend with its verdict."""
+    bound's curve scaled to the data, its asymptotic exponent and the competitor (a reference:
+    its assumptions do not hold here), each named in the legend with its verdict."""
     from empirical.store import figures
 
     exp = registry.get("kl.thm9.rho")
@@ -347,8 +347,8 @@ def test_figure_legend_names_every_element(built, monkeypatch, tmp_path):
     figures.plot_analysis(analysis, tmp_path)
     labels = " | ".join(seen["labels"])
     for part in ("each seed", "spread over seeds", "CI of the fitted slope", "fit: slope",
-                 "bound kl:thm9 ×", "kl:thm9 asymptotic exponent", "competitor kl:thm7 ×",
-                 "REJECTED", "PASS"):
+                 "bound kl:thm9 ×", "kl:thm9 asymptotic exponent", "reference kl:thm7 ×",
+                 "REFERENCE", "PASS"):
         assert part in labels, (part, labels)
 
 

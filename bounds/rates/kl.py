@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, register, register_paper, sym
+from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 
 # The paper's experiments and audits (imported with its bounds when its experiments are
 # asked for) and the algorithms the report links.
@@ -69,7 +69,7 @@ kappa, gamma = sym("kappa"), sym("gamma")
 L0, L1, L1t, F0 = sym("L0"), sym("L1"), sym("L1t"), sym("F0")
 T = sym("T")
 D = sym("D")
-epsilon, delta = sym("epsilon"), sym("delta")
+epsilon, delta = sym("epsilon"), sym("delta", UNIT_OPEN)
 tau, lambda_g = sym("tau"), sym("lambda_g")
 
 _sqrt, _log = sp.sqrt, sp.log

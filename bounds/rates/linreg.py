@@ -76,13 +76,13 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, register, register_paper, sym
+from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 
 # The paper's experiments and audits (imported with its bounds when its experiments are
 # asked for) and the algorithms the report links.
 register_paper("linreg", "empirical.papers.linreg", algorithms=("algorithms.linreg.adaptive_clipping",))
 
-n, d, epsilon, delta, sigma = sym("n"), sym("d"), sym("epsilon"), sym("delta"), sym("sigma")
+n, d, epsilon, delta, sigma = sym("n"), sym("d"), sym("epsilon"), sym("delta", UNIT_OPEN), sym("sigma")
 condition_number, w_norm = sym("condition_number"), sym("w_norm")
 K2, a, T, alpha = sym("K2"), sym("a"), sym("T"), sym("alpha")
 eta, zeta = sym("eta"), sym("zeta")

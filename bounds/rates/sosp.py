@@ -66,14 +66,14 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, Derivation, follows_from, register, register_paper, sym
+from bounds.core import UNIT_OPEN, Bound, Derivation, follows_from, register, register_paper, sym
 
 # The paper's experiments and audits (imported with its bounds when its experiments are
 # asked for) and the algorithms the report links.
 register_paper("sosp", "empirical.papers.sosp", algorithms=("algorithms.sosp.nonconvex",))
 
 n, d, m = sym("n"), sym("d"), sym("m")
-epsilon, delta = sym("epsilon"), sym("delta")
+epsilon, delta = sym("epsilon"), sym("delta", UNIT_OPEN)
 G, U, M = sym("G"), sym("U"), sym("M")
 hessian_lipschitz = sym("hessian_lipschitz")
 log_delta = sym("log_delta")            # 8 log(1.25/δ): value supplied by the caller

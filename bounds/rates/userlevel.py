@@ -63,14 +63,14 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, register, register_paper, sym
+from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 
 # The paper's experiments and audits (imported with its bounds when its experiments are
 # asked for) and the algorithms the report links.
 register_paper("userlevel", "empirical.papers.userlevel", algorithms=("algorithms.userlevel.sco",))
 
 n, m, d = sym("n"), sym("m"), sym("d")
-epsilon, delta = sym("epsilon"), sym("delta")
+epsilon, delta = sym("epsilon"), sym("delta", UNIT_OPEN)
 L, R, beta, mu = sym("L"), sym("R"), sym("beta"), sym("mu")
 q, K, T, eta, zeta, r = sym("q"), sym("K"), sym("T"), sym("eta"), sym("zeta"), sym("r")
 lambda_reg, tau, n_i, C = sym("lambda_reg"), sym("tau"), sym("n_i"), sym("C")

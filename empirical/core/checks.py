@@ -5,27 +5,50 @@ values over the kept grid points:
 
 * *local* slope: the OLS slope of log(bound) against log(variable) over the same points as the
   data fit (all log factors and lower-order terms included);
-* *asymptotic* exponent: ``Bound.exponent(variable, **fixed)``.
+* *asymptotic* exponent: ``Bound.exponent(variable, **fixed)``, only for a variable whose domain
+  is unbounded above (``bounds.core.domain``).  For a bounded variable (λ ∈ [0, 1), δ ∈ (0, 1))
+  "variable → ∞" is meaningless: the band is the local slope alone and the result says so.
 
-Verdicts are regressions: a check must come out as declared.
+Verdicts are equivalence tests on the slope's 95% bootstrap interval (``fit_slope``).  A check's
+*acceptance interval* A is [lo − tol, hi + tol] for a two-sided check and (−∞, hi + tol] for a
+one-sided one, [lo, hi] the band between the local slope and the asymptotic exponent.
 
-* ``expect="hold"``: PASS, or FAIL (fails ``verify``);
-* ``expect="finding"`` (a claim that careful experiments contradict, docs/errata.md): FINDING
-  when the check still fails as documented, NOT REPRODUCED when it passes (fails ``verify``: the
-  recorded finding no longer describes the code, so either the code or the record is wrong).
-  ``Check.finding_on`` says what fails: the slope (a level band is still enforced: a level out
-  of band is FAIL), the level (the slope must pass: else FAIL) or both; every part declared
-  must still deviate, else NOT REPRODUCED;
+* the slope **passes** when the whole CI lies inside A, **deviates** when the whole CI lies
+  outside A, and is **inconclusive** otherwise;
+* ``expect="hold"``: PASS, FAIL (deviates, or a level outside its band) or INCONCLUSIVE;
+* ``expect="finding"`` (a claim against a paper, docs/errata.md): FINDING only when every part
+  declared by ``Check.finding_on`` deviates, NOT REPRODUCED when one of them passes (the record
+  is stale), INCONCLUSIVE otherwise; the part not declared must still hold (else FAIL);
+* ``reject`` (a competing rate c): REJECTED only when the whole CI lies outside [c − tol, c + tol]
+  at the competitor's local slope and, where the variable can go to ∞, at its asymptotic
+  exponent; NOT REJECTED when the whole CI lies inside one of them (the data agree with the
+  competitor); INCONCLUSIVE otherwise.  ``Check.reference``: the competitor's assumptions do
+  not hold on the instance, so it is drawn and measured but shown as REFERENCE, never REJECTED;
 * the expectation is per grid: ``Check.expect`` on the quick grid, ``Check.expect_full`` on
-  the full grid, told apart by the rows' grid values (``Experiment.is_full``);
-* ``reject`` (a competing rate): REJECTED when the data rule out the competitor at its local
-  slope over the grid **and** at its asymptotic exponent (a competitor whose local slope is bent
-  by log factors or lower-order terms must not escape on its asymptotic one, nor the reverse),
-  NOT REJECTED otherwise (fails ``verify``).  When the competitor has no asymptotic exponent in
-  the swept variable (it enters only through ``Check.values``), only the local slope is judged
-  and the message says so.
+  the full grid, told apart by the rows' grid values (``Experiment.is_full``).
 
-Only PASS, FINDING and REJECTED let ``verify`` succeed (:attr:`CheckResult.ok`).
+INCONCLUSIVE fails ``verify``; its message says what would resolve it: the CI half-width that
+would decide, and the seeds (half-width ∝ 1/√seeds) or log-grid span (∝ 1/sd(log x)) that would
+give it at the fit's own standard error.
+
+Confidence policy.  A PASS is a 95% equivalence test (two one-sided tests at 2.5% each): for a
+check whose true slope lies outside A, the chance of PASS is at most 2.5%.  A FINDING is a
+claim against a published paper and is judged at the stricter level ``FINDING_LEVEL`` = 99%:
+the whole 99% CI must lie outside A, so a check whose true slope lies inside A is reported
+FINDING with probability at most 0.5%.  Over the suite (≈ 240 slope checks, ≈ 30 declared
+findings) the expected number of false FINDINGs is below 0.15 and that of false PASSes below
+0.025 times the number of checks whose true slope lies outside A; REJECTED uses the 95% CI
+(a competitor is a claim of this suite, not against a paper).  Level bands are judged on the
+aggregated points (no interval): a level outside its band is a deviation.
+
+Power: :func:`detectable_exponent_error` gives the smallest exponent errors a check would
+detect; one unable to detect ±0.25 is labelled UNDERPOWERED (``UNDERPOWERED_AT``).  The label
+does not fail ``verify``: the verdict is still right at its stated level, only weak; the remedy
+(more seeds, a wider grid) is one of budget.  A check resting on a band calibrated from data
+(``Check.level_source`` or ``tolerance_source`` = ``"calibration"``) is labelled REGRESSION
+GUARD: it pins the code's behaviour, not the theorem.
+
+Only PASS, FINDING, REJECTED and REFERENCE let ``verify`` succeed (:attr:`CheckResult.ok`).
 
 Beside the slopes, every analysis judges the stored rows' privacy columns (:func:`check_privacy`),
 the noise measured in every release against the scale those columns were computed from
@@ -34,6 +57,7 @@ the noise measured in every release against the scale those columns were compute
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -43,12 +67,14 @@ import sympy as sp
 from scipy import stats
 
 import bounds
+from bounds.core import domain as bounds_domain
 from empirical.core.experiment import PRIVACY_UNITS, Check, Experiment
 from empirical.core.fitting import SlopeFit, fit_slope, ols_slope
 
 __all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "check_settings", "check_noise",
            "NOISE_ALPHA",
-           "detectable_exponent_error", "OK_VERDICTS", "NOT_REPRODUCED",
+           "detectable_exponent_error", "OK_VERDICTS", "NOT_REPRODUCED", "INCONCLUSIVE",
+           "REFERENCE", "REFUSED", "WIDE_ACCEPTANCE", "FINDING_LEVEL", "UNDERPOWERED_AT", "acceptance_interval", "labels",
            "CONTRAST_KINDS", "INFO", "Contrast", "ContrastEstimate", "ContrastResult",
            "ComparisonExperiment", "ComparisonAnalysis", "analyse_contrasts"]
 
@@ -58,8 +84,23 @@ HTML_REPR: "Callable[[Analysis], str] | None" = None
 
 #: The verdict of a recorded finding whose check now passes: the record is stale, verify fails.
 NOT_REPRODUCED = "NOT REPRODUCED"
-#: Verdicts that let ``verify`` succeed; everything else (FAIL, NOT REJECTED, NOT REPRODUCED) fails.
-OK_VERDICTS = ("PASS", "REJECTED", "FINDING")
+#: The data neither establish the claim nor contradict it: fails ``verify`` (resolve it with more
+#: seeds or a wider grid, never a looser tolerance).
+INCONCLUSIVE = "INCONCLUSIVE"
+#: A competitor whose assumptions do not hold on the instance: measured and drawn, never rejected.
+REFERENCE = "REFERENCE"
+#: Verdicts that let ``verify`` succeed; everything else (FAIL, NOT REJECTED, NOT REPRODUCED,
+#: INCONCLUSIVE) fails.
+OK_VERDICTS = ("PASS", "REJECTED", "FINDING", REFERENCE)
+#: A check whose acceptance interval reaches farther than this from the bound's local slope is
+#: refused (verdict REFUSED, fails ``verify``) unless ``Check.wide_reason`` says why.
+WIDE_ACCEPTANCE = 0.5
+REFUSED = "REFUSED"
+#: Confidence level of a FINDING (a claim against a paper): stricter than the fit's 95%.
+FINDING_LEVEL = 0.99
+#: A check that cannot detect an exponent error of this size (either way it judges) is
+#: labelled UNDERPOWERED.
+UNDERPOWERED_AT = 0.25
 _GRIDS = {False: "quick", True: "full"}
 
 
@@ -71,7 +112,7 @@ class CheckResult:
     kind: str
     expect: str
     local: float            # bound's slope fitted over the kept grid
-    asymptotic: float       # bound's exact exponent as variable → ∞
+    asymptotic: float       # bound's exact exponent as variable → ∞ (NaN: bounded variable)
     asymptotic_expr: str
     observed: SlopeFit
     tolerance: float
@@ -82,11 +123,27 @@ class CheckResult:
     level_range: tuple[float, float] | None = None   # min, max of observed / bound over the grid
     ratios: tuple[float, ...] | None = None          # observed / bound at each kept point
     finding_on: str = ""     # what an expected finding is a finding of ("" when expect is hold)
+    # What the verdict rests on (shown beside it): A, the smallest detectable exponent errors
+    # (down, up), labels (UNDERPOWERED, REGRESSION GUARD, REDEFINED), where the band and the
+    # tolerance come from, and the check's history when it was redefined after a failure.
+    acceptance: tuple[float, float] | None = None
+    detectable: tuple[float, float] | None = None
+    labels: tuple[str, ...] = ()
+    sources: str = ""
+    history: str = ""
 
     @property
     def ok(self) -> bool:
         """Whether this result lets ``verify`` succeed."""
         return self.verdict in OK_VERDICTS
+
+    @property
+    def shown_verdict(self) -> str:
+        """The verdict with what it is a finding of and its labels, as tables show it."""
+        v = self.verdict
+        if self.finding_on and v in ("FINDING", NOT_REPRODUCED, INCONCLUSIVE):
+            v += f" ({self.finding_on})"
+        return v + "".join(f" [{x}]" for x in self.labels)
 
 
 @dataclass(frozen=True)
@@ -276,24 +333,80 @@ def _with_noise(exp: Experiment, rows: list[dict], privacy: str,
             "; ".join(x for x in (privacy_error, noise_error) if x))
 
 
+def _band(local: float, asym: float) -> tuple[float, float]:
+    """The band between the local slope and the asymptotic exponent (the local slope alone
+    when there is no asymptotic exponent: a bounded variable, or one entering through values)."""
+    if math.isnan(asym):
+        return local, local
+    return min(local, asym), max(local, asym)
+
+
+def acceptance_interval(kind: str, local: float, asym: float, tol: float
+                        ) -> tuple[float, float]:
+    """A check's acceptance interval A: [lo − tol, hi + tol] (two-sided) or (−∞, hi + tol]
+    (one-sided: an upper bound's slope may be beaten), [lo, hi] the band of :func:`_band`."""
+    lo, hi = _band(local, asym)
+    return (lo - tol if kind == "two-sided" else -math.inf), hi + tol
+
+
+def _state(ci: tuple[float, float], a: tuple[float, float]) -> str:
+    """``pass``: the whole interval ``ci`` lies inside ``a``; ``deviates``: wholly outside;
+    ``inconclusive``: it straddles an edge."""
+    lo, hi = ci
+    if a[0] <= lo and hi <= a[1]:
+        return "pass"
+    if hi < a[0] or lo > a[1]:
+        return "deviates"
+    return "inconclusive"
+
+
+def _fmt_interval(a: tuple[float, float]) -> str:
+    left = "(−∞" if a[0] == -math.inf else f"[{a[0]:+.3f}"
+    return f"{left}, {a[1]:+.3f}]"
+
+
+def _resolve(observed: SlopeFit, half_width: float, edges: tuple[float, ...],
+             seeds: int | None) -> str:
+    """What would decide an inconclusive slope: its CI must shrink below the point estimate's
+    distance to the nearest edge.  The half-width scales as 1/√seeds and, at a fixed number of
+    points, as 1/sd(log x), so the factor f = half-width/distance gives f² times the seeds or
+    an f times wider log-grid span, if the estimate stays where it is."""
+    s = observed.slope
+    dist = min((abs(s - e) for e in edges if math.isfinite(e)), default=math.inf)
+    if not half_width > 0 or not math.isfinite(dist):
+        return ""
+    if dist < 0.02 * half_width:
+        return (f"; to resolve: the estimate {s:+.3f} sits on an edge of the interval "
+                f"(distance {dist:.3f}), so no affordable run decides it")
+    f = half_width / dist
+    x = np.asarray(observed.x, dtype=float)
+    decades = float(np.log10(x.max() / x.min()))
+    seeds_txt = (f"{math.ceil(seeds * f * f)} seeds instead of {seeds}" if seeds
+                 else f"{f * f:.1f}× the seeds")
+    far = " (out of reach: it stays INCONCLUSIVE unless the estimate moves)" if f > 10 else ""
+    return (f"; to resolve: CI half-width {half_width:.3f} must fall below {dist:.3f} "
+            f"(the estimate's distance to the nearest edge): ≈ {seeds_txt}, or a log-grid span "
+            f"of {decades * f:.2g} decades instead of {decades:.2g} at the same number of "
+            f"points{far}")
+
+
 def detectable_exponent_error(result: CheckResult,
                               kept: tuple[float, ...] | None = None) -> tuple[float, float] | None:
     """The smallest exponent errors e < 0 and e > 0 this check would detect on these data.
 
-    A bug that multiplies the metric by v^e (v the swept variable) moves the fitted slope by
-    exactly e and every level ratio by v^e.  The check then fails once s + e leaves its
-    acceptance interval (two-sided: [lo_band − tol, hi_band + tol]; one-sided: only the upper
-    end) or once some ratio·v^e leaves the level band.  Returns ``(down, up)``: the largest
-    undetected negative and positive e bound (−inf/inf: never detected in that direction);
-    None for ``reject`` checks and for contrasts (no slope).
+    A bug that multiplies the metric by v^e (v the swept variable) moves the fitted slope and
+    both ends of its CI by exactly e and every level ratio by v^e.  The check stops passing once
+    the shifted CI leaves its acceptance interval (:func:`acceptance_interval`: both ends for a
+    two-sided check, only the upper one for a one-sided one) or once some ratio·v^e leaves the
+    level band.  Returns ``(down, up)``: the largest undetected negative and positive e bound
+    (−inf/inf: never detected in that direction); None for ``reject`` checks and for contrasts
+    (no slope).
     """
     if result.kind == "reject" or result.kind in CONTRAST_KINDS:
         return None
-    s, tol = result.observed.slope, result.tolerance
-    lo_band = min(result.local, result.asymptotic)
-    hi_band = max(result.local, result.asymptotic)
-    up = hi_band + tol - s
-    down = (lo_band - tol - s) if result.kind == "two-sided" else -math.inf
+    a = acceptance_interval(result.kind, result.local, result.asymptotic, result.tolerance)
+    up = a[1] - result.observed.ci_high
+    down = a[0] - result.observed.ci_low
     if result.level_band is not None and result.ratios is not None:
         x = np.log(np.asarray(result.observed.x, dtype=float))
         lr = np.log(np.asarray(result.ratios, dtype=float))
@@ -307,6 +420,55 @@ def detectable_exponent_error(result: CheckResult,
                 e_hi, e_lo = min(e_hi, (llo - li) / xi), max(e_lo, (lhi - li) / xi)
         up, down = min(up, e_hi), max(down, e_lo)
     return float(down), float(up)
+
+
+def underpowered(result: CheckResult) -> bool:
+    """Whether a check expected to hold cannot detect an exponent error of ±UNDERPOWERED_AT in a
+    direction it judges (a one-sided check judges only the upward one)."""
+    if result.kind == "reject" or result.kind in CONTRAST_KINDS or result.expect != "hold":
+        return False
+    det = detectable_exponent_error(result)
+    if det is None:
+        return False
+    down, up = det
+    return up >= UNDERPOWERED_AT or (result.kind == "two-sided" and down <= -UNDERPOWERED_AT)
+
+
+def labels(check: Check, result: CheckResult) -> tuple[str, ...]:
+    """What a verdict rests on, shown beside it: UNDERPOWERED (:func:`underpowered`),
+    REGRESSION GUARD (a band or tolerance calibrated from data), REDEFINED (``Check.history``),
+    REFERENCE competitor."""
+    out = []
+    if underpowered(result):
+        out.append("UNDERPOWERED")
+    if check.kind != "reject" and "calibration" in (check.level_source, check.tolerance_source):
+        out.append("REGRESSION GUARD")
+    if check.history:
+        out.append("REDEFINED")
+    return tuple(out)
+
+
+def _too_wide(check: Check, local: float, asym: float) -> str:
+    """Why ``check``'s acceptance interval is too wide for any plausible bug to fail it (it lets
+    the slope exceed the bound's local slope, or for a two-sided check fall below it, by more
+    than WIDE_ACCEPTANCE), or "" when it is not, or when ``Check.wide_reason`` says why."""
+    if check.kind == "reject" or check.wide_reason:
+        return ""
+    a = acceptance_interval(check.kind, local, asym, check.tolerance)
+    up, down = a[1] - local, local - a[0]
+    if up > WIDE_ACCEPTANCE or (check.kind == "two-sided" and down > WIDE_ACCEPTANCE):
+        return (f"acceptance interval {_fmt_interval(a)} lets the slope differ from the bound's "
+                f"local slope {local:+.3f} by up to {max(up, down if check.kind == 'two-sided' else 0):.2f} "
+                f"> {WIDE_ACCEPTANCE} with no wide_reason: no plausible bug could fail it")
+    return ""
+
+
+def _sources(check: Check) -> str:
+    """Where the check's tolerance and level band come from, as shown beside the verdict."""
+    out = f"tolerance: {check.tolerance_source}"
+    if check.level is not None:
+        out += f"; level band: {check.level_source}"
+    return out
 
 
 def _group(exp: Experiment, rows: list[dict]) -> dict[float, np.ndarray]:
@@ -326,81 +488,111 @@ def _judge_level(check: Check, ratios: np.ndarray) -> tuple[bool, str]:
     r_lo, r_hi = float(np.min(ratios)), float(np.max(ratios))
     ok = lo <= r_lo and r_hi <= hi
     return ok, (f"; level observed/bound in [{r_lo:.3g}, {r_hi:.3g}] "
-                f"{'inside' if ok else 'OUTSIDE'} band [{lo:g}, {hi:g}]")
+                f"{'inside' if ok else 'OUTSIDE'} band [{lo:g}, {hi:g}] ({check.level_source})")
 
 
-def _judge_reject(observed: SlopeFit, local: float, asym: float, tol: float) -> tuple[str, str]:
-    s = observed.slope
-
-    # Both the local slope and the asymptotic exponent must be ruled out: each must lie
-    # outside the CI and more than the tolerance from the observed slope.
-    def ruled_out(c: float) -> bool:
-        return abs(s - c) > tol and not observed.covers(c)
-
-    far_local = ruled_out(local)
+def _judge_reject(observed: SlopeFit, local: float, asym: float, tol: float,
+                  reference: str = "", seeds: int | None = None) -> tuple[str, str]:
+    """REJECTED when the whole CI lies outside the competitor's own [c − tol, c + tol] at its
+    local slope and (where the variable can go to ∞) its asymptotic exponent: a competitor bent
+    by log factors or lower-order terms must not escape on either.  NOT REJECTED when the whole
+    CI lies inside one of them; INCONCLUSIVE otherwise."""
+    ci = (observed.ci_low, observed.ci_high)
+    cands = [("local slope", local)] + ([] if math.isnan(asym) else [("asymptotic", asym)])
+    states = {name: _state(ci, (c - tol, c + tol)) for name, c in cands}
+    words = {"deviates": "ruled out", "pass": "NOT ruled out (CI inside its ±tol)",
+             "inconclusive": "not decided (CI straddles its ±tol)"}
+    where = ", ".join(f"{name} {c:+.3f} {words[states[name]]}" for name, c in cands)
     if math.isnan(asym):
-        far, where = far_local, (f"local slope {local:+.3f} "
-                                 f"{'outside' if far_local else 'not ruled out by'} the data; "
-                                 "no asymptotic exponent in this variable (local only)")
+        where += "; no asymptotic exponent in this variable (local only)"
+    if all(st == "deviates" for st in states.values()):
+        verdict, extra = "REJECTED", ""
+    elif any(st == "pass" for st in states.values()):
+        verdict, extra = "NOT REJECTED", ""
     else:
-        far_asym = ruled_out(asym)
-        far = far_local and far_asym
-        where = (f"local slope {local:+.3f} {'outside' if far_local else 'NOT ruled out'}, "
-                 f"asymptotic {asym:+.3f} {'outside' if far_asym else 'NOT ruled out'}")
-    verdict = "REJECTED" if far else "NOT REJECTED"
-    return verdict, f"competing rate: {where} ({observed}, tolerance {tol})"
+        verdict = INCONCLUSIVE
+        edges = tuple(e for _, c in cands for e in (c - tol, c + tol))
+        extra = _resolve(observed, observed.half_width, edges, seeds)
+    msg = f"competing rate: {where} (95% CI {observed}, tolerance {tol}){extra}"
+    if reference:
+        return REFERENCE, (f"reference only, its assumptions do not hold here ({reference}); "
+                           f"the data alone would give {verdict}: {msg}")
+    return verdict, msg
 
 
-def _judge_slope(check: Check, observed: SlopeFit, local: float, asym: float
-                 ) -> tuple[bool, str]:
-    lo_band, hi_band = min(local, asym), max(local, asym)
-    s, tol, hw = observed.slope, check.tolerance, observed.half_width
-    if hw > tol:
-        return False, f"inconclusive: CI half-width {hw:.3f} exceeds tolerance {tol}"
-    if check.kind == "two-sided":
-        dist = max(lo_band - s, s - hi_band, 0.0)
-        return dist <= tol, (f"distance {dist:.3f} from band [{lo_band:+.3f}, {hi_band:+.3f}] "
-                             f"(tol {tol})")
-    # one-sided: an upper bound's slope may be beaten, not exceeded
-    excess = s - hi_band
-    return excess <= tol, (f"observed − upper end of band = {excess:+.3f} "
-                           f"(tol {tol}; lower is allowed)")
+def _judge_slope(check: Check, observed: SlopeFit, local: float, asym: float,
+                 strict: SlopeFit | None = None, seeds: int | None = None
+                 ) -> tuple[str, str]:
+    """The slope's state (``pass``, ``deviates``, ``inconclusive``) and its message.  With
+    ``strict`` (the same fit at FINDING_LEVEL), a deviation must hold for the stricter
+    interval too (a finding is a claim against a paper)."""
+    a = acceptance_interval(check.kind, local, asym, check.tolerance)
+    state = _state((observed.ci_low, observed.ci_high), a)
+    side = "two-sided" if check.kind == "two-sided" else "one-sided, lower is allowed"
+    where = {"pass": "inside", "deviates": "OUTSIDE", "inconclusive": "straddles an edge of"}
+    msg = (f"95% CI {observed} {where[state]} A = {_fmt_interval(a)} ({side}; tol "
+           f"{check.tolerance})")
+    # A finding must deviate at the stricter level: what would decide it is that interval.
+    half_width = observed.half_width if strict is None else strict.half_width
+    if strict is not None and state == "deviates":
+        s_state = _state((strict.ci_low, strict.ci_high), a)
+        if s_state != "deviates":
+            state = "inconclusive"
+            msg += (f"; the {strict.level:.0%} CI {strict} a finding needs is not wholly "
+                    "outside A")
+        else:
+            msg += f"; {strict.level:.0%} CI {strict} also outside"
+    if state == "inconclusive":
+        msg += _resolve(observed, half_width, a, seeds)
+    return state, msg
 
 
-def _judge_finding(finding_on: str | None, slope_ok: bool, level_ok: bool | None
+def _judge_finding(finding_on: str | None, slope_state: str, level_ok: bool | None
                    ) -> tuple[str, str]:
-    """The verdict of a check expected to be a finding, from its two parts.  Every part the
-    finding is declared on must still deviate (else the record is stale: NOT REPRODUCED); every
-    part it is not declared on must still hold (else FAIL: something else broke)."""
+    """The verdict of a check expected to be a finding, from its two parts.  A part the finding
+    is declared on that passes makes the record stale (NOT REPRODUCED); a part it is not
+    declared on that deviates is a FAIL (something else broke); FINDING needs every declared
+    part to deviate and every other part to pass; anything else is INCONCLUSIVE."""
     # (finding_on is None only without a level band: Check refuses it otherwise)
-    on = finding_on or "slope"
-    what = on.replace("+", " and ")
-    parts = {"slope": slope_ok, "level": level_ok}
-    stale = [k for k in parts if k in on.split("+") and parts[k]]
-    broken = [k for k in parts if k not in on.split("+") and parts[k] is False]
+    on = (finding_on or "slope").split("+")
+    what = " and ".join(on)
+    parts = {"slope": slope_state,
+             "level": None if level_ok is None else ("pass" if level_ok else "deviates")}
+    stale = [k for k in on if parts[k] == "pass"]
+    broken = [k for k, st in parts.items() if k not in on and st == "deviates"]
+    open_ = [k for k, st in parts.items() if st == "inconclusive"]
     if stale:
         return NOT_REPRODUCED, (f"; the recorded finding (of the {what}) is NOT reproduced: the "
                                 f"{' and '.join(stale)} now passes")
     if broken:
         return "FAIL", (f"; finding of the {what} reproduced, but the {' and '.join(broken)}, "
                         "which must hold for this finding, does not")
+    if open_:
+        return INCONCLUSIVE, (f"; finding of the {what} neither reproduced nor refuted: the "
+                              f"{' and '.join(open_)} is inconclusive")
     return "FINDING", f"; finding of the {what}"
 
 
 def _judge(check: Check, observed: SlopeFit, local: float, asym: float,
-           ratios: np.ndarray | None = None, full: bool = False) -> tuple[str, str]:
+           ratios: np.ndarray | None = None, full: bool = False,
+           strict: SlopeFit | None = None, seeds: int | None = None) -> tuple[str, str]:
     if check.kind == "reject":
-        return _judge_reject(observed, local, asym, check.tolerance)
-    slope_ok, msg = _judge_slope(check, observed, local, asym)
+        return _judge_reject(observed, local, asym, check.tolerance, check.reference, seeds)
+    finding = check.expectation(full) == "finding"
+    declared = (check.finding_on or "slope").split("+") if finding else []
+    # The strict level applies where a deviation is claimed against the paper.
+    state, msg = _judge_slope(check, observed, local, asym,
+                              strict if "slope" in declared else None, seeds)
     level_ok = None
     if check.level is not None and ratios is not None:
         level_ok, level_msg = _judge_level(check, ratios)
         msg += level_msg
-    if check.expectation(full) == "finding":
-        # A finding is a regression test too: if the check now passes, the record is stale.
-        verdict, why = _judge_finding(check.finding_on, slope_ok, level_ok)
+    if finding:
+        verdict, why = _judge_finding(check.finding_on, state, level_ok)
         return verdict, msg + why
-    return ("PASS" if slope_ok and level_ok is not False else "FAIL"), msg
+    if state == "deviates" or level_ok is False:
+        return "FAIL", msg
+    return ("PASS" if state == "pass" else INCONCLUSIVE), msg
 
 
 def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
@@ -444,6 +636,11 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
                         privacy=privacy, privacy_error=privacy_error, grid=_GRIDS[full])
     fit = fit_slope(kept, [per_point[v] for v in kept], aggregate=exp.aggregate,
                     rng=np.random.default_rng(0))
+    # A finding is judged at the stricter FINDING_LEVEL: the same bootstrap at that level.
+    strict = (fit_slope(kept, [per_point[v] for v in kept], aggregate=exp.aggregate,
+                        level=FINDING_LEVEL, rng=np.random.default_rng(0))
+              if any(c.expectation(full) == "finding" for c in exp.checks) else None)
+    seeds = min(int(per_point[v].size) for v in kept)
     results = []
     for check in exp.checks:
         b = bounds.get(check.bound)
@@ -451,24 +648,48 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
         local, _ = ols_slope(np.array(kept), np.array(bvals))
         fixed = {k: val for k, val in _bound_values(exp, check, exp.point(kept[0])).items()
                  if k != exp.variable}
-        if exp.variable in b.variables:
+        dom = bounds_domain(exp.variable)
+        if (exp.variable in b.variables and not dom.unbounded_above and dom.lo == 0
+                and max(kept) <= 0.1 * dom.hi):
+            # A grid a decade or more below the upper edge heads for the lower edge 0: the
+            # band reaches the exact limit there (e.g. lam_gap = 1 − λ → 0).
+            edge = b.edge_exponent(exp.variable, **fixed)
+            asym = float(sp.N(edge))
+            asym_expr = f"{sp.sstr(edge)} (limit {exp.variable} → 0; {exp.variable} ∈ {dom})"
+        elif exp.variable in b.variables and not dom.unbounded_above:
+            # "variable → ∞" is outside the domain: the band is the local slope alone.
+            asym_expr, asym = f"n/a: {exp.variable} ∈ {dom} is bounded (local slope only)", math.nan
+        elif exp.variable in b.variables:
             asym_expr = b.exponent(exp.variable, **fixed)
             asym = float(sp.N(asym_expr))
         elif np.ptp(np.log(bvals)) == 0.0:   # the bound does not depend on the variable at all
             asym_expr, asym = sp.Integer(0), 0.0
         else:  # the variable enters only through check.values (e.g. ε as a function of ρ)
             asym_expr, asym = "n/a", math.nan
-        if check.kind != "reject" and math.isnan(asym):
-            raise ValueError(f"{exp.id}: bound {b.id} has no symbol {exp.variable!r}")
+            if check.kind != "reject":
+                raise ValueError(f"{exp.id}: bound {b.id} has no symbol {exp.variable!r}")
+        if not check.use_asymptotic and check.kind != "reject" and not math.isnan(asym):
+            asym_expr = f"{sp.sstr(asym_expr)} (not used: band on the local slope alone)"
+            asym = math.nan
         ratios = fit.y / np.asarray(bvals, dtype=float)
-        verdict, msg = _judge(check, fit, local, asym, ratios, full)
+        verdict, msg = _judge(check, fit, local, asym, ratios, full, strict, seeds)
+        wide = _too_wide(check, local, asym)
+        if wide:
+            verdict, msg = REFUSED, wide + "; " + msg
         expect = check.expectation(full)
-        results.append(CheckResult(exp.id, b.id, exp.variable, check.kind, expect, local,
-                                   asym, str(sp.sstr(asym_expr)), fit, check.tolerance, check.reason,
-                                   verdict, msg, check.level,
-                                   (float(ratios.min()), float(ratios.max())),
-                                   tuple(float(x) for x in ratios),
-                                   (check.finding_on or "slope") if expect == "finding" else ""))
+        res = CheckResult(exp.id, b.id, exp.variable, check.kind, expect, local,
+                          asym, str(sp.sstr(asym_expr)) if not isinstance(asym_expr, str)
+                          else asym_expr, fit, check.tolerance, check.reason,
+                          verdict, msg, check.level,
+                          (float(ratios.min()), float(ratios.max())),
+                          tuple(float(x) for x in ratios),
+                          (check.finding_on or "slope") if expect == "finding" else "",
+                          acceptance=(None if check.kind == "reject" else
+                                      acceptance_interval(check.kind, local, asym,
+                                                          check.tolerance)),
+                          sources=_sources(check), history=check.history)
+        res = dataclasses.replace(res, detectable=detectable_exponent_error(res))
+        results.append(dataclasses.replace(res, labels=labels(check, res)))
     # A theorem setting not exercised as stated is an error of the run, whatever the slopes say.
     return Analysis(exp, fit, tuple(results), tuple(kept), tuple(dropped), per_point,
                     error=settings_error, privacy=privacy, privacy_error=privacy_error,
@@ -571,6 +792,7 @@ class ContrastEstimate:
     ci_high: float
     seeds: int
     chosen: str = ""        # the hi column judged (chosen on held-out seeds when several)
+    level: float = 0.95
 
     @property
     def half_width(self) -> float:
@@ -638,13 +860,13 @@ class ComparisonExperiment(Experiment):
         return self.contrasts[0].name
 
 
-def _t_interval(d: np.ndarray) -> ContrastEstimate:
+def _t_interval(d: np.ndarray, level: float = 0.95) -> ContrastEstimate:
     d = np.asarray(d, dtype=float)
     m = float(d.mean())
     if d.size < 2:
         return ContrastEstimate(m, -math.inf, math.inf, int(d.size))
-    hw = float(stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
-    return ContrastEstimate(m, m - hw, m + hw, int(d.size))
+    hw = float(stats.t.ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
+    return ContrastEstimate(m, m - hw, m + hw, int(d.size), level=level)
 
 
 def _columns_by_point(exp: Experiment, rows: list[dict], names: tuple[str, ...]
@@ -664,19 +886,20 @@ def _gain(c: Contrast, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return c.sign * (hi - lo)
 
 
-def _point_gain(c: Contrast, cols: dict[str, np.ndarray]) -> ContrastEstimate:
+def _point_gain(c: Contrast, cols: dict[str, np.ndarray], level: float = 0.95
+                ) -> ContrastEstimate:
     # Several candidates for hi: choose on even seeds, judge on odd seeds (held out).
     if len(c.candidates) == 1:
         only = c.candidates[0]
-        return _with_chosen(_t_interval(_gain(c, cols[only], cols[c.lo])), only)
+        return _with_chosen(_t_interval(_gain(c, cols[only], cols[c.lo]), level), only)
     sel, test = slice(0, None, 2), slice(1, None, 2)
     means = [float(np.mean(_gain(c, cols[h][sel], cols[c.lo][sel]))) for h in c.candidates]
     best = c.candidates[int(np.nanargmax(means))]
-    return _with_chosen(_t_interval(_gain(c, cols[best][test], cols[c.lo][test])), best)
+    return _with_chosen(_t_interval(_gain(c, cols[best][test], cols[c.lo][test]), level), best)
 
 
 def _with_chosen(est: ContrastEstimate, chosen: str) -> ContrastEstimate:
-    return ContrastEstimate(est.mean, est.ci_low, est.ci_high, est.seeds, chosen)
+    return dataclasses.replace(est, chosen=chosen)
 
 
 def _spent(cols: dict[str, np.ndarray]) -> str:
@@ -686,6 +909,48 @@ def _spent(cols: dict[str, np.ndarray]) -> str:
         if v is not None and np.isfinite(v).any():
             return f" [{sym} spent ≤ {np.nanmax(v):.4g}]"
     return ""
+
+
+def _welch_difference(e0: ContrastEstimate, e1: ContrastEstimate) -> ContrastEstimate:
+    """Mean of e1 minus mean of e0 with the Welch interval at the level the two estimates carry
+    (seeds of different grid points are independent draws)."""
+    diff = e1.mean - e0.mean
+    q = [stats.t.ppf(0.5 + _level_of(e) / 2, e.seeds - 1) for e in (e0, e1)]
+    se0, se1 = e0.half_width / q[0], e1.half_width / q[1]
+    se = math.hypot(se0, se1)
+    # Welch–Satterthwaite degrees of freedom for the difference of two independent means
+    dof = se ** 4 / (se0 ** 4 / (e0.seeds - 1) + se1 ** 4 / (e1.seeds - 1)) if se > 0 else 1
+    hw = float(stats.t.ppf(0.5 + _level_of(e0) / 2, dof)) * se
+    return ContrastEstimate(diff, diff - hw, diff + hw, e0.seeds + e1.seeds, level=_level_of(e0))
+
+
+def _level_of(e: ContrastEstimate) -> float:
+    return getattr(e, "level", 0.95)
+
+
+def _contrast_state(ests: list[ContrastEstimate], stricts: list[ContrastEstimate],
+                    margin: float) -> str:
+    """``pass``: every 95% interval lies above the margin; ``deviates``: some interval at the
+    judging level (``stricts``: 99% for a finding) lies wholly at or below it; else
+    ``inconclusive``."""
+    if all(e.ci_low > margin for e in ests):
+        return "pass"
+    if any(e.ci_high <= margin for e in stricts):
+        return "deviates"
+    return "inconclusive"
+
+
+def _contrast_resolve(ests: list[ContrastEstimate], margin: float) -> str:
+    """Seeds that would decide: each interval containing the margin must shrink below the
+    gain's distance to it; the half-width scales as 1/√seeds (the estimate staying put)."""
+    need = [(e.half_width / abs(e.mean - margin), e.seeds) for e in ests
+            if e.ci_low <= margin <= e.ci_high and e.mean != margin and e.half_width > 0]
+    if not need:
+        return ""
+    f, seeds = max(need)
+    far = " (out of reach unless the gain moves)" if f > 10 else ""
+    return (f"; to resolve: ≈ {math.ceil(seeds * f * f)} seeds instead of {seeds} where it is "
+            f"closest{far}")
 
 
 def _judge_contrast(exp: Experiment, c: Contrast,
@@ -699,29 +964,34 @@ def _judge_contrast(exp: Experiment, c: Contrast,
         est = per[0][1] if per else ContrastEstimate(math.nan, math.nan, math.nan, 0)
         return ContrastResult(exp.id, c.name, exp.variable, c.kind, c.expect, est, c.margin,
                               c.reason, "FAIL", f"grid values missing: {missing or 'all'}", per)
+    # A finding (a claim against a paper) must deviate at FINDING_LEVEL; a claim held at 95%.
+    level = FINDING_LEVEL if c.expect == "finding" else 0.95
     if c.kind == "increasing":
         (v0, e0), (v1, e1) = per[0], per[-1]
-        diff = e1.mean - e0.mean
-        se0, se1 = ((e.half_width / stats.t.ppf(0.975, e.seeds - 1)) for e in (e0, e1))
-        se = math.hypot(se0, se1)
-        # Welch–Satterthwaite degrees of freedom for the difference of two independent means
-        dof = se ** 4 / (se0 ** 4 / (e0.seeds - 1) + se1 ** 4 / (e1.seeds - 1)) if se > 0 else 1
-        hw = float(stats.t.ppf(0.975, dof)) * se
-        est = ContrastEstimate(diff, diff - hw, diff + hw, e0.seeds + e1.seeds)
-        ok = est.ci_low > c.margin
+        est = _welch_difference(e0, e1)
+        strict = _welch_difference(*(_point_gain(c, by[v], level) for v in (v0, v1)))
+        state = _contrast_state([est], [strict], c.margin)
         msg = (f"gain at {exp.variable}={v1:g} minus gain at {exp.variable}={v0:g} = {est} "
                f"(95% Welch; must exceed {c.margin:g}); gains: {pts}")
     else:
         est = min((e for _, e in per), key=lambda e: e.ci_low)
-        ok = all(e.ci_low > c.margin for _, e in per)
+        stricts = [_point_gain(c, by[v], level) for v, _ in per]
+        state = _contrast_state([e for _, e in per], stricts, c.margin)
         msg = (f"gain {'>' if c.kind == 'greater' else 'vs'} {c.margin:g} at every point "
                f"(95% t-interval over seeds): {pts}")
     if c.kind == "report":
         verdict = INFO
     elif c.expect == "finding":
-        verdict = NOT_REPRODUCED if ok else "FINDING"
+        verdict = {"pass": NOT_REPRODUCED, "deviates": "FINDING"}.get(state, INCONCLUSIVE)
     else:
-        verdict = "PASS" if ok else "FAIL"
+        verdict = {"pass": "PASS", "deviates": "FAIL"}.get(state, INCONCLUSIVE)
+    if verdict == INCONCLUSIVE:
+        ests = [strict] if c.kind == "increasing" else stricts
+        msg += (("; INCONCLUSIVE: no interval lies wholly on one side of the margin "
+                 f"(a finding needs the {FINDING_LEVEL:.0%} interval below it)"
+                 if c.expect == "finding" else
+                 "; INCONCLUSIVE: some interval contains the margin")
+                + _contrast_resolve(ests, c.margin))
     return ContrastResult(exp.id, c.name, exp.variable, c.kind, c.expect, est, c.margin,
                           c.reason, verdict, msg, per)
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-__all__ = ["PRIVACY_UNITS", "FINDING_ON", "Check", "Experiment", "Summary",
+__all__ = ["PRIVACY_UNITS", "FINDING_ON", "SOURCES", "Check", "Experiment", "Summary",
            "register", "register_summary", "summaries", "get", "ids", "experiments",
            "validate_experiment", "is_validated", "mark_validated"]
 
@@ -22,6 +22,10 @@ _KINDS = ("two-sided", "one-sided", "reject")
 _EXPECT = ("hold", "finding")
 #: What a finding check is a finding of (``Check.finding_on``).
 FINDING_ON = ("slope", "level", "slope+level")
+#: Where a tolerance or a level band comes from (``Check.tolerance_source``, ``level_source``):
+#: a theorem's constant or its log factors, the instance's exact constant, or a calibration
+#: run (then verdicts resting on it are regression guards, not checks of the theorem).
+SOURCES = ("theorem", "instance", "calibration")
 #: Units a private experiment may state its privacy in: ρ-zCDP, or ε at the run's δ.
 PRIVACY_UNITS = ("rho", "epsilon")
 
@@ -69,6 +73,26 @@ class Check:
         a wrong constant or a small exponent error over a short grid; the level does not.  The
         reason states where the band comes from (the bound's hidden constant, a calibration
         run, the instance's exact constant).  Not allowed on ``reject`` checks.
+    level_source, tolerance_source
+        Where the band and the tolerance come from, as data (one of ``SOURCES``): ``theorem``
+        (a constant or log factor of the statement), ``instance`` (the instance's exact
+        constant) or ``calibration`` (measured on runs: the verdict is a REGRESSION GUARD).
+        ``level_source`` is required with a level band.
+    history
+        For a check redefined after it failed (a grid moved, a range split, a band changed):
+        what it was, what failed and the erratum; shown beside its verdict.
+    reference
+        For a ``reject`` check whose competitor's assumptions do not hold on the instance (a
+        convex lower bound on a strongly convex instance, a reading of a theorem that is not
+        the theorem): why.  It is measured and drawn but shown as REFERENCE, never REJECTED.
+    wide_reason
+        Why an acceptance interval is allowed to be wide (``validate_experiment`` refuses a
+        check that would pass a slope more than ``WIDE_ACCEPTANCE`` above the bound's local
+        slope, or below it for a two-sided one, unless this states why).
+    use_asymptotic
+        False: the grid is far from the regime where the asymptotic exponent describes the
+        bound, so the band is the local slope alone (a narrower acceptance interval; the
+        result shows the exponent, unused).
     """
 
     bound: str
@@ -82,17 +106,24 @@ class Check:
     level_reason: str = ""
     expect_full: str | None = None
     finding_on: str | None = None
+    level_source: str = ""
+    tolerance_source: str = "theorem"
+    history: str = ""
+    reference: str = ""
+    wide_reason: str = ""
+    use_asymptotic: bool = True
 
     def expectation(self, full: bool = False) -> str:
         """``hold`` or ``finding`` on the quick (``full=False``) or the full grid."""
         return (self.expect_full or self.expect) if full else self.expect
 
     def expected_verdict_for(self, full: bool) -> str:
-        """The verdict this check declares on that grid: REJECTED for a competitor, FINDING
+        """The verdict this check declares on that grid: REJECTED for a competitor (REFERENCE
+        for one whose assumptions do not hold on the instance), FINDING
         for a recorded finding, PASS otherwise.  ``verify`` treats any other outcome as a
         regression."""
         if self.kind == "reject":
-            return "REJECTED"
+            return "REFERENCE" if self.reference else "REJECTED"
         return "FINDING" if self.expectation(full) == "finding" else "PASS"
 
     @property
@@ -110,6 +141,14 @@ class Check:
                 raise ValueError("a reject check has no level band (it is a competitor's rate)")
             if not self.level_reason.strip():
                 raise ValueError("a level band must state its reason (level_reason)")
+            if self.level_source not in SOURCES:
+                raise ValueError(f"a level band must state its source (level_source, one of "
+                                 f"{SOURCES}), got {self.level_source!r}")
+        if self.tolerance_source not in SOURCES:
+            raise ValueError(f"tolerance_source must be one of {SOURCES}, "
+                             f"got {self.tolerance_source!r}")
+        if self.reference and self.kind != "reject":
+            raise ValueError("reference is for a reject check (a competitor shown as reference)")
         if self.kind not in _KINDS:
             raise ValueError(f"kind must be one of {_KINDS}, got {self.kind!r}")
         if not self.tolerance > 0:

@@ -59,15 +59,21 @@ def _check_cells(r: CheckResult, lead: str, inline_style: bool = False,
     ``refs`` links erratum labels in the reason and message."""
     kind = r.kind + (" (recorded finding)" if r.expect == "finding" else "")
     cls = _CSS_CLASS.get(r.verdict, "none")
-    verdict = (f'<span style="background:{_INLINE_COLOURS[cls]};padding:0 4px">{_e(r.verdict)}</span>'
-               if inline_style else _badge(r.verdict))
+    shown = getattr(r, "shown_verdict", r.verdict)
+    verdict = (f'<span style="background:{_INLINE_COLOURS[cls]};padding:0 4px">{_e(shown)}</span>'
+               if inline_style else _badge(r.verdict) + _e(shown[len(r.verdict):]))
+    det = getattr(r, "detectable", None)
+    extra = "".join(f"<br><small>{x}</small>" for x in (
+        _e(getattr(r, "sources", "")),
+        "" if det is None else _e(f"detects exponent errors beyond {det[0]:+.2f} / {det[1]:+.2f}"),
+        _e("history: " + r.history) if getattr(r, "history", "") else "") if x)
     cells = [lead, _e(r.variable), _e(kind), _num(r.local, signed=True),
               _asymptotic_html(r), _e(str(r.observed)),
               f"{r.tolerance:g}<br><small>{refs(_e(r.reason))}</small>",
               _band(r.level_band) + (f"<br><small>{refs(_e(level_reason))}</small>"
                                      if level_reason else ""),
               _band(r.level_range),
-              f"{verdict}<br><small>{refs(_e(r.message))}</small>"]
+              f"{verdict}<br><small>{refs(_e(r.message))}</small>{extra}"]
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 

@@ -30,10 +30,14 @@ _SEVERITY = {"PASS": 0, "REJECTED": 0, "NOT RUN": 1, "STALE": 1, "PARTIAL": 1, "
              "FAIL": 3, "NOT REJECTED": 3, "ERROR": 3, "PRIVACY FAIL": 3,
              # contrasts (empirical/core/checks.py): INFO states a comparison nobody claims; NOT
              # REPRODUCED is a recorded finding whose claim now holds (the record is stale)
-             "INFO": 0, "NOT REPRODUCED": 3}
+             "INFO": 0, "NOT REPRODUCED": 3,
+             # three-way verdicts: INCONCLUSIVE decides nothing (fails verify); REFERENCE is a
+             # competitor whose assumptions do not hold here; REFUSED an interval too wide to fail
+             "INCONCLUSIVE": 3, "REFERENCE": 0, "REFUSED": 3}
 _CSS_CLASS = {"PASS": "ok", "REJECTED": "ok", "NOT RUN": "none", "STALE": "none", "PARTIAL": "none",
               "FINDING": "finding", "FAIL": "bad", "NOT REJECTED": "bad", "ERROR": "bad",
               "PRIVACY FAIL": "bad", "INFO": "none", "NOT REPRODUCED": "bad",
+              "INCONCLUSIVE": "bad", "REFERENCE": "none", "REFUSED": "bad",
               # audit verdicts (empirical/privacy/audit.py): a private claim upheld, a broken control
               # caught, or the audit's power reached are good; the others need attention
               "OK": "ok", "POWER OK": "ok", "CAUGHT": "ok", "VIOLATION": "bad",

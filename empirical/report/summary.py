@@ -49,9 +49,15 @@ def render_markdown(states: list[ExperimentState], env: dict[str, str], *,
            + (f" The full report (mathematics, privacy, errata, environment) is "
               f"`{_shown(html_path)}` (build output, not committed)." if html_path else ""),
            "",
-           "Verdicts: PASS, a rate checks out; REJECTED, a competing rate the data rule out; "
-           f"FINDING, a claim the experiments contradict (see [errata]({rel(_ERRATA)})); "
-           "FAIL / NOT REJECTED, a check that did not hold; NOT RUN, no stored results.", ""]
+           "Verdicts are equivalence tests on the slope's 95% CI against the check's acceptance "
+           "interval A: PASS, the whole CI inside A; FAIL, wholly outside; INCONCLUSIVE, neither "
+           "(fails verify; the note says what would decide it).  REJECTED, a competing rate "
+           "whose own ±tol interval the whole CI avoids; REFERENCE, a competitor whose "
+           "assumptions do not hold on the instance (drawn, never rejected); FINDING, a claim "
+           f"the experiments contradict at 99% (see [errata]({rel(_ERRATA)})); NOT RUN, no "
+           "stored results.  Labels: UNDERPOWERED, cannot detect an exponent error of ±0.25; "
+           "REGRESSION GUARD, rests on a band or tolerance calibrated from runs (it pins the "
+           "code, not the theorem); REDEFINED, changed after a failure (history beside it).", ""]
     for paper in papers:
         pstates = [st for st in states if st.experiment.paper == paper]
         out += [f"## {paper}: {_md(_paper_title(paper))}", ""] + _md_paper_meta(paper, rel)
@@ -133,21 +139,31 @@ def _md_checks(pstates: list[ExperimentState], figures_root: Path,
             continue
         for r in st.analysis.results:
             kind = r.kind + ("*" if r.expect == "finding" else "")
-            verdict = r.verdict + (" (partial grid)" if st.missing else "")
+            shown = getattr(r, "shown_verdict", r.verdict)
+            verdict = f"**{r.verdict}**{shown[len(r.verdict):]}" + (
+                " (partial grid)" if st.missing else "")
             if st.analysis.privacy_error:
                 verdict += ", PRIVACY FAIL"
+            det = getattr(r, "detectable", None)
+            det_txt = "—" if det is None else (
+                ("−∞" if det[0] == float("-inf") else f"{det[0]:+.2f}") + f" / {det[1]:+.2f}")
+            hist = getattr(r, "history", "")
             table.append(f"| `{exp.id}` | `{r.bound}` | {r.variable} | {kind} | {r.local:+.3f} "
                          f"| {_md(r.asymptotic_expr)} | {r.observed} | {r.tolerance:g} "
-                         f"| **{verdict}** | {fig} |")
+                         f"| {det_txt} | {_md(getattr(r, 'sources', '')) or '—'} "
+                         f"| {verdict}" + (f" {_md(hist)}" if hist else "") + f" | {fig} |")
     out = ["", "### Checks", ""]
     if table:
         out += ["| experiment | bound | var | kind | local | asymptotic | observed [95% CI] "
-                "| tol | verdict | figure |", "|---|---|---|---|---|---|---|---|---|---|", *table]
+                "| tol | detects (down / up) | sources | verdict | figure |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|", *table]
     else:
         out.append("No stored results could be analysed for this paper.")
     out += ["", "`*` recorded finding (docs/errata.md). local: the bound's least-squares "
             "log-log slope over the same grid points (log factors included); asymptotic: its "
-            "exponent as the variable → ∞."]
+            "exponent as the variable → ∞ (n/a for a bounded variable such as λ ∈ [0, 1)); "
+            "detects: the smallest exponent errors that would stop a PASS; sources: where the "
+            "tolerance and the level band come from (theorem, instance, calibration)."]
     if not_run:
         out += ["", "Not run or not analysable:", "", *not_run]
     return out

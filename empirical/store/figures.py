@@ -154,11 +154,14 @@ def _plot_bound(ax, fit, r, ls) -> None:
     x = fit.x
     ratios = np.asarray(r.ratios if r.ratios is not None else (), dtype=float)
     rejected = r.kind == "reject"
-    col = "tab:red" if rejected else "tab:orange"
+    # a competitor whose assumptions do not hold on the instance is drawn as a reference only
+    reference = rejected and r.verdict == "REFERENCE"
+    col = "tab:gray" if reference else "tab:red" if rejected else "tab:orange"
     if ratios.size == x.size and np.all(np.isfinite(ratios)) and np.all(ratios > 0):
         scale = float(np.exp(np.log(ratios).mean()))
         curve = fit.y / ratios * scale
-        what = f"competitor {r.bound}" if rejected else f"bound {r.bound}"
+        what = (f"reference {r.bound}" if reference else f"competitor {r.bound}" if rejected
+                else f"bound {r.bound}")
         ax.plot(x, curve, color=col, ls=ls, lw=1.4, marker="." if not rejected else None,
                 label=f"{what} × {scale:.3g} (local slope {r.local:+.3f}): {r.verdict}")
     if not rejected and np.isfinite(r.asymptotic):

@@ -128,12 +128,12 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import Bound, register, sym
+from bounds.core import UNIT_HALF_OPEN, UNIT_LEFT_OPEN, UNIT_OPEN, Bound, register, sym
 
 n, d, m, T, eta, B = sym("n"), sym("d"), sym("m"), sym("T"), sym("eta"), sym("B")
-lam, kappa, gamma = sym("lam"), sym("noise_multiplier"), sym("gamma")
-epsilon, delta = sym("epsilon"), sym("delta")
-beta, sample_frac = sym("beta"), sym("sample_frac")
+lam, kappa, gamma = sym("lam", UNIT_HALF_OPEN), sym("noise_multiplier"), sym("gamma")
+epsilon, delta = sym("epsilon"), sym("delta", UNIT_OPEN)
+beta, sample_frac = sym("beta"), sym("sample_frac", UNIT_LEFT_OPEN)
 p, C_clip, G, R_bar, L_star, dist_star = (sym("p"), sym("C_clip"), sym("G"), sym("R_bar"),
                                           sym("L_star"), sym("dist_star"))
 R, b_grad, avg_loss = sym("R"), sym("b_grad"), sym("avg_loss")
@@ -458,7 +458,7 @@ LAM_FIXED_RATIO_EXPLICIT = _lam_identity(
     "experiment at β̂, the paper's β measured on its instance (KAN-E38).")
 
 #: 1 − λ as a variable of its own, for sweeps towards λ → 1 (log-log slopes in 1 − λ).
-lam_gap = sym("lam_gap")
+lam_gap = sym("lam_gap", UNIT_LEFT_OPEN)   # 1 − λ ∈ (0, 1]
 
 LAM_LINEAR_GAP = _lam_identity(
     "kan:lam_linear_gap", lam_gap,

@@ -333,7 +333,7 @@ LAM_FIXED = register(Experiment(
               "quadratic terms at the run's split (KAN-E37): an upper bound, so the excess may fall "
               "faster but not slower; 0.3 allows 8 paired seeds (bootstrap CI half-width ≈ 0.25: "
               "the denominator E(0) varies with the data set)",
-              level=_RATIO_LEVEL, level_reason=_RATIO_LEVEL_REASON),
+              level=_RATIO_LEVEL, level_source="theorem", level_reason=_RATIO_LEVEL_REASON),
         Check("kan:lam_linear", "one-sided", 0.3,
               "slope only: the linear factor 1−λ bounds how slowly the excess may fall while the "
               "quadratic term is small (12βη ≤ 1); 0.3 as above.  Its level (E(λ)/E(0) ÷ (1−λ) ≤ 1.2) "
@@ -379,7 +379,7 @@ LAM_FIXED_FLOOR = register(dataclasses.replace(
               "slope in 1 − λ: the full factor flattens to its floor Qη/(L+Q) (local slope ≈ −0.06 "
               "here), so the excess may not grow as 1 − λ shrinks faster than that; 0.3 allows 8 "
               "paired seeds over 0.7–1.3 decades of 1 − λ (CI half-width ≈ 0.15–0.25)",
-              level=_RATIO_LEVEL, level_reason=_RATIO_LEVEL_REASON),
+              level=_RATIO_LEVEL, level_source="theorem", level_reason=_RATIO_LEVEL_REASON),
         Check("kan:lam_linear_gap", "reject", 0.3,
               "competitor: (1−λ) alone (slope +1 in 1 − λ, local and asymptotic), the reading of "
               "kan.lam.fixed_kappa's old level band; a floored excess must rule it out"),
@@ -491,7 +491,7 @@ LAM_THM51 = register(Experiment(
               "bound on how fast the cost may grow; the loss saturates (ℓ ≤ log 2 + |f|), so "
               "slower growth is allowed; 0.35 covers 8 paired seeds (CI half-width ≈ 0.25, one "
               "seed in eight saturates at λ = 0.9)",
-              level=_CAL_LEVEL, level_reason=_CAL_LEVEL_REASON),
+              level=_CAL_LEVEL, level_source="theorem", level_reason=_CAL_LEVEL_REASON),
         Check("kan:lam_linear", "reject", 0.3,
               "competitor: the fixed-κ gain (1−λ) of Remark 4.2; under the calibration κ grows "
               "like (1−λ^T)/(1−λ) and cancels it, so the data must rule out any decrease"),
@@ -522,7 +522,7 @@ LAM_TIGHT_FRESH = register(Experiment(
               "with adjacent participations possible, the exact worst case is a contiguous block "
               "whose sensitivity grows like 1/(1−λ), as in F.11; the calibrated shape bounds the "
               "growth; 0.35 covers 8 paired seeds (CI half-width ≈ 0.2)",
-              level=_CAL_LEVEL, level_reason=_CAL_LEVEL_REASON),
+              level=_CAL_LEVEL, level_source="theorem", level_reason=_CAL_LEVEL_REASON),
         Check("kan:lam_linear", "reject", 0.3,
               "competitor: a λ gain (1−λ); tight accounting of fresh batches must still rule it out"),
     ),
@@ -550,7 +550,7 @@ LAM_TIGHT_CYCLIC = register(Experiment(
               "1/√(1−λ²), so the fixed-κ gain survives in part: E(λ)/E(0) falls at most as fast "
               "as (1−λ) (upper-bound direction); 0.35 covers 8 paired seeds (CI half-width ≈ 0.3)",
               level=(0.7, 30.0),
-              level_reason="E(λ)/E(0) ÷ (1−λ): the fixed-κ gain (1−λ) is the most a larger κ(λ) "
+              level_source="theorem", level_reason="E(λ)/E(0) ÷ (1−λ): the fixed-κ gain (1−λ) is the most a larger κ(λ) "
                            "can leave, so the ratio is ≥ 1 up to seed noise (measured 0.97 at "
                            "λ = 0.3; 0.7 allows 8-seed noise); above: κ(λ)²/κ(0)² ≤ 1/(1−λ²) "
                            "(separated participations) bounds the growth of the quadratic part "
@@ -607,9 +607,9 @@ NONPRIV_T = register(Experiment(
               "may fall faster); 0.15 covers 4 seeds (CI half-width ≈ 0.03) and the log T that "
               "averaging a 1/t curve adds",
               level=(0.3, 3.0),
-              level_reason="≲ with constant 1 and γ = γ₀ (guaranteed): a factor 3 either way is "
+              level_source="theorem", level_reason="≲ with constant 1 and γ = γ₀ (guaranteed): a factor 3 either way is "
                            "the hidden constant C_σ,b allowed before the level contradicts the "
-                           "bound; the lower end flags a bound off by more than that"),
+                           "bound; the lower end flags a bound off by more than that", use_asymptotic=False, history='the band reached the asymptotic exponent 0 (A up to +0.15, 0.66 above the local slope): narrowed to the local slope alone'),
         Check("kan:fullbatch_gd_opt", "one-sided", 0.15,
               "App. E's full-batch rate 1/(γ²ηT) alone (the 1/(γ√(BT)) and η/B terms are "
               "mini-batch terms that vanish at B = n in the proof): slope −1; same tolerance",
@@ -834,9 +834,9 @@ STABILITY_N = register(Experiment(
               "which example is replaced, so 6 seeds × 3 replaced indices give a bootstrap CI "
               "half-width ≈ 0.3 (the level band below is the sharper test)",
               level=(1e-3, 1.0),
-              level_reason="explicit constants: observed/bound ≤ 1 is the theorem itself (b is "
+              level_source="theorem", level_reason="explicit constants: observed/bound ≤ 1 is the theorem itself (b is "
                            "the largest ‖∇f‖ measured at W₀ and W_T, a proxy for b_{δ,m}); the "
-                           "lower end only excludes a degenerate zero distance"),
+                           "lower end only excludes a degenerate zero distance", use_asymptotic=False, history='the band reached the asymptotic exponent (A up to +0.35, 1.35 above the local slope −1): narrowed to the local slope alone'),
     ),
 ))
 

@@ -1,7 +1,7 @@
 """Experiments for the KL paper (Menart et al.): sweeps checked
 against ``bounds.rates.kl`` on the problems of :mod:`empirical.papers.kl.problems`.
 
-This is the paper's registering module (``PAPER_MODULES["kl"]``): importing it registers the
+This is the paper's registering module (its ``dprates.papers`` entry point): importing it registers the
 experiments, the κ-overlay summary and the KL privacy audits (:mod:`empirical.papers.kl.audit`).  The
 problems and run functions live in :mod:`empirical.papers.kl.problems` (re-exported here), so editing a
 check declaration here does not make stored rows stale.
@@ -107,14 +107,32 @@ def _level_reason(q_lo: float, q_hi: float, m: float) -> str:
             "(max of 1.5× and 4 standard errors of the seed mean), see _LEVELS")
 
 
+#: Checks of the shared adaptive declarations whose band reached an asymptotic exponent far
+#: from the grid's local slope (an acceptance interval no plausible bug could leave): judged on
+#: the local slope alone, a narrower interval.
+_LOCAL_BAND = {
+    ("kl.adaptive.d.k4_3_small", "kl:thm4", "one-sided"):
+        "the band reached the d → ∞ exponent +0.5 (A up to +0.6 around a local slope +0.01): "
+        "narrowed to the local slope alone",
+    ("kl.adaptive.n.k2", "kl:thm4", "one-sided"):
+        "the band reached the n → ∞ exponent −1 (A up to −0.9 around a local slope −1.83): "
+        "narrowed to the local slope alone",
+}
+
+
 def register(exp: Experiment) -> Experiment:
-    """Register ``exp`` with the level band of each of its checks listed in ``_LEVELS``."""
+    """Register ``exp`` with the level band of each of its checks listed in ``_LEVELS`` (and the
+    local-slope band of those in ``_LOCAL_BAND``)."""
     checks = []
     for c in exp.checks:
         band = _LEVELS.get((exp.id, c.bound, c.kind))
         if band is not None and c.level is None and c.expect == "hold":
             lo, hi, q_lo, q_hi, m = band
-            c = dataclasses.replace(c, level=(lo, hi), level_reason=_level_reason(q_lo, q_hi, m))
+            c = dataclasses.replace(c, level=(lo, hi), level_source="calibration",
+                                    level_reason=_level_reason(q_lo, q_hi, m))
+        why = _LOCAL_BAND.get((exp.id, c.bound, c.kind))
+        if why is not None:
+            c = dataclasses.replace(c, use_asymptotic=False, history=why)
         checks.append(c)
     return _register(dataclasses.replace(exp, checks=tuple(checks)))
 
@@ -165,7 +183,7 @@ THM9_N = register(Experiment(
         Check("kl:thm9", "two-sided", 0.1, _TOL_REASON),
         Check("kl:thm7", "reject", 0.1,
               "negative control: the convex (non-strongly-convex) rate of Theorem 7 has slope −1 "
-              "in n; 0.1 is the same tolerance as the main check", values=_thm7_values),
+              "in n; 0.1 is the same tolerance as the main check", values=_thm7_values, reference='Theorem 7 is a worst case over convex Lipschitz losses; this instance is strongly convex, outside that class, so its rate is not a claim about these data'),
     ),
 ))
 
@@ -177,7 +195,7 @@ THM9_D = register(Experiment(
     quick_grid=(16, 32, 64, 128, 256),
     full_grid=(4, 8, 16, 32, 64, 128, 256, 512, 1024),
     fixed={**_BASE, "n": 2000, "rho": 0.01},
-    seeds=16,
+    seeds=40,   # at 16 the CI (±0.071) straddled the edge of A (INCONCLUSIVE)
     run=_run_thm9,
     metric="excess",
     bound_values=_thm9_values,
@@ -187,7 +205,7 @@ THM9_D = register(Experiment(
     checks=(
         Check("kl:thm9", "two-sided", 0.1, _TOL_REASON),
         Check("kl:thm7", "reject", 0.1, "competing convex rate √d: slope 1/2 in d",
-              values=_thm7_values),
+              values=_thm7_values, reference='Theorem 7 is a worst case over convex Lipschitz losses; this instance is strongly convex, outside that class, so its rate is not a claim about these data'),
     ),
 ))
 
@@ -210,7 +228,7 @@ THM9_RHO = register(Experiment(
         Check("kl:thm9", "two-sided", 0.1, _TOL_REASON),
         Check("kl:thm7", "reject", 0.1,
               "competing convex rate 1/ε ≈ ρ^(-1/2) (ε = image of ρ at δ = 1e-5)",
-              values=_thm7_values),
+              values=_thm7_values, reference='Theorem 7 is a worst case over convex Lipschitz losses; this instance is strongly convex, outside that class, so its rate is not a claim about these data'),
     ),
 ))
 
@@ -243,7 +261,7 @@ THM9_KINK = register(Experiment(
               "[local, asymptotic] spans the log factor; 0.1 as for kl.thm9.n"),
         Check("kl:thm7", "reject", 0.1,
               "negative control: the convex rate of Theorem 7 (slope −1 in n)",
-              values=_thm7_values),
+              values=_thm7_values, reference='Theorem 7 is a worst case over convex Lipschitz losses; this instance is strongly convex, outside that class, so its rate is not a claim about these data'),
     ),
 ))
 
@@ -478,6 +496,7 @@ ADAPTIVE[("d", "k4_3_small")] = _adaptive_exp(
 ADAPTIVE[("rho", "k4_3_d1")] = _adaptive_exp(
     "rho", "k4_3_d1", {**_RAD, "p": 4.0, "n": 10**7, "d": 1}, (0.01, 0.04, 0.16, 0.64, 2.56),
     _geom(0.0025, 10.24, 9, integer=False), regime="floor",
+    seeds=10,   # at 6 the CI straddled the kl:thm4_main competitor's interval (INCONCLUSIVE)
     checks=_adaptive_checks("floor") + (
         Check("kl:thm4_intro", "reject", 0.1,
               "the introduction's reading of Theorem 4 (errata KL-E10): d-free term (1/n)^{κ/2} "
@@ -639,7 +658,15 @@ NEGCTL = _adaptive_exp(
                   "in [0.019, 0.024] over n = 8e5…8e7 while observed/first term doubles); the "
                   "band reaches the d-free asymptote −1, so the reject check below on that term "
                   "alone is what keeps the slope from drifting there; 0.1 as for the "
-                  "shared-minimiser sweeps"),
+                  "shared-minimiser sweeps",
+                  wide_reason="both terms of Theorem 4 at κ = 2 shape the data across the full "
+                              "grid, so the band spans the first term's local slope to the "
+                              "d-free −1; the kl:thm4_floor reject check below keeps the slope "
+                              "off that far end",
+                  history="KL-E32: first declared on Theorem 4's first term alone, which failed "
+                          "on the full grid where the d-free term reaches it (observed/first "
+                          "term doubling over n = 8e5…8e7); redefined on the whole bound at "
+                          "κ = 2 with the reject check on the d-free term"),
             Check("kl:thm4_floor", "reject", 0.1,
                   "Theorem 4's d-free term alone at κ = 2 (slope −1): the first term still shapes "
                   "the data on both grids, so the far end of the band above must be ruled out"),

@@ -114,12 +114,12 @@ AMB_N_QUANTILE = _amb(
            "0.15: with the threshold (1 − 0.1)s (≥ 5 count-noise std from n = 5·10⁴), γ_t "
            "estimates a fixed quantile of the residuals and ζ_t² ∝ log^{2a} n only, T ∝ log n: "
            "the algorithm's logs are those of the bound; 24 seeds over 8×: CI ≈ ±0.12",
-           level=(2.5, 7.5), level_reason=_calibrated(
+           level=(2.5, 7.5), level_source="calibration", level_reason=_calibrated(
                4.16, 5.08, "; the ratio drifts down ≈ 7% per doubling of n, so the lower end "
                "also covers the full grid's n = 1.6·10⁶ (≈ 3.6)")),
      Check("linreg:lem311_privacy", "one-sided", 0.15,
            "upper bound with explicit constants: the slope may be steeper, not flatter; 0.15 as "
-           "the main check", level=(1e-3, 1.0), level_reason=_LEVEL_LEM311),
+           "the main check", level=(1e-3, 1.0), level_source="theorem", level_reason=_LEVEL_LEM311),
      Check("linreg:naive_privacy", "reject", 0.15,
            "without batching, per-step noise composes to a 1/n privacy term; " + _TOL_REJ)),
     description="Diagnostic for LR-E15 (not the paper's rule): same privacy guarantee, the "
@@ -130,7 +130,7 @@ AMB_N_NONPRIVATE = _amb(
     _N_QUICK, _N_FULL, _AMB, "nonprivate",
     (Check("linreg:thm37_nonprivate", "two-sided", 0.12,
            "0.12: the term has no log factor (band = −1); 16 seeds over a 16× range give a CI "
-           "half-width ≈ 0.08", level=(0.05, 1.0), level_reason=_LEVEL_NONPRIV),
+           "half-width ≈ 0.08", level=(0.05, 1.0), level_source="theorem", level_reason=_LEVEL_NONPRIV),
      Check("linreg:thm37_privacy", "reject", 0.12, "the privacy term's n⁻² must not describe the "
            "reference run (which adds no noise); tolerance as the main check")))
 
@@ -158,8 +158,8 @@ AMB_D_PRIVACY = _amb(
            "(−0.07 at the grid's centre); DP-STAT's quantile level does not depend on d; 24 "
            "seeds give a CI half-width ≈ 0.12 (the χ²_d spread is largest at d = 8); the clip's "
            "feedback gain is ≤ 0.06 for d ≤ 64 (LR-E18: tested)",
-           level=(5.5, 14.0), level_reason=_calibrated(8.5, 9.4),
-           expect_full="finding", finding_on="slope+level", note=_D_FULL_NOTE),
+           level=(5.5, 14.0), level_source="calibration", level_reason=_calibrated(8.5, 9.4),
+           expect_full="finding", finding_on="slope+level", note=_D_FULL_NOTE, history="LR-E18: failed at d = 128, 256 (past the adaptive clip's feedback); the quick grid kept d ≤ 64 (hold), the full grid declares a finding, and the feedback regime is swept apart in linreg.amb.d.feedback"),
      Check("linreg:prior_efficient", "reject", 0.15,
            "the d³ of prior efficient methods (Thm 3.2 Remark ii); " + _TOL_REJ),
      Check("linreg:thm37_nonprivate", "reject", 0.15, "the non-private d¹; " + _TOL_REJ)),
@@ -186,11 +186,11 @@ AMB_D_FEEDBACK = _amb(
     (Check("linreg:thm37_privacy", "two-sided", 0.15,
            "0.15 as linreg.amb.d.privacy (the same instance at a quarter of its n); 24 seeds: "
            "CI ≈ ±0.1", expect="finding", finding_on="slope", note=_D_FEEDBACK_NOTE,
-           level=(3.0, 25.0), level_reason=_calibrated(
+           level=(3.0, 25.0), level_source="calibration", level_reason=_calibrated(
                4.6, 16.4, "; the level rises with the feedback, ≈ 1/(1 − c) times the stable "
                "≈ 5 (16.4 at d = 96, c ≈ 0.7), so the band holds the recorded finding's level "
                "and a feedback that ran further (c → 1) leaves it; full grid 4.03–16.4 "
-               "(d = 4…96), inside")),
+               "(d = 4…96), inside"), history="LR-E18: split off linreg.amb.d.privacy after it failed at d = 128, 256; its band was set on the recorded finding's own level (4.6–16.4)"),
      Check("linreg:thm37_nonprivate", "reject", 0.15,
            "the non-private d¹: the privacy term must grow with d; " + _TOL_REJ)),
     description="Where d²'s premise ends: d up to 96 at n = 2.5·10⁴ (at n = 10⁵ the same "
@@ -218,7 +218,7 @@ AMB_ALPHA_PRIVACY = register(Experiment(
               "over an 8× range: CI ≈ ±0.1", expect="finding", note=_ALPHA_NOTE),
         Check("linreg:lem311_privacy", "one-sided", 0.15,
               "upper bound with explicit constants: the observed slope may be flatter, not "
-              "steeper; 0.15 as the main check", level=(1e-3, 1.0), level_reason=_LEVEL_LEM311),
+              "steeper; 0.15 as the main check", level=(1e-3, 1.0), level_source="theorem", level_reason=_LEVEL_LEM311, use_asymptotic=False, history='the band reached the α → ∞ exponent 4 (A up to +4.15, 2.08 above the local slope): narrowed to the local slope alone'),
         Check("linreg:lem311_nonprivate", "reject", 0.15,
               "the α-free non-private part; " + _TOL_REJ)),
     description="ε = ε(α) from dp-accounting; each row certifies exactly that ε."))
@@ -228,13 +228,13 @@ AMB_ALPHA_QUANTILE = register(Experiment(
     title="Ablation: DP-STAT at a fixed quantile level, privacy term vs α (α²)",
     variable="alpha", quick_grid=_ALPHAS, full_grid=(0.5,) + _ALPHAS + (12.0,),
     fixed={k: v for k, v in {**_AMB, "n": 200_000, "stat_rule": 1}.items() if k != "epsilon"},
-    seeds=16, run=run_ambssgd_alpha, metric="privacy", bound_values=alpha_values,
+    seeds=24, run=run_ambssgd_alpha, metric="privacy", bound_values=alpha_values,
     problem="Gaussian design, H = I, streamed", algorithm="dp_ambssgd, DP-STAT rule 'quantile'",
     checks=(
         Check("linreg:adaptive_privacy_alpha", "two-sided", 0.15,
               "0.15: with the threshold (1 − 0.1)s (≥ 3.7 count-noise std on the grid) γ_t "
               "estimates a quantile that does not depend on α; CI ≈ ±0.1", level=(0.01, 0.04),
-              level_reason="Lemma 3.11's leading privacy term has explicit constants (96, "
+              level_source="calibration", level_reason="Lemma 3.11's leading privacy term has explicit constants (96, "
                            "K₂ = 1, log^{4a} n) and bounds the term (≤ 1), but is ≈ 55× loose "
                            "here (observed/bound 0.016–0.019 on the quick grid, flat in α): the "
                            "band is that range widened ≈ 1.6× down and 2× up, so noise drawn at "
@@ -267,7 +267,8 @@ AMB_N_TRANSITION = _amb(
            "grid (least squares over it ≈ −1.6) and asymptotic exponent −1, so the band "
            "[local, −1] is where a sum of the two branches must fall; 16 seeds over 16×: CI ≈ "
            "±0.13; " + _TRANS_NOTE,
-           level=(1e-3, 1.0), level_reason=_LEVEL_LEM311),
+           level=(1e-3, 1.0), level_source="theorem", level_reason=_LEVEL_LEM311,
+           wide_reason="a transition sweep: the data must fall between the privacy branch's local slope and the statistical branch's −1 somewhere along the grid; the two reject checks rule out either branch alone"),
      Check("linreg:thm37_privacy", "reject", 0.15,
            "the privacy branch alone (n⁻² with logs: local ≈ −1.7): the statistical term must "
            "show in the data; " + _TOL_REJ),
@@ -286,7 +287,8 @@ AMB_N_TRANSITION_Q = _amb(
     (Check("linreg:lem311_main", "two-sided", 0.15,
            "0.15 as linreg.amb.n.transition; with the threshold (1 − 0.1)s the privacy branch "
            "has the bound's logs only (linreg.amb.n.privacy_quantile), so the bend of the full "
-           "bound should show in the data", level=(1e-3, 1.0), level_reason=_LEVEL_LEM311),
+           "bound should show in the data", level=(1e-3, 1.0), level_source="theorem", level_reason=_LEVEL_LEM311,
+           wide_reason="a transition sweep: the data must fall between the privacy branch's local slope and the statistical branch's −1 somewhere along the grid; the two reject checks rule out either branch alone"),
      Check("linreg:thm37_privacy", "reject", 0.15, "the privacy branch alone; " + _TOL_REJ),
      Check("linreg:thm37_nonprivate", "reject", 0.15,
            "the statistical branch alone; " + _TOL_REJ)),
@@ -332,7 +334,7 @@ AMB_EPS_QUANTILE = _amb(
            "Theorem 3.7 states it with Theorem 3.6's α ∝ 1/ε, exponent −2 (the exact "
            "calibration's α² falls as ε^{−1.78} on this grid, tested; ζ_t's residual 10% drift "
            "with the count noise is within the CI); CI ≈ ±0.13", level=_EPS_LEVEL_Q,
-           level_reason=_EPS_LEVEL_Q_REASON),
+           level_source="calibration", level_reason=_EPS_LEVEL_Q_REASON),
      Check("linreg:thm37_nonprivate", "reject", 0.15, "the ε-free statistical term; " + _TOL_REJ)),
     description="Diagnostic for LR-E15 (not the paper's rule): same privacy guarantee.")
 
@@ -351,7 +353,7 @@ SIGMA_ADAPTIVE = _amb(
     (Check("linreg:thm37_main", "two-sided", 0.1,
            "0.1: both terms of the bound are ∝ σ² (band = 2); γ_t tracks σ_r = √(‖w_t−w*‖²+σ²) "
            "so the log factors do not depend on σ; seed CI ≈ ±0.03 over four decades",
-           level=(0.2, 0.6), level_reason=_calibrated(0.31, 0.39)),
+           level=(0.2, 0.6), level_source="calibration", level_reason=_calibrated(0.31, 0.39)),
      Check("linreg:fixed_clip_floor", "reject", 0.1, _FLOOR_REASON + "; 0.1 as the main check")))
 
 SIGMA_FIXED = _amb(
@@ -361,7 +363,7 @@ SIGMA_FIXED = _amb(
            "0.1: the bound (eq. (60) with ζ fixed) has local slope ≈ 0.1 over σ ∈ [1e-4, 1] "
            "((‖w*‖ + σ)² in ζ², σ²d in the variance) and exponent 2 as σ → ∞: the band is wide, "
            "so the level band carries the check; CI ≈ ±0.03", level=(1e-3, 1.0),
-           level_reason=_LEVEL_FIXED),
+           level_source="theorem", level_reason=_LEVEL_FIXED, use_asymptotic=False, history='the band reached the σ → ∞ exponent 2 (A up to +2.1 around a local slope +0.13): narrowed to the local slope alone'),
      Check("linreg:thm37_main", "reject", 0.1,
            "adaptive clipping's σ²: a fixed clip cannot follow σ → 0; 0.1 as the main check")))
 
@@ -373,7 +375,7 @@ WNORM_ADAPTIVE = _amb(
            "0.1: the bound without its n⁻¹⁰⁰ bias term is free of ‖w*‖ (band = 0); the bias of "
            "the first phases contracts by ≈ 0.06 per phase and is < 10⁻⁴ of the total at "
            "‖w*‖ = 100; seed CI ≈ ±0.03", level=(0.24, 0.58),
-           level_reason=_calibrated(0.36, 0.39, "; the same instance as linreg.sigma.adaptive "
+           level_source="calibration", level_reason=_calibrated(0.36, 0.39, "; the same instance as linreg.sigma.adaptive "
                                     "at σ = 0.1")),
      Check("linreg:fixed_clip", "reject", 0.1,
            "fixed clipping's (‖w*‖ + σ)² growth; 0.1 as the main check")))
@@ -383,7 +385,7 @@ WNORM_FIXED = _amb(
     _WNORMS, (0.01,) + _WNORMS + (1000.0,), {**_HEAD, "sigma": 0.1, "clip": 1}, "excess", seeds=10, checks=
     (Check("linreg:fixed_clip", "two-sided", 0.1,
            "0.1: band between the local slope of (‖w*‖ + σ)² (≈ 1.8 on the grid) and 2; seed CI "
-           "≈ ±0.03", level=(1e-3, 1.0), level_reason=_LEVEL_FIXED),
+           "≈ ±0.03", level=(1e-3, 1.0), level_source="theorem", level_reason=_LEVEL_FIXED),
      Check("linreg:thm37_main", "reject", 0.1, "adaptive clipping's ‖w*‖-free rate; 0.1")))
 
 # ------------------------------------------------------------------------------------------------
@@ -398,8 +400,8 @@ SIGMA0_ADAPTIVE = _amb(
               "claimed (the observed decay is faster: ζ_t ∝ ‖w_t − w*‖ shrinks the noise with "
               "the error); 1.5 because the slope of a geometric decay is ≈ −15 here with seed "
               "CI ≈ ±1.1", level=(1e-40, 1.0),
-              level_reason="the lemma's explicit constant (4e^{−ημ}/(η²μ²T²)): observed/bound ≤ "
-                           "1 at every T is the claim; no lower end (exact convergence allowed)"),
+              level_source="theorem", level_reason="the lemma's explicit constant (4e^{−ημ}/(η²μ²T²)): observed/bound ≤ "
+                           "1 at every T is the claim; no lower end (exact convergence allowed)", wide_reason="a geometric decay has no log-log exponent: the slope (≈ −15) only excludes a decay slower than the bound's; the level band (observed/bound ≤ 1 at every T, the lemma with its explicit constant) is the check"),
         Check("linreg:fixed_clip_privacy", "reject", 1.5,
               "fixed clipping's floor grows ∝ T at fixed n (b = n/T); tolerance as the main "
               "check")))
@@ -410,7 +412,7 @@ SIGMA0_FIXED = _amb(
     values=amb_values_sigma0, checks=(
         Check("linreg:fixed_clip_privacy", "two-sided", 0.15,
               "0.15: the bound 32ζ²α²d·T/n² has slope exactly 1 in T (b = n/T); seed CI ≈ ±0.07 "
-              "over an 8× range of T", level=(1e-3, 1.0), level_reason=_LEVEL_FIXED),
+              "over an 8× range of T", level=(1e-3, 1.0), level_source="theorem", level_reason=_LEVEL_FIXED),
         Check("linreg:lem311_bias", "reject", 0.15, "adaptive clipping's geometric decay; 0.15")))
 
 # ------------------------------------------------------------------------------------------------
@@ -419,11 +421,11 @@ SIGMA0_FIXED = _amb(
 LAPLACE_NONPRIVATE = _amb(
     "linreg.laplace.nonprivate",
     "Laplace design (a = 1): DP-AMBSSGD non-private term vs n (Theorem 3.7: 8σ²d/n)", "n",
-    _N_QUICK[1:], _N_FULL[1:], {**_AMB, "design": 1}, "nonprivate", seeds=16, checks=
+    _N_QUICK[1:], _N_FULL[1:], {**_AMB, "design": 1}, "nonprivate", seeds=24, checks=
     (Check("linreg:thm37_nonprivate", "two-sided", 0.15,
            "0.15: 8σ²d/n has no log factor for any a; with ζ_t = R_xγ_t log n (a = 1) nothing is "
            "clipped (tested), so the reference run is plain one-pass minibatch SGD; 16 seeds over "
-           "8×: CI ≈ ±0.1", level=(0.05, 1.0), level_reason=_LEVEL_NONPRIV),
+           "8×: CI ≈ ±0.1", level=(0.05, 1.0), level_source="theorem", level_reason=_LEVEL_NONPRIV),
      Check("linreg:thm37_privacy", "reject", 0.15, "the privacy term's n⁻²; " + _TOL_REJ)),
     description="Heavy-tailed covariates: x = u with u_j i.i.d. Laplace of unit variance "
                 "(R_x² = d + 5).")
@@ -442,7 +444,7 @@ KAPPA_PRIVACY = _amb(
            "geometric spectrum Tr H⁻¹ ≈ d(κ−1)/(κ ln κ)·κ and T ∝ κ give ≈ κ²/ln κ, flatter; "
            "0.15 covers the seed CI (24 seeds: ≈ ±0.14; few ill-conditioned directions dominate "
            "the privacy term, so one seed's spread is wider than at κ = 1)", level=(0.2, 15.0),
-           level_reason="upper end: 1.5× the κ = 1 calibration (observed/bound 9.8, where κ² is "
+           level_source="calibration", level_reason="upper end: 1.5× the κ = 1 calibration (observed/bound 9.8, where κ² is "
                         "attained, as in linreg.amb.d.privacy's 8.5–9.4): the claim is that the "
                         "ratio does not grow with κ; lower end: the ratio falls as κ^{0.76 − 2} "
                         "(0.76 at κ = 8 on the quick grid, ≈ 0.3 at the full grid's κ = 16), "
@@ -457,7 +459,7 @@ KAPPA_NONPRIVATE = _amb(
     (Check("linreg:thm37_nonprivate", "two-sided", 0.15,
            "0.15: 8σ²d/n has no κ (band = 0); the tail average over T/2 ∝ κ phases of b ∝ 1/κ "
            "points keeps σ²Tr(H⁻¹Σ)/(Tb) = σ²d/(Tb) fixed; 16 seeds over 8×: CI ≈ ±0.12",
-           level=(0.05, 1.0), level_reason=_LEVEL_NONPRIV),
+           level=(0.05, 1.0), level_source="theorem", level_reason=_LEVEL_NONPRIV),
      Check("linreg:thm37_privacy", "reject", 0.15,
            "the privacy term's κ²; a κ-dependent non-private term would be Lemma 3.11's product "
            "term (LR-E16); " + _TOL_REJ)))
@@ -471,7 +473,7 @@ D3_LIPSCHITZ = _amb(
     (8, 16, 32, 64), (4, 8, 16, 32, 64, 128, 256), {**_HEAD, "sigma": 0.1, "clip": 2}, "privacy", seeds=16, checks=
     (Check("linreg:lipschitz_clip_privacy", "two-sided", 0.15,
            "0.15: ζ² ∝ (d+2)²‖w*‖² so the algorithm's slope is ≈ 3 − 4/(d+2) locally, as the "
-           "bound's local slope; seed CI ≈ ±0.05", level=(1e-3, 1.0), level_reason=_LEVEL_FIXED),
+           "bound's local slope; seed CI ≈ ±0.05", level=(1e-3, 1.0), level_source="theorem", level_reason=_LEVEL_FIXED),
      Check("linreg:thm37_privacy", "reject", 0.15, "adaptive clipping's d²; " + _TOL_REJ)))
 
 
@@ -493,7 +495,7 @@ SSGD_N = register(Experiment(
               "grid starts at n = 4000 because at n = 2000 1.3% of the gradients are clipped "
               "(outside the lemma's premise)",
               level=(0.3, 1.2),
-              level_reason="Lemma 3.5 is an expectation bound with explicit constants; the tail "
+              level_source="theorem", level_reason="Lemma 3.5 is an expectation bound with explicit constants; the tail "
                            "average of n/2 iterates attains ≈ 1/(1 + ηR_x²/(1 − ηR_x²)) ≈ 0.7 of "
                            "it; geometric mean over seeds ≈ 0.85 of the mean; +20% for the "
                            "finite-n correlation of the first tail iterates"),

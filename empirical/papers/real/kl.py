@@ -127,7 +127,7 @@ def _checks(p: float, expect: dict[str, str]) -> tuple[Check, ...]:
     return (
         Check("kl:thm4_floor", "two-sided", 0.1, _FLOOR_WHY, expect=expect["floor"], level=band,
               finding_on=on["floor"] if expect["floor"] == "finding" else None,
-              level_reason=f"the band calibrated on the synthetic instance {synth} (same problem "
+              level_source="calibration", level_reason=f"the band calibrated on the synthetic instance {synth} (same problem "
                            "class and constants, a_i uniform in the ball of R^4): does the level "
                            "carry over to real features?"),
         Check("kl:thm4_main", "reject", 0.1,
@@ -135,7 +135,7 @@ def _checks(p: float, expect: dict[str, str]) -> tuple[Check, ...]:
               "0.1 as for the floor check"),
         Check("kl:thm4", "one-sided", 0.1, _FULL_WHY, expect=expect["full"], level=(1e-4, 1.0),
               finding_on=on["full"] if expect["full"] == "finding" else None,
-              level_reason="the upper bound with its hidden constant taken as 1 (observed/bound "
+              level_source="theorem", level_reason="the upper bound with its hidden constant taken as 1 (observed/bound "
                            "must not exceed 1); the lower edge 1e-4 is a regression guard (a "
                            "run that stopped improving would sit higher, a broken excess lower)"),
     )

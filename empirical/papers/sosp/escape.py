@@ -134,13 +134,13 @@ register_experiment(Experiment(
               "√(ρψ); 0.08 covers Γ's log(R/(ηr)) factor (it moves γ*/√(ρα) from ≈ 0.8 to ≈ 0.65 "
               "across the grid: ≤ 0.06 in slope) and the γ grid (20 per decade)",
               level=(0.3, 1.3),
-              level_reason="Lemma 1: γ* ≤ √(ρα) (ratio ≤ 1, +1 grid step = 10^{1/20} = 1.12 and seed spread); "
+              level_source="theorem", level_reason="Lemma 1: γ* ≤ √(ρα) (ratio ≤ 1, +1 grid step = 10^{1/20} = 1.12 and seed spread); "
                            "below 0.3 noise alone would escape with no curvature to amplify it "
                            "(the drift in Γ steps is ηr√(dΓ) ≪ R at every ψ)"),
         Check("sosp:thm1", "reject", 0.08,
               "competing law: a threshold linear in the noise (γ* ∝ α ∝ ψ, slope 1, as the "
               "first-order test ‖ĝ‖ ≤ 3χ scales); tolerance as for the main check",
-              values=_thm1_values),
+              values=_thm1_values, reference="this slope-1 law reads Theorem 1's certified accuracy α = Θ̃(ψ) as the escape threshold γ*; Theorem 1 states no γ*, so this is a reading, not the theorem"),
     ),
     problem="CosineSaddle(k=1, γ swept on a fixed grid, b=1), d=10, x̃ = exact saddle",
     algorithm="algorithms.sosp.nonconvex.gauss_psgd (Algorithm 1), GaussianOracle (σ=0, r=ψ/√d)",
@@ -208,7 +208,7 @@ register_experiment(Experiment(
               "not slower; 0.15 because 8 seeds × a 15-per-decade γ grid resolve the slope of "
               "this noisy threshold only to ±0.1 (CI half-width), which is all this budget buys",
               level=(0.1, 1.7),
-              level_reason="γ*/√(ρ·bound) ≤ √(α_design/bound) = √2.05 = 1.43, +1 step of the "
+              level_source="theorem", level_reason="γ*/√(ρ·bound) ≤ √(α_design/bound) = √2.05 = 1.43, +1 step of the "
                            "γ grid (10^{1/14.6} = 1.17): 1.68 (the band's 1.6 was below this, "
                            "corrected before a point came near it: observed ≤ 0.76); "
                            "Lemma 1's guarantee at the run's α; ≥ 0.1 because with no curvature "
@@ -262,7 +262,7 @@ register_experiment(Experiment(
               "to an additive constant in the log and a constant factor; 0.03 covers the "
               "additive constant (E log|Z| and √(2ηγ): ±0.7 on a log of 6–20, ≤ 0.02 in slope)",
               level=(0.8, 1.6),
-              level_reason="steps/bound = ηγ/log(1+ηγ) (discrete growth, = 1.1 at ηγ = 0.19) "
+              level_source="instance", level_reason="steps/bound = ηγ/log(1+ηγ) (discrete growth, = 1.1 at ηγ = 0.19) "
                            "times (1 + shift/log(R/(ηr))) with |shift| ≤ 1 on this grid"),
         Check("sosp:lem1_diffusive", "reject", 0.03,
               "competing law: pure diffusion (R²/(η²r²d), slope −2), what escape would cost "

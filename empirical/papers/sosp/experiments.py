@@ -1,5 +1,5 @@
 """Experiments for the SOSP paper (Tao et al.), checked against
-``bounds.rates.sosp``: the paper's registering module (``PAPER_MODULES["sosp"]``; importing
+``bounds.rates.sosp``: the paper's registering module (its ``dprates.papers`` entry point; importing
 it registers every experiment, the audits and the mutants).  Problems:
 :mod:`empirical.papers.sosp.problems` (cosine-saddle family with closed-form ∇F, ∇²F, λ_min).  In this
 paper ρ is the Hessian-Lipschitz constant (``hessian_lipschitz``) and m the number of clients.

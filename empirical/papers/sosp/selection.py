@@ -139,7 +139,7 @@ register_experiment(Experiment(
     checks=(
         Check("sosp:thm4_hessian_error", "two-sided", 0.1, _SEL_TOL,
               level=_SEL_LEVEL,
-              level_reason="error/bound → 4zε/√(T·8 log(1.25/δ)) × E‖W‖/(2√d): the first factor "
+              level_source="instance", level_reason="error/bound → 4zε/√(T·8 log(1.25/δ)) × E‖W‖/(2√d): the first factor "
                            "is 2.36 for the accountant's z of 2T Gaussian releases at (ε, δ) = "
                            "(1, 1e-5) (the Õ hides it), the Wigner factor is 0.91–0.97 on the grid, "
                            "the sampling term adds ≤ 10%"),
@@ -165,7 +165,7 @@ register_experiment(Experiment(
               _SEL_TOL + "; with T ∝ α^{−5/2} ∝ d^{−1/2} the exponent is 3/4 (T rounded to an "
                          "integer ≥ 2: ≤ 0.02 in slope)",
               level=_SEL_LEVEL,
-              level_reason="as for sosp.select.d: error/bound → 4zε/√(T_b·8 log(1.25/δ)) × the "
+              level_source="instance", level_reason="as for sosp.select.d: error/bound → 4zε/√(T_b·8 log(1.25/δ)) × the "
                            "Wigner factor (0.91–0.97), z now the accountant's for the 2T "
                            "releases of the rounded T and T_b the bound's unrounded "
                            "c_T·UM²/(√ρ α^{5/2}): the "

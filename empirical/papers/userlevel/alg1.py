@@ -126,7 +126,7 @@ ALG1_GRADS_N = register(Experiment(
               "off by n^{0.05} or more fails.  Below n = 2^17 (N_i ≤ 4) the floor alone makes "
               "the local slope +1.20 (UL-E23)",
               level=(0.1, 1.0),
-              level_reason="≤ nm is the theorem; the lower end is phase 1 alone, "
+              level_source="theorem", level_reason="≤ nm is the theorem; the lower end is phase 1 alone, "
                            "(1 − 2^{−q})2^{−q} ≈ 0.134 at q = 1/4, minus the ⌊n_i/C⌋ rounding"),
         Check("userlevel:thm3.2-gradients", "reject", 0.05,
               "competitor: Algorithm 3's super-linear count"),

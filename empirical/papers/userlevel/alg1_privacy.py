@@ -147,7 +147,7 @@ def _checks(note: str, level: tuple[float, float], predicted: tuple[float, float
     observed/bound (``_level``), and the ``competitor`` the same data must reject."""
     lo, hi = predicted
     return (Check("userlevel:thm2.1_proof", "one-sided", 0.1, _ONE, expect="finding", note=note,
-                  finding_on="slope", level=level, level_reason=_level(lo, hi, what)),
+                  finding_on="slope", level=level, level_source="instance", level_reason=_level(lo, hi, what)),
             competitor)
 
 

@@ -67,7 +67,7 @@ ALG3_M = _risk_experiment(
     description="The point of user-level DP: the noise shrinks with m (τ ∝ 1/√m).",
     checks=(
         Check("userlevel:thm3.2_privacy", "one-sided", 0.1, _ONE_SIDED_SC,
-              level=(450.0, 8000.0), level_reason=_ALG3_M_LEVEL_REASON),
+              level=(450.0, 8000.0), level_source="calibration", level_reason=_ALG3_M_LEVEL_REASON),
         Check("userlevel:trivial_sc_privacy", "reject", 0.15,
               "competitor: the user-as-item baseline's privacy error does not shrink with m "
               "(slope 0); 0.15 = 1.5× the main tolerance"),
@@ -94,7 +94,7 @@ BASELINE_M = _risk_experiment(
               "not involve m, so its privacy excess is exactly m-free (slope 0) up to seed "
               "noise; 0.1 as for Algorithm 3",
               level=(2800.0, 12500.0),
-              level_reason="observed/bound = the instance's constant over footnote 3's "
+              level_source="calibration", level_reason="observed/bound = the instance's constant over footnote 3's "
                            "L²d log(1/δ)/(με²n²) (the calibrated z, the phase schedule at "
                            "m = 1 and the AC-SA averaging), m-free: measured 5690–6214 on the "
                            "quick grid.  Band ×2 beyond the measured range: a 1.5× error in "
@@ -126,12 +126,12 @@ ALG3_EPS = _risk_experiment(
               "and 24 seeds give a bootstrap half-width ≈ 0.2 (8 and 16 gave 0.41 and 0.26: "
               "inconclusive)",
               level=(190.0, 10000.0),
-              level_reason="observed/bound = the Õ factor, here growing towards small ε: the "
+              level_source="calibration", level_reason="observed/bound = the Õ factor, here growing towards small ε: the "
                            "strongly convex excess falls as ε^{−2} against the bound's ε^{−1} "
                            "and the corrected Lemma C.2 factor Δ_1K_1/τ falls from 503 to 282 "
                            "(UL-E13).  Measured 568–3368 (quick grid); band ×3 beyond each "
                            "end, so a 2× error in the sensitivity or z (4× in the level) at "
-                           "either end fails"),
+                           "either end fails", history='UL-E23: the full grid held ε = 2, where the level leaves the band near the certification threshold; split at the pole: ε ≥ 2.83 here, ε ≤ 2.83 in userlevel.alg3.eps.pole (a recorded finding)'),
         Check("userlevel:thm2.1_proof", "reject", 0.15,
               "competitor: the linear-time Algorithm 1's proven ε^{−1/2} (UL-E1); the "
               "accelerated algorithm's error must fall faster in ε"),
@@ -162,7 +162,7 @@ ALG3_EPS_POLE = _risk_experiment(
               "is an upper bound).  16 seeds over 2–8: CI half-width 0.18 (quick) / 0.14 "
               "(full), so the slope alone passes (−3.27 / −3.14) and the level decides",
               level=ALG3_EPS.checks[0].level,
-              level_reason="the band of userlevel.alg3.eps, unchanged (calibrated on 2.83–8, "
+              level_source="calibration", level_reason="the band of userlevel.alg3.eps, unchanged (calibrated on 2.83–8, "
                            "×3 beyond each end): the finding is that Theorem 3.2's Õ factor "
                            "leaves it near the certification threshold",
               expect="finding", finding_on="level",
@@ -173,7 +173,7 @@ ALG3_EPS_POLE = _risk_experiment(
                    "3.2's Õ not polylog there.  All privacy (coupled noise-free excess < 1% of "
                    "it, test), no halt, ‖x‖ inside 𝒳.  NOT REPRODUCED (verify fails) if the "
                    "level stays in the band, e.g. if a changed sensitivity bound removes the "
-                   "pole"),
+                   "pole", history="UL-E23: split off userlevel.alg3.eps at the certification threshold after the level left that check's band at ε = 2; declared a finding of the level"),
         Check("userlevel:thm2.1_proof", "reject", 0.15,
               "competitor as in userlevel.alg3.eps: Algorithm 1's proven ε^{−1/2} (UL-E1), "
               "still ruled out with the threshold points in the fit"),
@@ -199,7 +199,7 @@ ALG3_N = _risk_experiment(
               "the fitted slope is a chord of a piecewise curve, and 10 seeds of χ²_16-like "
               "noise give a bootstrap half-width ≈ 0.16 at these four points",
               level=(90.0, 6500.0),
-              level_reason="observed/bound = the Õ factor, growing towards small n: the "
+              level_source="calibration", level_reason="observed/bound = the Õ factor, growing towards small n: the "
                            "strongly convex excess falls as n^{−2} against the bound's n^{−1} "
                            "and Δ_1K_1/τ falls from 1175 to 275 along the grid (UL-E13).  "
                            "Measured 274–2172 (quick grid); band ×3 beyond each end: a 2× "
@@ -232,12 +232,12 @@ ALG3_D = _risk_experiment(
               "Remark 3.6's d-slope 1 is exact up to those logs (≤ +0.05 over the grid); 0.1 "
               "covers them and 24-seed noise of a χ²_d-like excess (bootstrap half-width 0.05)",
               level=(4.0e8, 5.0e9),
-              level_reason="observed/bound = the rates mode's Õ factor squared, d-free: phase "
+              level_source="calibration", level_reason="observed/bound = the rates mode's Õ factor squared, d-free: phase "
                            "1's σ_1 = zΔ_1 with Δ_1 = Sτ/K_1 (S = Δ_1K_1/τ ≈ 330, τ ∝ "
                            "√log(ndm)/√m, K_1 = n_1 ≈ 0.2n) against the bound's "
                            "L√log(1/δ)/(εn√m): (zSε√log(ndm)/(0.2√log(1/δ)))² ≈ 10⁹.  "
                            "Measured 1.30e9–1.58e9 (quick grid); band ×3 beyond each end, so "
-                           "a 2× sensitivity or z error (4× in the level) fails"),
+                           "a 2× sensitivity or z error (4× in the level) fails", history='UL-E18: first swept at m = 32768, where the noise norm reached 5.4 at d = 256 and the projection onto 𝒳 flattened the slope to 0.79 (FAIL); moved to m = 2^20 (nm < 1/δ), where the noise stays inside 𝒳 up to d = 128'),
         Check("userlevel:thm3.2_privacy", "reject", 0.15,
               "competitor: the convex rate's √d (slope 1/2); on this strongly convex instance "
               "the squared rate's d must be seen, so 1/2 must be ruled out; 0.15 = 1.5× the "
@@ -288,7 +288,7 @@ ALG3_LOGISTIC_M = _risk_experiment(
               "one-sided (upper bound, convex loss): the slope may be steeper than −1/2, not "
               "flatter; 0.15 covers 40 seeds of an excess whose log has sd 0.5–0.9 (bootstrap "
               "half-width 0.145) and the ceil() of T_i", expect="finding", finding_on="slope",
-              level=_LOGISTIC_LEVEL, level_reason=_LOGISTIC_LEVEL_REASON,
+              level=_LOGISTIC_LEVEL, level_source="calibration", level_reason=_LOGISTIC_LEVEL_REASON,
               note="UL-E21: the excess falls only as m^{−0.19} here: the last phase's noise "
                    "σ_4 ∝ τ ∝ m^{−1/2} enters as σ_4/λ_4 and λ_4 = λ2^{4p} with "
                    "p = 4 + log_n √m falls more "
@@ -299,7 +299,7 @@ ALG3_LOGISTIC_M = _risk_experiment(
               "the item-level rate's (slope 0, footnote 3); 0.15 as above (40 seeds: bootstrap "
               "half-width 0.145)",
               level=(14.0, 200.0),
-              level_reason="observed/bound = the excess over LR√(d log(1/δ))/(εn) ≈ 1.2e-3: "
+              level_source="calibration", level_reason="observed/bound = the excess over LR√(d log(1/δ))/(εn) ≈ 1.2e-3: "
                            "measured 42–67 (a noise norm ≈ 0.3–1 on a loss of curvature "
                            "≈ 0.06); band ×3 beyond each end, so a 2× noise error (4× in the "
                            "level) fails"),
@@ -352,7 +352,7 @@ ALG3_GRADS_M = _count_experiment(
     checks=(
         Check("userlevel:thm3.2-gradients", "two-sided", 0.08, _COUNT_TOL,
               level=(0.05, 2.0),
-              level_reason="Σ T_iK_im against the theorem's expression with its O-constants 1: "
+              level_source="theorem", level_reason="Σ T_iK_im against the theorem's expression with its O-constants 1: "
                            "T_i = ⌈1 + √(β/λ_i)⌉ and K_i = ⌈log(1/δ)/ε + n_iε/√T_i⌉ sum over "
                            "phases to between 1/20 and 2 times it (phase 1 dominates; the "
                            "geometric tail adds ≤ 1/(1 − 2^{−q})); a saturated schedule (K_i = "
@@ -377,13 +377,13 @@ ALG3_GRADS_N = _count_experiment(
     fixed={**_COUNT, "m": 64, "d": 2, "algorithm": "alg3"},
     checks=(
         Check("userlevel:thm3.2-gradients", "two-sided", 0.08, _COUNT_TOL, level=(0.05, 2.0),
-              level_reason=ALG3_GRADS_M.checks[0].level_reason, expect="finding",
+              level_source="theorem", level_reason=ALG3_GRADS_M.checks[0].level_reason, expect="finding",
               finding_on="slope",
               note="UL-E12: for n ≤ 32768 the schedule's count grows like n^{1.01} (quick) / "
                    "n^{0.99} (full, 1024–32768) at m = 64, not like the expression's local "
                    "n^{1.10}: K_1's additive log(1/δ)/ε floor (22% of K_1 at n = 1024) and the "
                    "saturated late phases flatten it; userlevel.alg3.grads.n.large shows the "
-                   "expression's slope reached above n = 32768"),
+                   "expression's slope reached above n = 32768", history='UL-E12/UL-E23: one chord over n = 1024…262144 fitted +1.028, 0.075 from the band, and read NOT REPRODUCED; split at n = 32768 into this pre-asymptotic finding and userlevel.alg3.grads.n.large'),
         Check("userlevel:alg3_saturated-gradients", "reject", 0.05,
               "competitor: the saturated schedule's slope 5/4 in n"),
         Check("userlevel:al24-gradients", "reject", 0.05,
@@ -402,7 +402,7 @@ ALG3_GRADS_N_LARGE = _count_experiment(
         Check("userlevel:thm3.2-gradients", "two-sided", 0.08,
               _COUNT_TOL + ".  Here K_1's additive log(1/δ)/ε floor is ≤ 5% of K_1 and no "
               "phase is saturated, so the count follows the expression (UL-E12's other side)",
-              level=(0.05, 2.0), level_reason=ALG3_GRADS_M.checks[0].level_reason),
+              level=(0.05, 2.0), level_source="theorem", level_reason=ALG3_GRADS_M.checks[0].level_reason, history='UL-E12/UL-E23: the n ≥ 32768 half of userlevel.alg3.grads.n after the one-chord fit over 1024…262144 read NOT REPRODUCED'),
         Check("userlevel:thm2.1-gradients", "reject", 0.05,
               "competitor: linear time (Algorithm 1), slope 1 in n: the super-linear growth "
               "must be the schedule's (T_1 ∝ λ_1^{−1/2} grows like n^{0.23}), not a fit artefact"),
@@ -431,9 +431,9 @@ NS_GRADS_N = _count_experiment(
     algorithm="accelerated_phased_erm with Theorem D.3's T_i, K_i (nonsmooth_T), halt=False",
     checks=(
         Check("userlevel:thm4.1-gradients", "two-sided", 0.08, _NS_TOL,
-              level=(0.35, 1.4), level_reason=_NS_LEVEL + "measured 0.61–0.76"),
+              level=(0.35, 1.4), level_source="instance", level_reason=_NS_LEVEL + "measured 0.61–0.76"),
         Check("userlevel:thm4.1-gradients_derived", "two-sided", 0.08, _NS_TOL,
-              level=(0.35, 1.4), level_reason=_NS_LEVEL + "measured 0.61–0.73"),
+              level=(0.35, 1.4), level_source="instance", level_reason=_NS_LEVEL + "measured 0.61–0.73"),
         Check("userlevel:thm3.2-gradients", "reject", 0.05,
               "competitor: the smooth count (slope ≈ 9/8 in n), not the non-smooth 11/8"),
     ),
@@ -454,7 +454,7 @@ NS_GRADS_EPS = _count_experiment(
                 "Σ T_iK_im that D.3's own T_i ∝ ε^{1/2}, K_i ∝ nε/√T_i give (ε^{5/4}).",
     checks=(
         Check("userlevel:thm4.1-gradients_derived", "two-sided", 0.08, _NS_TOL,
-              level=(0.35, 1.25), level_reason=_NS_LEVEL + "measured 0.61–0.66 (0.5–4)"),
+              level=(0.35, 1.25), level_source="instance", level_reason=_NS_LEVEL + "measured 0.61–0.66 (0.5–4)"),
         Check("userlevel:thm4.1-gradients", "reject", 0.1,
               "the printed ε^{1/4} (local slope ≈ 0.2 here, the mn term included) must be "
               "ruled out if D.3's schedule is what Theorem 4.1 counts"),

@@ -92,7 +92,7 @@ LEM35_K = register(Experiment(
     private=False,
     checks=(
         Check("userlevel:lem3.5", "two-sided", 0.06, _LEM35_TOL, level=(0.002, 0.01),
-              level_reason=_lem35_level_reason()),
+              level_source="instance", level_reason=_lem35_level_reason()),
     ),
 ))
 
@@ -113,7 +113,7 @@ LEM35_M = register(Experiment(
     private=False,
     checks=(
         Check("userlevel:lem3.5", "two-sided", 0.06, _LEM35_TOL, level=(0.002, 0.01),
-              level_reason=_lem35_level_reason()),
+              level_source="instance", level_reason=_lem35_level_reason()),
         Check("userlevel:lem3.5_itemlevel", "reject", 0.1,
               "competitor: the variance bound without the 1/m of averaging (slope 0 in m)"),
     ),
@@ -141,7 +141,7 @@ LEM23_T = register(Experiment(
               "lemma is tight up to its √log(dT/ζ); that log adds ≤ 0.05 to the local slope, "
               "inside the band; 0.05 for 64-pair Monte Carlo",
               level=(0.07, 0.3),
-              level_reason="theorem's bound with the instance's constants (a wide guard; the "
+              level_source="instance", level_reason="theorem's bound with the instance's constants (a wide guard; the "
                            "exact constant is userlevel:lem2.3_instance's check): "
                            "observed/bound = √(2/3)/(L√log(dT/ζ)) with L = ‖μ0‖ + 1 = 2: "
                            "≈ 0.105–0.125 on this grid; [0.07, 0.3] allows 64-pair Monte Carlo "

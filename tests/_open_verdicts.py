@@ -1,0 +1,33 @@
+"""Quick-grid experiments whose verdicts, under the three-way rules of empirical/core/checks.py, are
+not the declared ones, and which more seeds within the verify budget do not decide.  Their
+verdict tests are strict xfails: a run that decides one makes its test fail, so the entry (and
+the note beside it in the errata) must then go."""
+import pytest
+
+OPEN = {
+    "kan.cor53.eps": "FAIL: on Corollary 5.3's local slope alone the risk falls 0.42 flatter "
+                     "in ε (candidate finding, not declared)",
+    "kan.lam.tight.cyclic": "FAIL: declared one-sided (must fall at least as fast as 1−λ) while "
+                            "its reason claims the opposite direction, which the data follow",
+    "kan.nonpriv.B": "INCONCLUSIVE: CI ±0.18 straddles local −0.85 + 0.2; 16 seeds did not decide",
+    "linreg.amb.epsilon.privacy_quantile": "INCONCLUSIVE: estimate within 0.03 of the edge of A; "
+                                           "36 seeds did not decide",
+    "linreg.amb.n.privacy": "INCONCLUSIVE finding: ≈ 167 seeds needed",
+    "linreg.amb.n.transition": "INCONCLUSIVE competitor thm37_nonprivate: CI straddles its ±0.15",
+    "linreg.kappa.nonprivate": "INCONCLUSIVE: ≈ 62 seeds needed",
+    "linreg.sigma0.fixed": "INCONCLUSIVE: 32 seeds did not decide (≈ 57 needed)",
+    "real.kan.lambda.paper": "INCONCLUSIVE findings: the 99% intervals contain the margin",
+    "real.kan.lambda.tight": "INCONCLUSIVE findings: the 99% intervals contain the margin",
+    "real.kl.regr.n.k2_white": "INCONCLUSIVE finding: the 99% CI straddles A",
+    "real.sosp.eps0_5": "INCONCLUSIVE finding: the 99% interval contains the margin",
+    "real.sosp.eps1": "INCONCLUSIVE finding: the 99% interval contains the margin",
+    "sosp.ada.n.nonprivate": "INCONCLUSIVE: estimate within 0.013 of the edge of A; 24 seeds did "
+                             "not decide",
+    "userlevel.alg3.logistic.m": "INCONCLUSIVE finding (UL-E21) and competitor at 99%/95%",
+}
+
+
+def open_cases(ids) -> list:
+    """``ids`` for a parametrized verdict test, the open ones as strict xfails."""
+    return [pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=OPEN[i]))
+            if i in OPEN else i for i in ids]
