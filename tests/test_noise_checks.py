@@ -283,3 +283,10 @@ def test_kan_correlated_noise_without_its_correlation_is_caught(monkeypatch):
            "noise = scale_r * z")
     exp, rows = rows_at("kan.lam.tight.cyclic", seeds=1)
     assert "correlated noise measured/claimed" in check_noise(exp, rows)[1]
+
+
+def test_the_check_knows_every_family_the_meter_writes():
+    from algorithms import noise_meter
+    from empirical.core import checks
+
+    assert set(noise_meter.FAMILIES) == set(checks.FAMILIES)

@@ -62,7 +62,13 @@ from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 
 # The paper's experiments and audits (imported with its bounds when its experiments are
 # asked for) and the algorithms the report links.
-register_paper("kl", "empirical.papers.kl", algorithms=("algorithms.kl.condition",))
+register_paper(
+    "kl", "empirical.papers.kl", algorithms=("algorithms.kl.condition",),
+    # Theorem 8's control is drawn with the real-data unit's line plot.
+    uses=("real",),
+    title='Menart, Ullah, Arora, Bassily, Guzmán, "Differentially Private Non-Convex Optimization under the KL Condition with Optimal Rates"',
+    citation='Michael Menart, Enayat Ullah, Raman Arora, Raef Bassily, Cristóbal Guzmán. [Differentially Private Non-Convex Optimization under the KL Condition with Optimal Rates](https://arxiv.org/search/?searchtype=title&query=Differentially+Private+Non-Convex+Optimization+under+the+KL+Condition+with+Optimal+Rates).',
+    url='https://arxiv.org/search/?searchtype=title&query=Differentially+Private+Non-Convex+Optimization+under+the+KL+Condition+with+Optimal+Rates')
 
 n, d, rho, beta = sym("n"), sym("d"), sym("rho"), sym("beta")
 kappa, gamma = sym("kappa"), sym("gamma")

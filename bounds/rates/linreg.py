@@ -80,7 +80,11 @@ from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 
 # The paper's experiments and audits (imported with its bounds when its experiments are
 # asked for) and the algorithms the report links.
-register_paper("linreg", "empirical.papers.linreg", algorithms=("algorithms.linreg.adaptive_clipping",))
+register_paper(
+    "linreg", "empirical.papers.linreg", algorithms=("algorithms.linreg.adaptive_clipping",),
+    title='Varshney, Thakurta, Jain, "(Nearly) Optimal Private Linear Regression via Adaptive Clipping"',
+    citation='Prateek Varshney, Abhradeep Thakurta, Prateek Jain. [(Nearly) Optimal Private Linear Regression via Adaptive Clipping](https://arxiv.org/search/?searchtype=title&query=%28Nearly%29+Optimal+Private+Linear+Regression+via+Adaptive+Clipping).',
+    url='https://arxiv.org/search/?searchtype=title&query=%28Nearly%29+Optimal+Private+Linear+Regression+via+Adaptive+Clipping')
 
 n, d, epsilon, delta, sigma = sym("n"), sym("d"), sym("epsilon"), sym("delta", UNIT_OPEN), sym("sigma")
 condition_number, w_norm = sym("condition_number"), sym("w_norm")

@@ -70,7 +70,11 @@ from bounds.core import UNIT_OPEN, Bound, Derivation, follows_from, register, re
 
 # The paper's experiments and audits (imported with its bounds when its experiments are
 # asked for) and the algorithms the report links.
-register_paper("sosp", "empirical.papers.sosp", algorithms=("algorithms.sosp.nonconvex",))
+register_paper(
+    "sosp", "empirical.papers.sosp", algorithms=("algorithms.sosp.nonconvex",),
+    title='Tao, Zhang, Yu, Cheng, Dressler, Wang, "Second-Order Convergence in Private Stochastic Non-Convex Optimization"',
+    citation='Youming Tao, Zuyuan Zhang, Dongxiao Yu, Xiuzhen Cheng, Falko Dressler, Di Wang. [Second-Order Convergence in Private Stochastic Non-Convex Optimization](https://arxiv.org/search/?searchtype=title&query=Second-Order+Convergence+in+Private+Stochastic+Non-Convex+Optimization).',
+    url='https://arxiv.org/search/?searchtype=title&query=Second-Order+Convergence+in+Private+Stochastic+Non-Convex+Optimization')
 
 n, d, m = sym("n"), sym("d"), sym("m")
 epsilon, delta = sym("epsilon"), sym("delta", UNIT_OPEN)

@@ -67,7 +67,11 @@ from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 
 # The paper's experiments and audits (imported with its bounds when its experiments are
 # asked for) and the algorithms the report links.
-register_paper("userlevel", "empirical.papers.userlevel", algorithms=("algorithms.userlevel.sco",))
+register_paper(
+    "userlevel", "empirical.papers.userlevel", algorithms=("algorithms.userlevel.sco",),
+    title='Lowy, Liu, Asi, "Faster Algorithms for User-Level Private Stochastic Convex Optimization"',
+    citation='Andrew Lowy, Daogao Liu, Hilal Asi. [Faster Algorithms for User-Level Private Stochastic Convex Optimization](https://arxiv.org/search/?searchtype=title&query=Faster+Algorithms+for+User-Level+Private+Stochastic+Convex+Optimization).',
+    url='https://arxiv.org/search/?searchtype=title&query=Faster+Algorithms+for+User-Level+Private+Stochastic+Convex+Optimization')
 
 n, m, d = sym("n"), sym("m"), sym("d")
 epsilon, delta = sym("epsilon"), sym("delta", UNIT_OPEN)

@@ -251,9 +251,13 @@ def check_settings(exp: Experiment, rows: list[dict]) -> tuple[str, str]:
 NOISE_ALPHA = 1e-6
 
 
-def _noise_channels(keys) -> list[tuple[str, str]]:
-    from algorithms.noise_meter import FAMILIES
+#: The statistics' families whose exact laws :func:`noise_interval` knows: Gaussian noise gives
+#: S = Σ(e/σ)² ~ χ²_k, Laplace noise S = Σ|e|/b ~ Gamma(k, 1) (the rows' ``noise_<family>_<ch>``
+#: columns, written by :mod:`algorithms.noise_meter`, whose families must be these).
+FAMILIES = ("gauss", "laplace")
 
+
+def _noise_channels(keys) -> list[tuple[str, str]]:
     out = []
     for k in keys:
         for fam in FAMILIES:

@@ -326,7 +326,7 @@ def _check_namespace(obj, what: str) -> None:
                          f"paper {obj.paper!r}; name it {obj.paper}.<...>")
     # dprates' own papers are those its own packages declare (entry points into bounds/ or
     # empirical/); a plugin's modules live in its own package.
-    builtin = head in known and any(m.split(".")[0] in ("bounds", "empirical")
+    builtin = head in known and any(m.startswith(("bounds.rates.", "empirical.papers."))
                                     for m in paper_modules(head))
     if builtin and not _declared_in(obj).startswith("empirical."):
         raise ValueError(f"{what} {obj.id!r} is in dprates' own paper {head!r}'s namespace; "

@@ -123,21 +123,15 @@ def paper_doc(paper: str) -> Path | None:
 
 
 #: Papers that are not papers: the real-data experiments, judged against the other five.
-_PSEUDO_TITLES = {"real": "Real data: the papers' claims in miniature, on scikit-learn's data sets"}
 
 
 def _paper_title(paper: str) -> str:
-    # The title the paper registered (bounds.register_paper); else a built-in paper's citation
-    # (bounds.citations); else the first paragraph of its declared module; a paper without
-    # bounds is named by the first heading of its docs/papers page.
+    # The title the paper registered (bounds.register_paper); else the first paragraph of its
+    # declared module; a paper without bounds is named by the first heading of its
+    # docs/papers page.
     info = bounds.core.paper_info(paper)
     if info.title:
         return info.title
-    from bounds.citations import citation
-    if (cite := citation(paper)) is not None:
-        return cite.short()
-    if paper in _PSEUDO_TITLES:
-        return _PSEUDO_TITLES[paper]
     try:
         first = next(m for m in bounds.core.paper_modules(paper)
                      if m.partition(".")[0] != "empirical")

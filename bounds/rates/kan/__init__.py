@@ -6,4 +6,8 @@ from bounds.rates.kan import calibration_corollaries, correlated_noise  # noqa: 
 
 # The paper's experiments and audits (imported with its bounds when its experiments are asked
 # for) and the algorithms the report links.
-register_paper("kan", "empirical.papers.kan", algorithms=("algorithms.kan.correlated_noise",))
+register_paper(
+    "kan", "empirical.papers.kan", algorithms=("algorithms.kan.correlated_noise",),
+    title='Wang, Schuchardt, Kalinin, Zhou, Fellenz, Lampert, Kloft, "Population Risk Bounds for Kolmogorov–Arnold Networks Trained by DP-SGD with Correlated Noise" (arXiv 2605.12648)',
+    citation='Puyu Wang, Jan Schuchardt, Nikita Kalinin, Junyu Zhou, Sophie Fellenz, Christoph Lampert, Marius Kloft. [Population Risk Bounds for Kolmogorov–Arnold Networks Trained by DP-SGD with Correlated Noise](https://arxiv.org/abs/2605.12648), arXiv:2605.12648.',
+    url='https://arxiv.org/abs/2605.12648')

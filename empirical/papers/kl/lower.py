@@ -184,7 +184,7 @@ THM8_N = _register(Experiment(
               "this grid against −2 (kl:thm2), and 64 seeds of a χ²-like excess give a CI "
               "half-width ≈ 0.11",
               level=(1.0, 1e5),
-              level_reason="lower edge: Theorem 8 itself (½(E exc_S + E exc_S′) ≥ (1/4)(1/(nε))^κ "
+              level_source="theorem", level_reason="lower edge: Theorem 8 itself (½(E exc_S + E exc_S′) ≥ (1/4)(1/(nε))^κ "
                            "for every (ε, δ)-DP algorithm; the gmean over seeds is ≤ the mean, "
                            "so the edge is conservative); upper: Theorem 2's bound at these "
                            "values is 3.7e4–1.0e5 × the lower bound, and Algorithm 2 stays "
@@ -195,7 +195,7 @@ THM8_N = _register(Experiment(
               "half-width (0.11) plus the cap's effect (none measured: inner cap 300 and 1500 "
               "give slopes −1.856 and −1.853)",
               values=_thm2_values, level=(0.03, 1.0),
-              level_reason="upper: Theorem 2 with O-constant 1 (a run above it would contradict "
+              level_source="calibration", level_reason="upper: Theorem 2 with O-constant 1 (a run above it would contradict "
                            "the theorem at the constant the code base uses); lower: the quick "
                            "grid's calibration run (0.086–0.15), widened by 3×")),
     problem="Thm8Construction(κ = 2, ε = 0.5): f(w;±1) = |w ∓ a| or (w ∓ a)², ρ_f = 1/(nε), "

@@ -3,6 +3,7 @@ scikit-learn ships.  It builds on the other papers' units (their problems, algor
 bounds); importing it registers every real-data experiment (:mod:`empirical.papers.real.data`)."""
 from bounds.core import register_paper
 
-register_paper("real", uses=("kan", "linreg", "kl", "sosp", "userlevel"))
+register_paper("real", uses=("kan", "linreg", "kl", "sosp", "userlevel"),
+               title="Real data: the papers' claims in miniature, on scikit-learn's data sets")
 
 from empirical.papers.real import data  # noqa: E402,F401

@@ -139,7 +139,7 @@ register_experiment(Experiment(
                   "any run: the minimum over ≈ 8 candidates of 12 seeds gives a CI half-width "
                   "≈ 0.05 over one decade of n",
                   level=(0.03, 2.5),
-                  level_reason="upper: the design's α (the accuracy [29]'s parameters certify, "
+                  level_source="calibration", level_reason="upper: the design's α (the accuracy [29]'s parameters certify, "
                                "c_χ = 1.5) is 2.19–2.37 × the bound on the full grid (data-free, "
                                "liu_design); lower: the quick grid's calibration run (0.16–0.20), "
                                "a factor 5 below"),

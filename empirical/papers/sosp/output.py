@@ -165,7 +165,7 @@ _GRAD_N = _exp(
            "lands anywhere below it); the slope may be steeper, not flatter; 0.1 because 12 "
            "seeds of a landing point that is uniform-like below 3χ give a CI half-width ≈ 0.06",
            level=(0.1, 2.5),
-           level_reason="upper: the certificate ‖∇F(x_out)‖ ≤ α_design and α_design/bound = "
+           level_source="calibration", level_reason="upper: the certificate ‖∇F(x_out)‖ ≤ α_design and α_design/bound = "
                         "2.0–2.1 on this grid (the calibration c_χ = 1.5; data-free, from "
                         "spider_design), +20% for the noise in ‖ĝ‖ at the stop; lower: the "
                         "quick grid's calibration run (smallest level 0.45), a factor 4 below",
@@ -186,7 +186,7 @@ _CURV_N = _exp(
            "SOSP-E11), so the slope may be steeper, not flatter; 0.15 because 6 seeds × a "
            "10-value γ grid (factor 1.39 per step) resolve this threshold's slope to ±0.1",
            level=(0.1, 2.0),
-           level_reason="upper: Lemma 1 escapes every γ above √(ρα_design) and α_design/bound "
+           level_source="calibration", level_reason="upper: Lemma 1 escapes every γ above √(ρα_design) and α_design/bound "
                         "= 2.0–2.1 on this grid (data-free), so ≤ √2.1 = 1.45 times one γ-grid "
                         "step 1.39: 2.0; lower: with no curvature a round's frozen push Γησ₁ "
                         "stays ≤ 0.2R on this grid, so curvatures ≥ 0.1√(ρ·bound) are never all "

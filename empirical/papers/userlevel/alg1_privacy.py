@@ -209,7 +209,7 @@ CHECKS_EPS_LOCALISED = (
           "fall faster in ε than the proof's ε^{−1/2}: the schedule's asymptote here is "
           "≈ ε^{−0.69}); 0.15 covers the log factors of C and τ_i in ε (≤ 0.04 over 1–8) and "
           "48-seed noise of a χ²_5-like metric (bootstrap half-width ≈ 0.13)",
-          level=(10.0, 46.0), level_reason=_level(21.0, 23.1, "LR√d/√(nmε)")),
+          level=(10.0, 46.0), level_source="instance", level_reason=_level(21.0, 23.1, "LR√d/√(nmε)")),
     Check("userlevel:thm2.1_privacy", "reject", 0.15,
           "competitor: the stated reading's ε^{−1} (UL-E1); on an instance where the later "
           "phases work (η_2T_2 ≥ 1) the privacy excess must fall like the proof's ε^{−1/2} or "

@@ -150,7 +150,7 @@ LEM23_T = register(Experiment(
               "two-sided: the instance's exact RMS η√((T+1)(2T+1)/(3T)) (local slope ≈ 0.5); "
               "0.05 for 64-pair Monte Carlo over a 64× T range (CI half-width ≈ 0.01)",
               level=(0.9, 1.1),
-              level_reason="instance's exact constant (bounds userlevel:lem2.3_instance, "
+              level_source="instance", level_reason="instance's exact constant (bounds userlevel:lem2.3_instance, "
                            "derived on the linear stream): observed/bound = 1 in expectation; "
                            "the per-seed RMS over 64 pairs of d = 10 coordinates has relative "
                            "SE ≈ √(2/(64·10))/2 ≈ 0.028, ≈ 0.014 over 4 seeds, so ±10% is ≈ 7 "

@@ -67,7 +67,7 @@ ALG1_RISK_N = register(Experiment(
                    "F(0) − F* (η_2T_2 = 0.04–0.11 ≪ 1: the phases barely localise).  Both "
                    "parts are in the rows (coupled runs); the theorem's rate needs η_iT_i ≫ 1",
               level=(1.2, 24.0),
-              level_reason="calibration (regression guard): observed/bound, the bound "
+              level_source="calibration", level_reason="calibration (regression guard): observed/bound, the bound "
                            "LR√d/√(nmε) without its hidden constant, measured 3.6–8.0 on "
                            "the quick grid (12 seeds); band ×3 beyond each end, so a 2× "
                            "error in the noise (4× in its part of the level) or a run that "
@@ -107,7 +107,7 @@ GAIN_M = register(Experiment(
               "3.6's squares give m^{−1}).  0.1 covers 12-seed noise of a ratio of two "
               "χ²_16-like excesses (bootstrap half-width ≈ 0.05) and the ceil() steps of T_i",
               level=(60.0, 5000.0),
-              level_reason="derived from the two declared bands, not calibrated: gain·√m = "
+              level_source="calibration", level_reason="derived from the two declared bands, not calibrated: gain·√m = "
                            "(excess_3·√m)/excess_b.  userlevel.alg3.m bounds Algorithm 3's "
                            "excess by [450, 8000] × Theorem 3.2's privacy term (9.37·10⁻³/√m "
                            "here), so excess_3·√m ∈ [4.2, 75]; userlevel.baseline.m bounds the "
@@ -156,7 +156,7 @@ FKT20_GROUP_M = register(Experiment(
               "privacy's log(1/δ') = log(1/δ) + log m + (m−1)ε/m adds ≤ +0.03 over the grid; "
               "0.1 covers that and 40-seed noise of a χ²_16-like excess (bootstrap half-width ≈ 0.05; 12 seeds gave 0.09)",
               level=(1750.0, 17500.0),
-              level_reason="calibration (regression guard): observed/bound, the bound "
+              level_source="calibration", level_reason="calibration (regression guard): observed/bound, the bound "
                            "L²d log(1/δ)/(με²n²) without FKT20's constant, measured "
                            "5280–5830 on the quick grid (40 seeds); band ×3 beyond each end, "
                            "so a 2× error in the noise (4× in the level) fails"),

@@ -33,5 +33,5 @@ register(Experiment(
     bound_values=lambda p: {"n": p["n"], "d": p["d"], "rho": p["rho"]},
     checks=(Check(f"{KEY}:mean", "two-sided", 0.1,
                   "exact rate; 8 seeds of a χ²_50 spread the log-mean by ~0.07",
-                  level=(0.7, 1.4), level_reason="E‖noise‖² equals the bound exactly"),),
+                  level=(0.7, 1.4), level_source="instance", level_reason="E‖noise‖² equals the bound exactly"),),
     private=False))
