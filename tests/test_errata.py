@@ -117,7 +117,8 @@ def test_files_paths_named_in_the_errata_exist():
 
 def test_errata_stay_small():
     # a record of decisions, not a notebook: the size is part of what keeps it readable
-    assert errata.ERRATA.stat().st_size <= 60_000
+    # ≈ 130 entries of a few hundred bytes each: past 70 KB the file should split by paper.
+    assert errata.ERRATA.stat().st_size <= 70_000
 
 
 @functools.lru_cache(maxsize=None)

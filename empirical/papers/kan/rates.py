@@ -347,7 +347,9 @@ COR53_EPS = register(Experiment(
                            "grid (rising with ε: the risk flattens while the bound's ε-term "
                            "vanishes), × 1.5 → 3.0; so the corollary at constant 1 is exceeded "
                            "≈ 2× on this instance (allowed by ≲), and a risk 1.5× above the "
-                           "measured at ε = 1 fails", use_asymptotic=False, history='the band reached the ε → ∞ exponent 0 (A up to +0.15, 0.83 above the local slope −0.68), so a risk 0.42 flatter than the bound passed: narrowed to the local slope alone'),
+                           "measured at ε = 1 fails", use_asymptotic=False,
+              expect="finding", finding_on="slope",
+              history='the band reached the ε → ∞ exponent 0 (A up to +0.15, 0.83 above the local slope −0.68), so a risk 0.42 flatter than the bound passed: narrowed to the local slope alone'),
         Check("kan:wang_dpgd", "reject", 0.15,
               "prior work (Wang et al. 2026, √d/(γ⁴nε)): slope −1 in ε, ruled out by the same data"),
     ),
