@@ -5,7 +5,7 @@ a local run, and 2 workers are at least 1.8x faster than 1 on a sweep big enough
 
 The sweep: the KL paper's Algorithm 1 and 3 experiments (``kl.spider.*``, ``kl.adaptive.*``: 26
 experiments, 122 points; 1051 s of point wall time in the loaded run that produced
-``empirical/point_costs.json``, roughly 8x inflated, so about 2 minutes of compute idle), run through
+``empirical/run/point_costs.json``, roughly 8x inflated, so about 2 minutes of compute idle), run through
 :func:`empirical.run.scheduling.sweep_all` on process-based LocalClusters started by
 :func:`empirical.run.scheduling.local_cluster` (one thread per worker, as ``dask worker --nthreads 1``
 would be, profiler off and the event loop's monitors slowed: ``DASK_WORKER_CONFIG``), each into a

@@ -9,7 +9,7 @@ exponents took ~49% of the time, drawing and PNG-encoding the figures ~31%, refi
   assumptions), its scale variables and shape parameters, the source of ``bounds/core.py``
   (the exponent code) and of ``empirical/report/mathml.py`` (the MathML printer), and sympy's
   version.  They are read from ``results/report-exponents.cache`` (written by each build) and
-  from ``empirical/report_exponents.json``, shipped with the code and refreshed by
+  from ``empirical/report/report_exponents.json``, shipped with the code and refreshed by
   ``python -m empirical.report.cache`` (an entry whose key no longer matches is simply not
   used: a stale file costs time, never a wrong exponent).
 * **Figures** are stored, sealed with their checksum (:mod:`empirical.store.integrity`), beside the analysis cache as ``figure-<grid>.cache`` under a key made

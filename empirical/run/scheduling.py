@@ -5,7 +5,7 @@ with its own pool, so one slow point idled the other workers) by a single queue:
 
 * every missing, stale or corrupt point of every experiment becomes a task, with an *expected
   cost* (:func:`estimate_costs`: stored timings of an earlier run in the results directory, else
-  the timings shipped in ``empirical/point_costs.json``, else a size heuristic);
+  the timings shipped in ``empirical/run/point_costs.json``, else a size heuristic);
 * tasks go to the executor longest first (the parent keeps the queue and feeds the executor
   as slots free up, so later work — an experiment's analysis, when ``analyse=True`` — can go
   ahead of the remaining points);
