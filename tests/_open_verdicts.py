@@ -22,6 +22,10 @@ OPEN = {
     "sosp.ada.n.nonprivate": "INCONCLUSIVE: estimate within 0.013 of the edge of A; 24 seeds did "
                              "not decide",
     "userlevel.alg3.logistic.m": "INCONCLUSIVE finding (UL-E21) and competitor at 99%/95%",
+    "sosp.liu.best.n": "INCONCLUSIVE competitor sosp:thm2: at the tolerance 0.08 set before any "
+                       "run the CI straddles its ±tol (SOSP-E16 open)",
+    "sosp.out.grad.n": "INCONCLUSIVE finding: the 99% CI straddles the edge of A (SOSP-E14 open)",
+    "userlevel.gain.m": "INCONCLUSIVE competitor m^-1: the CI straddles its ±0.15; ≈ 35 seeds",
 }
 
 

@@ -97,7 +97,7 @@ def test_module_without_paper_acts_on_its_papers_only(tmp_path, capsys, plugin_p
 
 def test_fingerprint_covers_every_module_of_the_plugin_package(tmp_path, monkeypatch,
                                                                plugin_path):
-    """A 10× noise fault in the plugin's helper module (not the module defining ``run``) makes
+    """A 10× noise fault in the plugin's second module (not the module defining ``run``) makes
     its stored rows stale: recomputed, not served from the store."""
     pkg = tmp_path / "site" / "bst14fp"
     shutil.copytree(PLUGINS / "bst14", pkg)

@@ -1,2 +1,2 @@
-"""Algorithms of the correlated-noise paper (kan_correlated_noise.txt): DP-SGD with
+"""Algorithms of the correlated-noise paper: DP-SGD with
 lambda-correlated noise, its privacy calibration and batch samplers."""

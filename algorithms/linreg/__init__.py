@@ -1,2 +1,2 @@
-"""Algorithms of the adaptive-clipping linear-regression paper (linreg_adaptive_clipping.txt):
+"""Algorithms of the adaptive-clipping linear-regression paper:
 DP-AMBSSGD and its fixed-clip baseline."""

@@ -1,5 +1,5 @@
-"""The DP-SOSP algorithm of Liu, Ganesh, Oh, Thakurta (NeurIPS 2023, reference [29] of Tao et al.,
-``sosp_private_nonconvex.txt``), as the SOSP paper describes it (§1 "Limitations", §3.1–3.2 and
+"""The DP-SOSP algorithm of Liu, Ganesh, Oh, Thakurta (NeurIPS 2023, reference [29] of Tao et al.),
+as the SOSP paper describes it (§1 "Limitations", §3.1–3.2 and
 the comparison after Algorithm 2), whose claimed rate Õ(n^{−1/3} + (√d/(εn))^{3/7}) the SOSP
 paper calls fundamentally incorrect (``bounds`` id ``sosp:liu_claimed``).
 

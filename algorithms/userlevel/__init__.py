@@ -1,2 +1,2 @@
-"""Algorithms of the user-level SCO paper (user_level_sco.txt): Algorithm 1 (phased SGD with
+"""Algorithms of the user-level SCO paper: Algorithm 1 (phased SGD with
 outlier removal), Algorithms 2-4 (accelerated phased ERM, AboveThreshold), their accounting."""

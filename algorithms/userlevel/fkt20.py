@@ -1,5 +1,5 @@
-"""Footnote 3's user-level baseline of the user-level SCO paper (Lowy, Liu, Asi;
-``user_level_sco.txt``, footnote 3): an optimal item-level algorithm, [FKT20]'s Phased ERM
+"""Footnote 3's user-level baseline of the user-level SCO paper (Lowy, Liu, Asi,
+footnote 3): an optimal item-level algorithm, [FKT20]'s Phased ERM
 (Feldman, Koren, Talwar 2020, §4, localisation with output perturbation), run on all nm items at
 item-level (ε/m, δ') and made user-level (ε, δ) by group privacy over a user's m items.
 

@@ -228,7 +228,7 @@ def format_table(analyses: list[Analysis]) -> str:
             "inside A, FAIL the whole CI outside, else INCONCLUSIVE; a FINDING needs the whole "
             "99% CI outside A.  detects = the smallest exponent errors (down / up) that would "
             "stop a PASS; [UNDERPOWERED] cannot detect ±0.25; [REGRESSION GUARD] rests on a band "
-            "or tolerance calibrated from runs; [REDEFINED] see its history in the notes.",
+            "or tolerance calibrated from runs; [REDEFINED] see its history beside the verdict.",
             "", summary_counts(analyses)]
     return "\n".join(out)
 

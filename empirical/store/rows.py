@@ -255,7 +255,7 @@ def _code_fingerprint(module: str) -> dict:
 def _package_modules(module: str) -> list[str]:
     """Every module of ``module``'s top-level package when that package is not this project's
     (a researcher's paper): any of its files can change a row, imported by ``module`` or not
-    (a helper reached through a registry, a relative or a late import).  [] for this project's
+    (a module reached through a registry, a relative or a late import).  [] for this project's
     modules, whose imports are followed, and for a plugin that is one file."""
     top = module.partition(".")[0]
     if top in _PROJECT or top == "bounds":

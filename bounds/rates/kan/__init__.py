@@ -1,4 +1,4 @@
-"""Bounds of the correlated-noise paper (kan_correlated_noise.txt): the theorems' rates
+"""Bounds of the correlated-noise paper: the theorems' rates
 (:mod:`bounds.rates.kan.correlated_noise`) and the calibrations, corollaries and prior rates
 (:mod:`bounds.rates.kan.calibration_corollaries`); importing the package registers both."""
 from bounds.core import register_paper

@@ -1,4 +1,4 @@
-"""The correlated-noise paper (kan_correlated_noise.txt): importing the unit registers its
+"""The correlated-noise paper: importing the unit registers its
 experiments, summaries and audits (:mod:`empirical.papers.kan.experiments`) and the rate
 experiments beyond the λ sweeps (ηT collapse, batch size, Corollary 5.3;
 :mod:`empirical.papers.kan.rates`)."""

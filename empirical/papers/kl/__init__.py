@@ -1,3 +1,3 @@
-"""The KL-condition paper (kl_condition_zcdp.txt): importing the unit registers its experiments,
+"""The KL-condition paper: importing the unit registers its experiments,
 summaries and audits (:mod:`empirical.papers.kl.experiments`)."""
 from empirical.papers.kl import audit, experiments, mutants  # noqa: F401

@@ -1,4 +1,4 @@
-"""The prior algorithm the SOSP paper argues against (Tao et al., ``sosp_private_nonconvex.txt``,
+"""The prior algorithm the SOSP paper argues against (Tao et al.,
 §1 and §3: reference [29], Liu, Ganesh, Oh, Thakurta), run on the SOSP experiments' instance and
 checked against its own claimed rate (``sosp:liu_claimed``, (√d/(εn))^{3/7}) and against the
 rate the SOSP paper says is achievable (``sosp:thm2``, exponent 2/5).  The algorithm is

@@ -1,5 +1,5 @@
-"""Accuracy of the point the SOSP paper's algorithm returns (Tao et al.,
-``sosp_private_nonconvex.txt``): Theorem 2 bounds α, the accuracy of the output of Gauss-PSGD +
+"""Accuracy of the point the SOSP paper's algorithm returns (Tao et al.):
+Theorem 2 bounds α, the accuracy of the output of Gauss-PSGD +
 Ada-DP-SPIDER (Definition 2: ‖∇F(x_out)‖ ≤ α and λ_min(∇²F(x_out)) ≥ −√(ρα)).  Both parts are
 measured here on the returned point itself, not on the estimation noise the plan sets
 (``sosp.ada.*`` fit that noise).  The design is the rate experiments' (:func:`empirical.papers.sosp.rates.

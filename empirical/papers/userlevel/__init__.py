@@ -1,3 +1,3 @@
-"""The user-level SCO paper (user_level_sco.txt): importing the unit registers its experiments,
+"""The user-level SCO paper: importing the unit registers its experiments,
 summaries and audits (:mod:`empirical.papers.userlevel.experiments`)."""
 from empirical.papers.userlevel import audit, experiments  # noqa: F401

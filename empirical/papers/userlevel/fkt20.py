@@ -1,4 +1,4 @@
-"""Footnote 3's baseline of the user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``) as a
+"""Footnote 3's baseline of the user-level SCO paper (Lowy, Liu, Asi) as a
 full algorithm: [FKT20]'s Phased ERM on all nm items, user-level private by group privacy
 (:mod:`algorithms.userlevel.fkt20`), run against its own claimed rate (footnote 3: privacy error
 √d/(εn), m-free) on the instance of ``userlevel.gain.m``.

@@ -1,4 +1,4 @@
-"""Direct risk experiments for the user-level SCO paper (Lowy, Liu, Asi; ``user_level_sco.txt``):
+"""Direct risk experiments for the user-level SCO paper (Lowy, Liu, Asi):
 the excess risk of Algorithm 1 itself (Theorem 2.1/B.1, the linear-time algorithm), and the
 gain of user-level over item-level privacy as m grows (Theorem 3.2/C.3 against footnote 3's
 user-as-item baseline, on the same users).

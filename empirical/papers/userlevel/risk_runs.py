@@ -1,5 +1,5 @@
-"""Run code of the user-level SCO paper's direct risk experiments (Lowy, Liu, Asi;
-``user_level_sco.txt``): the paired user-level/item-level run behind the gain of Theorem 3.2/C.3
+"""Run code of the user-level SCO paper's direct risk experiments (Lowy, Liu, Asi):
+the paired user-level/item-level run behind the gain of Theorem 3.2/C.3
 over footnote 3's baseline.  Kept apart from the declarations
 (:mod:`empirical.papers.userlevel.risk`) so that editing a check does not change the rows' code
 fingerprint.

@@ -1,4 +1,4 @@
-"""The plugin's private release (a helper module its experiment reaches through ``rates``): the
+"""The plugin's private release (a module its experiment reaches through ``rates``): the
 mean of n points in the unit ball plus Gaussian noise calibrated to ρ-zCDP (ℓ2 sensitivity 2/n
 under replace-one)."""
 import numpy as np
