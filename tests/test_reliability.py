@@ -54,13 +54,15 @@ def test_hand_edited_analysis_cache_is_named_moved_aside_and_refit(tmp_path, cap
 
 def test_analysis_cache_key_covers_fitting_checks_and_validation_code():
     fp_mods = set()
-    real = runner._scan_file
+    from empirical.store import rows as store_rows
+
+    real = store_rows._scan_file
 
     def spy(name, path):
         fp_mods.add(name)
         return real(name, path)
     import unittest.mock as m
-    with m.patch.object(runner, "_scan_file", spy):
+    with m.patch.object(store_rows, "_scan_file", spy):
         analysis_cache.analysis_fingerprint(_toy.TOY)
     assert {"empirical.core.fitting", "empirical.core.checks", "empirical.core.experiment",
             "empirical.store.analysis_cache", "empirical.store.integrity"} <= fp_mods
@@ -89,12 +91,13 @@ def test_worker_with_other_fitting_code_is_refused(tmp_path):
     copy = tmp_path / "worker"
     for d in ("empirical", "bounds", "algorithms", "tests"):
         shutil.copytree(REPO / d, copy / d, ignore=shutil.ignore_patterns("__pycache__"))
-    fitting = copy / "empirical" / "fitting.py"
+    shutil.copy(REPO / "pyproject.toml", copy)         # the checkout declares its papers there
+    fitting = copy / "empirical" / "core" / "fitting.py"
     fitting.write_text(fitting.read_text() + "\n# slope += 0.5\n")
     rows = list(_analysed(tmp_path / "r").rows)
     (tmp_path / "rows.json").write_text(json.dumps(rows))
     code = ("import json, pickle, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/tests'];"
-            "import _toy; from empirical import scheduling;"
+            "import _toy; from empirical.run import scheduling;"
             "rows = json.load(open(sys.argv[2]));"
             "sys.stdout.buffer.write(pickle.dumps(scheduling._remote_analysis("
             "'toy.finding', '_toy', rows, False)))")

@@ -110,9 +110,19 @@ def _is_paper_audit(name: str) -> bool:
     return len(parts) == 4 and parts[:2] == ["empirical", "papers"] and parts[3] == "audit"
 
 
+def _is_paper_package(name: str) -> bool:
+    # A paper unit's __init__ (empirical.papers.<key>) only imports its declaring modules so
+    # that loading the paper registers it; a run module importing a sibling (``from
+    # empirical.papers.<key> import sensitivity``) must not pull the declarations into its rows'
+    # fingerprint through it, or editing a check would recompute every stored point.
+    parts = name.split(".")
+    return len(parts) <= 3 and parts[:2] == ["empirical", "papers"]
+
+
 def _is_row_code(name: str) -> bool:
     if any(name == p or name.startswith(p + ".") or name.startswith(p + "_")
-           for p in _NOT_ROW_CODE) or name == "empirical" or _is_paper_audit(name):
+           for p in _NOT_ROW_CODE) or name == "empirical" or _is_paper_audit(name) \
+            or _is_paper_package(name):
         return False
     return name.split(".")[0] in _PROJECT
 
