@@ -62,8 +62,10 @@ def rows(results_root):
 def test_verdicts_as_declared(rows):
     a = analyse(registry.get("sosp.liu.best.n"), rows["sosp.liu.best.n"])
     assert not a.error and not a.privacy_error, (a.error, a.privacy_error)
+    # [29]'s claim passes; the competitor (Theorem 2's 2/5) is open at the tolerance set before
+    # any run (SOSP-E16; tests/_open_verdicts.py): a run that decides it fails here on purpose
     assert [(r.bound, r.verdict) for r in a.results] == \
-        [(c.bound, c.expected_verdict) for c in a.experiment.checks], [r.message for r in a.results]
+        [("sosp:liu_claimed", "PASS"), ("sosp:thm2", "INCONCLUSIVE")], [r.message for r in a.results]
     # the data decide for [29]'s claim on this instance: the slope is nearer its 3/7 bound's
     # local slope than Theorem 2's, or steeper than both
     liu, thm2 = a.results

@@ -6,6 +6,8 @@ from the same stored rows, which part of each measurement the slope comes from."
 import numpy as np
 import pytest
 
+from _open_verdicts import open_cases
+
 from empirical.core import experiment as registry
 from empirical.core.checks import analyse
 from empirical.core.fitting import ols_slope
@@ -37,7 +39,7 @@ def _gmean_slope(rows: list, var: str, key: str) -> float:
     return ols_slope(x, np.array([np.exp(np.mean(np.log(v))) for v in by.values()]))[0]
 
 
-@pytest.mark.parametrize("exp_id", NEW_IDS)
+@pytest.mark.parametrize("exp_id", open_cases(NEW_IDS))
 def test_verdicts_as_declared(swept, exp_id):
     a, _ = swept[exp_id]
     assert not a.error and not a.privacy_error, (a.error, a.privacy_error)
