@@ -85,12 +85,16 @@ def _inside(p: Path, root: Path) -> bool:
 
 
 def relative_link(target: Path, md_path: Path, figures_root: Path | None = None) -> str:
-    """A link from ``md_path`` to ``target`` that names no directory above the two: the
-    relative path when they share a directory below the filesystem's root; else (say, a
-    summary written to /tmp linking into the checkout) ``target`` relative to the repository
-    (a file of the project) or to the figures directory's parent (a figure), as seen from the
-    repository's root; never the build machine's absolute path."""
+    """A link from ``md_path`` to ``target`` that names no directory above the two: a file of
+    the project linked from a page outside the checkout is named by its path in the repository;
+    otherwise the relative path when the two share a directory below the filesystem's root;
+    else ``target`` relative to the figures directory's parent (a figure); never the build
+    machine's absolute path."""
     t, here = Path(target).resolve(), Path(md_path).resolve().parent
+    if _inside(t, _REPO) and not _inside(here, _REPO):
+        # a summary outside the checkout links into it by the repository's own paths: a
+        # relative path would climb through the build machine's directories (/tmp/..., ~/...)
+        return t.relative_to(_REPO).as_posix()
     if Path(os.path.commonpath([t, here])) != Path(t.anchor):
         return Path(os.path.relpath(t, here)).as_posix()
     if _inside(t, _REPO):
