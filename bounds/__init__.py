@@ -11,10 +11,10 @@ own paper registers its key with ``bounds.register_paper`` (or the ``dprates.pap
 group) and lives in their own package: see docs/extending.md.  This layer
 knows nothing of numpy runs or experiments.
 """
-from bounds.core import (ENTRY_POINT_GROUP, Bound, Comparison, Derivation,
-                         OutsideConditionsWarning, PaperInfo, Domain, domain, asymptotic_exponent, compare,
-                         crossover, follows_from, get, ids, paper_info, papers, privacy_notion,
-                         register, register_paper, sym)
+from bounds.compare import Comparison, Derivation, compare, crossover, follows_from
+from bounds.core import (ENTRY_POINT_GROUP, Bound, Domain, OutsideConditionsWarning, PaperInfo,
+                         asymptotic_exponent, domain, get, ids, paper_info, papers,
+                         privacy_notion, register, register_paper, sym)
 
 __all__ = ["ENTRY_POINT_GROUP", "Bound", "Comparison", "Derivation",
            "OutsideConditionsWarning", "PaperInfo", "Domain", "domain", "asymptotic_exponent", "compare", "crossover",

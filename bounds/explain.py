@@ -4,12 +4,12 @@ dominates another (``dprates bounds derive ID`` and ``dprates bounds compare ID 
 * :func:`derive` walks a registered derivation step by step: the theorem's bound, the
   corollary's parameter choices substituted into it, the result simplified, and, in every
   variable, the substituted theorem's asymptotic exponent beside the corollary's; the verdict is
-  :func:`bounds.core.follows_from`'s, so the page and the tests cannot disagree.
+  :func:`bounds.compare.follows_from`'s, so the page and the tests cannot disagree.
 * :func:`compare_bounds` says, in each swept variable, which bound is larger where: the
   crossover(s) as an expression in the other parameters (when sympy can solve
   first = second for the variable; otherwise it says why not), their numerical values at the
   stated parameters, the ratio at the stated point, and which bound dominates asymptotically
-  (:func:`bounds.core.compare` and :func:`bounds.core.crossover`).
+  (:func:`bounds.compare.compare` and :func:`bounds.compare.crossover`).
 
 Derivations are data: :data:`DERIVATIONS` holds, for a paper's corollaries, the theorem, the
 substitutions and the variables, copied from the statements the paper tests check.  Each
@@ -29,8 +29,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import sympy as sp
 
-from bounds.core import (Bound, Comparison, OutsideConditionsWarning, compare, crossover,
-                         follows_from, get, sym)
+from bounds.compare import Comparison, compare, crossover, follows_from
+from bounds.core import Bound, OutsideConditionsWarning, get, sym
 
 __all__ = ["DerivationSpec", "DERIVATIONS", "register_derivation", "derivations", "derivations_of",
            "DerivationStep", "DerivationReport", "derive", "Region", "VariableComparison",
@@ -105,7 +105,7 @@ class DerivationStep:
 
 @dataclass(frozen=True)
 class DerivationReport:
-    """A derivation, step by step, and its verdict (:func:`bounds.core.follows_from`'s)."""
+    """A derivation, step by step, and its verdict (:func:`bounds.compare.follows_from`'s)."""
 
     spec: DerivationSpec
     steps: tuple[DerivationStep, ...]
@@ -349,7 +349,7 @@ def compare_bounds(first: str | Bound, second: str | Bound, at: Mapping[str, flo
                    allow_mixed_privacy: bool = False) -> BoundComparison:
     """Compare two bounds at ``at`` and along each variable of ``variables`` (default: the
     scale variables they share, else all they share): the ratio and asymptotic winner
-    (:func:`bounds.core.compare`), crossovers as expressions, numerical crossovers in
+    (:func:`bounds.compare.compare`), crossovers as expressions, numerical crossovers in
     ``ranges[var]`` (default [at[var]/span, at[var]·span]) and the regions between them."""
     a, b = get(first), get(second)
     if not (isinstance(span, (int, float)) and span > 1):

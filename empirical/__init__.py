@@ -18,16 +18,16 @@ from empirical.core.experiment import (FINDING_ON, PRIVACY_UNITS, Check, Experim
                                        experiments, get, ids, register, register_summary,
                                        summaries, validate_experiment)
 
-from empirical.core import checks as _checks
+from empirical.core import results as _results
 
 
-def _analysis_html(analysis: "_checks.Analysis") -> str:
+def _analysis_html(analysis: "_results.Analysis") -> str:
     from empirical.report import analysis_repr_html
 
     return analysis_repr_html(analysis)
 
 
-_checks.HTML_REPR = _analysis_html
+_results.HTML_REPR = _analysis_html
 
 # Plugins written against the flat layout import ``empirical.core.experiment``: the same module.
 _sys.modules.setdefault("empirical.core.experiment", _experiment)

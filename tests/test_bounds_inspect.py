@@ -11,7 +11,8 @@ import sympy as sp
 
 import bounds
 from bounds import explain
-from bounds.core import crossover, sym
+from bounds.compare import crossover
+from bounds.core import sym
 from empirical.cli import bounds_command as cli_bounds
 
 n, d, rho = sym("n"), sym("d"), sym("rho")

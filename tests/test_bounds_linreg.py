@@ -10,7 +10,7 @@ import sympy as sp
 import bounds
 from algorithms import accounting
 from bounds.rates import linreg as lr
-from bounds.core import compare, crossover, follows_from
+from bounds.compare import compare, crossover, follows_from
 
 AT = dict(n=1e5, d=16, epsilon=1.0, delta=1e-6, sigma=1.0, condition_number=1.0, w_norm=1.0,
           K2=1.0, a=0.5)

@@ -66,7 +66,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import UNIT_OPEN, Bound, Derivation, follows_from, register, register_paper, sym
+from bounds.compare import Derivation, follows_from
+from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 
 # The paper's experiments and audits (imported with its bounds when its experiments are
 # asked for) and the algorithms the report links.

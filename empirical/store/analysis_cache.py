@@ -51,12 +51,14 @@ __all__ = ["analyse_quietly", "cached_analyse", "cache_path", "analysis_key",
 CACHE_FORMAT = 2
 #: The analysis harness: checks and tolerances, fitting, the declaration and its validation
 #: (``experiment.validate_experiment``), this module's encoding, the bounds' core.
-_HARNESS = ("empirical.core.checks", "empirical.core.fitting", "empirical.core.experiment",
+_HARNESS = ("empirical.core.checks", "empirical.core.results", "empirical.core.rowchecks",
+            "empirical.core.contrasts", "empirical.core.fitting", "empirical.core.experiment",
             "empirical.store.analysis_cache", "empirical.store.integrity", "bounds.core")
 _VERSIONED = ("numpy", "scipy", "sympy")
 #: Modules whose dataclasses an analysis may hold (Analysis, CheckResult, SlopeFit, the
 #: comparison experiments' ContrastResult, ...).
-_MODULES = ("empirical.core.checks", "empirical.core.fitting")
+_MODULES = ("empirical.core.checks", "empirical.core.results", "empirical.core.contrasts",
+            "empirical.core.fitting")
 
 
 def analyse_quietly(exp: Experiment, rows: list[dict]) -> Analysis:
