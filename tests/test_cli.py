@@ -95,7 +95,7 @@ def test_bad_arguments_are_one_line_errors_before_any_work(capsys, tmp_path, arg
 
 
 def test_paper_without_bounds_says_so(capsys, monkeypatch):
-    from bounds import core
+    from bounds import registry as core
 
     monkeypatch.setattr(core, "_PLUGINS", {**core._PLUGINS, "emptypaper": []})
     assert main(["bounds", "list", "emptypaper"]) == 1
@@ -203,7 +203,7 @@ def test_bounds_compare_and_derive_are_wired(capsys):
 def test_a_missing_optional_extra_is_a_note_not_a_failure(monkeypatch, capsys):
     """A paper whose optional extra is absent (the real-data experiments without scikit-learn)
     is skipped with a note; a paper whose module is broken is still a failure."""
-    import bounds.core as core
+    import bounds.registry as core
     from empirical import cli
 
     monkeypatch.setattr(core, "LOAD_ERRORS", {}, raising=True)

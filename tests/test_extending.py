@@ -9,6 +9,7 @@ import pytest
 import _toy
 import bounds
 from bounds import core
+from bounds import registry as paper_registry
 from empirical.core import experiment as registry
 from empirical.cli import main
 from empirical.core.experiment import Check, Experiment
@@ -81,7 +82,7 @@ def test_entry_point_paper_loads_lazily_by_id(tmp_path, monkeypatch, isolated_pl
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: epdemo\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[dprates.papers]\nepdemo = epdemo_rates\n")
     monkeypatch.syspath_prepend(str(pkg))
-    monkeypatch.setattr(core, "_ENTRY_POINTS_READ", False)
+    monkeypatch.setattr(paper_registry, "_ENTRY_POINTS_READ", False)
     assert "epdemo" in bounds.papers()
     assert bounds.get("epdemo:rate").exponent("n") == -1.5
     exp = registry.get("epdemo.rate.n")
