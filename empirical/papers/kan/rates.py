@@ -15,11 +15,9 @@ import numpy as np
 
 from algorithms.kan.correlated_noise import calibrate, dp_sgd_correlated, f12_conditions
 from empirical.core.experiment import Check, Experiment, register
-from empirical.papers.kan.experiments import (PLAIN_GD, _common, _instance, calibration_routes,
-                                           held_out, nonprivate_columns, privacy_columns,
-                                           sample_rows)
 from algorithms.noise_meter import NoiseMeter, correlated_hook
-from empirical.papers.kan.experiments import (PLAIN_GD, _common, _instance, held_out,
+from empirical.papers.kan.experiments import calibration_routes
+from empirical.papers.kan.problems import (PLAIN_GD, _common, _instance, held_out,
                                            nonprivate_columns, privacy_columns, sample_rows)
 
 __all__ = ["cor53_schedule", "ETAT_COLLAPSE", "BATCH_B", "COR53_N", "COR53_RATIO_N", "WIDTH_M",
