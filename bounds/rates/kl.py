@@ -56,6 +56,8 @@ in docs/errata.md (KL-E1, KL-E2, KL-E10…).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import sympy as sp
 
 from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
@@ -67,8 +69,9 @@ register_paper(
     # Theorem 8's control is drawn with the real-data unit's line plot.
     uses=("real",),
     title='Menart, Ullah, Arora, Bassily, Guzmán, "Differentially Private Non-Convex Optimization under the KL Condition with Optimal Rates"',
-    citation='Michael Menart, Enayat Ullah, Raman Arora, Raef Bassily, Cristóbal Guzmán. [Differentially Private Non-Convex Optimization under the KL Condition with Optimal Rates](https://arxiv.org/search/?searchtype=title&query=Differentially+Private+Non-Convex+Optimization+under+the+KL+Condition+with+Optimal+Rates).',
-    url='https://arxiv.org/search/?searchtype=title&query=Differentially+Private+Non-Convex+Optimization+under+the+KL+Condition+with+Optimal+Rates')
+    citation='Michael Menart, Enayat Ullah, Raman Arora, Raef Bassily, Cristóbal Guzmán. [Differentially Private Non-Convex Optimization under the KL Condition with Optimal Rates](https://arxiv.org/abs/2311.13447), arXiv:2311.13447.',
+    url='https://arxiv.org/abs/2311.13447',
+    errata=str(Path(__file__).resolve().parents[2] / "docs" / "errata" / "kl.md"))
 
 n, d, rho, beta = sym("n"), sym("d"), sym("rho"), sym("beta")
 kappa, gamma = sym("kappa"), sym("gamma")

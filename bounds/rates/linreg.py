@@ -74,6 +74,8 @@ Noise multipliers (kind ``conversion``):
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import sympy as sp
 
 from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
@@ -83,8 +85,9 @@ from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 register_paper(
     "linreg", "empirical.papers.linreg", algorithms=("algorithms.linreg.adaptive_clipping",),
     title='Varshney, Thakurta, Jain, "(Nearly) Optimal Private Linear Regression via Adaptive Clipping"',
-    citation='Prateek Varshney, Abhradeep Thakurta, Prateek Jain. [(Nearly) Optimal Private Linear Regression via Adaptive Clipping](https://arxiv.org/search/?searchtype=title&query=%28Nearly%29+Optimal+Private+Linear+Regression+via+Adaptive+Clipping).',
-    url='https://arxiv.org/search/?searchtype=title&query=%28Nearly%29+Optimal+Private+Linear+Regression+via+Adaptive+Clipping')
+    citation='Prateek Varshney, Abhradeep Thakurta, Prateek Jain. [(Nearly) Optimal Private Linear Regression via Adaptive Clipping](https://arxiv.org/abs/2207.04686), arXiv:2207.04686.',
+    url='https://arxiv.org/abs/2207.04686',
+    errata=str(Path(__file__).resolve().parents[2] / "docs" / "errata" / "linreg.md"))
 
 n, d, epsilon, delta, sigma = sym("n"), sym("d"), sym("epsilon"), sym("delta", UNIT_OPEN), sym("sigma")
 condition_number, w_norm = sym("condition_number"), sym("w_norm")

@@ -64,6 +64,8 @@ Private model selection (Theorem 4, Remark 4, §7):
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import sympy as sp
 
 from bounds.compare import Derivation, follows_from
@@ -74,8 +76,9 @@ from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 register_paper(
     "sosp", "empirical.papers.sosp", algorithms=("algorithms.sosp.nonconvex",),
     title='Tao, Zhang, Yu, Cheng, Dressler, Wang, "Second-Order Convergence in Private Stochastic Non-Convex Optimization"',
-    citation='Youming Tao, Zuyuan Zhang, Dongxiao Yu, Xiuzhen Cheng, Falko Dressler, Di Wang. [Second-Order Convergence in Private Stochastic Non-Convex Optimization](https://arxiv.org/search/?searchtype=title&query=Second-Order+Convergence+in+Private+Stochastic+Non-Convex+Optimization).',
-    url='https://arxiv.org/search/?searchtype=title&query=Second-Order+Convergence+in+Private+Stochastic+Non-Convex+Optimization')
+    citation='Youming Tao, Zuyuan Zhang, Dongxiao Yu, Xiuzhen Cheng, Falko Dressler, Di Wang. [Second-Order Convergence in Private Stochastic Non-Convex Optimization](https://arxiv.org/abs/2505.15647), arXiv:2505.15647.',
+    url='https://arxiv.org/abs/2505.15647',
+    errata=str(Path(__file__).resolve().parents[2] / "docs" / "errata" / "sosp.md"))
 
 n, d, m = sym("n"), sym("d"), sym("m")
 epsilon, delta = sym("epsilon"), sym("delta", UNIT_OPEN)

@@ -223,8 +223,8 @@ def format_table(analyses: list[Analysis]) -> str:
         out += ["", "Notes:", *notes]
     out += ["", "kind: two-sided = tight on this instance; one-sided = upper bound only; "
             "reject = competing rate that the data must rule out; * = recorded finding "
-            "(docs/errata.md), FINDING (slope | level | slope+level) = what it is a finding of, "
-            "the other part still enforced.  A = acceptance interval; PASS needs the whole 95% CI "
+            "(docs/errata/<paper>.md), FINDING (slope | level | slope+level) = what it is a "
+            "finding of, the other part still enforced.  A = acceptance interval; PASS needs the whole 95% CI "
             "inside A, FAIL the whole CI outside, else INCONCLUSIVE; a FINDING needs the whole "
             "99% CI outside A.  detects = the smallest exponent errors (down / up) that would "
             "stop a PASS; [UNDERPOWERED] cannot detect ±0.25; [REGRESSION GUARD] rests on a band "
@@ -535,10 +535,21 @@ def _cmd_papers(args) -> int:
         title = info.title or _paper_title(key)
         print(f"{key}: {title}")
         for label, text in (("citation", info.citation), ("url", info.url),
-                            ("errata", info.errata)):
+                            ("errata", _shown_path(info.errata))):
             if text:
                 print(f"  {label}: {text}")
     return 0
+
+
+def _shown_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies under it (a checkout's
+    docs/errata/<paper>.md), else as given."""
+    if not path:
+        return path
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
 
 
 def _paper_title(key: str) -> str:

@@ -163,7 +163,7 @@ def _md_checks(pstates: list[ExperimentState], figures_root: Path,
                 "|---|---|---|---|---|---|---|---|---|---|---|---|", *table]
     else:
         out.append("No stored results could be analysed for this paper.")
-    out += ["", "`*` recorded finding (docs/errata.md). local: the bound's least-squares "
+    out += ["", "`*` recorded finding (docs/errata/<paper>.md). local: the bound's least-squares "
             "log-log slope over the same grid points (log factors included); asymptotic: its "
             "exponent as the variable → ∞ (n/a for a bounded variable such as λ ∈ [0, 1)); "
             "detects: the smallest exponent errors that would stop a PASS; sources: where the "

@@ -1,6 +1,8 @@
 """Bounds of the correlated-noise paper: the theorems' rates
 (:mod:`bounds.rates.kan.correlated_noise`) and the calibrations, corollaries and prior rates
 (:mod:`bounds.rates.kan.calibration_corollaries`); importing the package registers both."""
+from pathlib import Path
+
 from bounds.core import register_paper
 from bounds.rates.kan import calibration_corollaries, correlated_noise  # noqa: F401
 
@@ -10,4 +12,5 @@ register_paper(
     "kan", "empirical.papers.kan", algorithms=("algorithms.kan.correlated_noise",),
     title='Wang, Schuchardt, Kalinin, Zhou, Fellenz, Lampert, Kloft, "Population Risk Bounds for Kolmogorov–Arnold Networks Trained by DP-SGD with Correlated Noise" (arXiv 2605.12648)',
     citation='Puyu Wang, Jan Schuchardt, Nikita Kalinin, Junyu Zhou, Sophie Fellenz, Christoph Lampert, Marius Kloft. [Population Risk Bounds for Kolmogorov–Arnold Networks Trained by DP-SGD with Correlated Noise](https://arxiv.org/abs/2605.12648), arXiv:2605.12648.',
-    url='https://arxiv.org/abs/2605.12648')
+    url='https://arxiv.org/abs/2605.12648',
+    errata=str(Path(__file__).resolve().parents[3] / "docs" / "errata" / "kan.md"))
