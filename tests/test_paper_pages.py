@@ -48,9 +48,12 @@ def test_every_paper_has_a_page_with_its_tables(paper):
     text = (doc_tables.PAGES / f"{paper}.md").read_text(encoding="utf-8")
     for kind in ("bounds", "experiments", "audits", "mutants"):
         assert f"<!-- generated: {kind} {paper} -->" in text, (paper, kind)
-    # the first lines cite the paper: its authors and its title in italics
+    # the first lines cite the paper: its authors, its title in italics, its arXiv abstract page
     head = "\n".join(text.splitlines()[:6])
     assert re.search(r"\*[A-Z(][^*]{20,}\*", head), paper
+    assert "(https://arxiv.org/abs/" in head, paper
+    # and the page links the paper's errata page
+    assert f"](../errata/{paper}.md)" in text, paper
 
 
 def test_a_stale_table_is_detected_and_rewritten(tmp_path):
