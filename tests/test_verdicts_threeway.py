@@ -83,6 +83,52 @@ def test_one_sided_a_is_open_below():
     assert _result(exp, -1.0, 0.01).verdict == "FAIL"
 
 
+# --- one-sided-lower: the mirror of one-sided (a lower bound's slope may be exceeded) ---------
+def test_one_sided_lower_a_is_open_above():
+    """Bound slope −3/2, tol 0.1: A = [−1.6, +∞).  A flatter (or growing) slope passes, a
+    steeper one fails; power is judged downward only."""
+    exp = _exp(_check(kind="one-sided-lower"))
+    r = _result(exp, -0.5, 0.01)
+    assert r.verdict == "PASS" and r.acceptance == (pytest.approx(-1.6), math.inf)
+    assert "one-sided-lower" in r.message and "+∞)" in r.message
+    down, up = r.detectable
+    assert up == math.inf and -1.2 < down < -0.8          # ≈ −1.6 − (−0.5) plus the CI
+    assert _result(exp, -2.5, 0.01).verdict == "FAIL"
+    assert _result(exp, 1.0, 0.01).verdict == "PASS"
+
+
+def test_one_sided_lower_ci_straddling_the_edge_does_not_pass():
+    """True slope 0.015 below the lower edge −1.6, CI half-width ≈ 0.06: never PASS."""
+    exp = _exp(_check(kind="one-sided-lower"))
+    verdicts = [_result(exp, -1.6 - 0.015, 0.15, seed=s) for s in range(20)]
+    assert all(0.03 < r.observed.half_width < 0.12 for r in verdicts)
+    assert not any(r.verdict == "PASS" for r in verdicts)
+    assert any(r.verdict == INCONCLUSIVE and "to resolve" in r.message for r in verdicts)
+
+
+def test_one_sided_lower_finding_branches():
+    exp = _exp(_check(kind="one-sided-lower", expect="finding"), seeds=4)
+    assert _result(exp, -2.5, 0.01).verdict == "FINDING"
+    assert _result(exp, -1.0, 0.01).verdict == "NOT REPRODUCED"
+    # a wide CI on the band (true slope = the bound's, half-width > tol) is never a FINDING
+    wide = [_result(exp, -1.5, 0.5, seed=s) for s in range(10)]
+    assert all(r.observed.half_width > 0.1 for r in wide)
+    assert not any(r.verdict == "FINDING" for r in wide)
+
+
+def test_one_sided_lower_level_band_power_and_width():
+    band = dict(level=(0.5, 2.0), level_source="theorem", level_reason="toy")
+    exp = _exp(_check(kind="one-sided-lower", **band))
+    assert _result(exp, -1.5, 0.01).verdict == "PASS"
+    assert _result(exp, -1.5, 0.01, scale=3.0).verdict == "FAIL"     # level above its band
+    weak = _result(_exp(_check(kind="one-sided-lower", tolerance=0.4)), -1.5, 0.01)
+    assert weak.verdict == "PASS" and "UNDERPOWERED" in weak.labels
+    # the open upper end is not "too wide"; a lower reach past 0.5 is
+    assert _result(_exp(_check(kind="one-sided-lower", tolerance=0.45)), 2.0, 0.01).verdict == "PASS"
+    assert _result(_exp(_check(kind="one-sided-lower", tolerance=0.8)), -1.5, 0.01
+                   ).verdict == REFUSED
+
+
 # --- finding: FINDING only at 99%, NOT REPRODUCED, INCONCLUSIVE ----------------------------
 def test_a_wide_ci_on_the_band_is_not_a_finding():
     """True slope = the bound's, CI half-width ≈ 0.2 against tol 0.1: under the old rule a

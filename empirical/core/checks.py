@@ -10,8 +10,10 @@ values over the kept grid points:
   "variable → ∞" is meaningless: the band is the local slope alone and the result says so.
 
 Verdicts are equivalence tests on the slope's 95% bootstrap interval (``fit_slope``).  A check's
-*acceptance interval* A is [lo − tol, hi + tol] for a two-sided check and (−∞, hi + tol] for a
-one-sided one, [lo, hi] the band between the local slope and the asymptotic exponent.
+*acceptance interval* A is [lo − tol, hi + tol] for a two-sided check, (−∞, hi + tol] for a
+one-sided one (an upper bound) and [lo − tol, +∞) for a ``one-sided-lower`` one (a lower bound:
+the quantity may not fall faster than it), [lo, hi] the band between the local slope and the
+asymptotic exponent.
 
 * the slope **passes** when the whole CI lies inside A, **deviates** when the whole CI lies
   outside A, and is **inconclusive** otherwise;
@@ -69,7 +71,7 @@ import bounds
 from bounds.core import domain as bounds_domain
 from empirical.core.contrasts import (ComparisonAnalysis, ComparisonExperiment, Contrast,
                                       ContrastEstimate, ContrastResult, analyse_contrasts)
-from empirical.core.experiment import PRIVACY_UNITS, Check, Experiment
+from empirical.core.experiment import LOWER, PRIVACY_UNITS, Check, Experiment
 from empirical.core.fitting import SlopeFit, fit_slope, ols_slope
 from empirical.core.results import (_GRIDS, CONTRAST_KINDS, FINDING_LEVEL, INCONCLUSIVE, INFO,
                                     NOT_REPRODUCED, OK_VERDICTS, REFERENCE, REFUSED,
@@ -82,7 +84,7 @@ __all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "check_setting
            "NOISE_ALPHA", "FAMILIES", "noise_interval",
            "detectable_exponent_error", "OK_VERDICTS", "NOT_REPRODUCED", "INCONCLUSIVE",
            "REFERENCE", "REFUSED", "WIDE_ACCEPTANCE", "FINDING_LEVEL", "UNDERPOWERED_AT",
-           "acceptance_interval", "labels",
+           "acceptance_interval", "judged_sides", "labels",
            "CONTRAST_KINDS", "INFO", "Contrast", "ContrastEstimate", "ContrastResult",
            "ComparisonExperiment", "ComparisonAnalysis", "analyse_contrasts"]
 
@@ -97,10 +99,18 @@ def _band(local: float, asym: float) -> tuple[float, float]:
 
 def acceptance_interval(kind: str, local: float, asym: float, tol: float
                         ) -> tuple[float, float]:
-    """A check's acceptance interval A: [lo − tol, hi + tol] (two-sided) or (−∞, hi + tol]
-    (one-sided: an upper bound's slope may be beaten), [lo, hi] the band of :func:`_band`."""
+    """A check's acceptance interval A: [lo − tol, hi + tol] (two-sided), (−∞, hi + tol]
+    (one-sided: an upper bound's slope may be beaten) or [lo − tol, +∞) (one-sided-lower: a
+    lower bound's slope may be exceeded), [lo, hi] the band of :func:`_band`."""
     lo, hi = _band(local, asym)
-    return (lo - tol if kind == "two-sided" else -math.inf), hi + tol
+    return (-math.inf if kind == "one-sided" else lo - tol,
+            math.inf if kind == LOWER else hi + tol)
+
+
+def judged_sides(kind: str) -> tuple[bool, bool]:
+    """Whether a check of this kind judges the (downward, upward) direction: a one-sided check
+    only the upward one, a one-sided-lower check only the downward one, a two-sided both."""
+    return kind != "one-sided", kind != LOWER
 
 
 def detectable_exponent_error(result: CheckResult,
@@ -110,7 +120,8 @@ def detectable_exponent_error(result: CheckResult,
     A bug that multiplies the metric by v^e (v the swept variable) moves the fitted slope and
     both ends of its CI by exactly e and every level ratio by v^e.  The check stops passing once
     the shifted CI leaves its acceptance interval (:func:`acceptance_interval`: both ends for a
-    two-sided check, only the upper one for a one-sided one) or once some ratio·v^e leaves the
+    two-sided check, only the upper one for a one-sided one, only the lower one for a
+    one-sided-lower one) or once some ratio·v^e leaves the
     level band.  Returns ``(down, up)``: the largest undetected negative and positive e bound
     (−inf/inf: never detected in that direction); None for ``reject`` checks and for contrasts
     (no slope).
@@ -137,14 +148,15 @@ def detectable_exponent_error(result: CheckResult,
 
 def underpowered(result: CheckResult) -> bool:
     """Whether a check expected to hold cannot detect an exponent error of ±UNDERPOWERED_AT in a
-    direction it judges (a one-sided check judges only the upward one)."""
+    direction it judges (:func:`judged_sides`)."""
     if result.kind == "reject" or result.kind in CONTRAST_KINDS or result.expect != "hold":
         return False
     det = detectable_exponent_error(result)
     if det is None:
         return False
     down, up = det
-    return up >= UNDERPOWERED_AT or (result.kind == "two-sided" and down <= -UNDERPOWERED_AT)
+    judges_down, judges_up = judged_sides(result.kind)
+    return (judges_up and up >= UNDERPOWERED_AT) or (judges_down and down <= -UNDERPOWERED_AT)
 
 
 def labels(check: Check, result: CheckResult) -> tuple[str, ...]:
@@ -163,16 +175,18 @@ def labels(check: Check, result: CheckResult) -> tuple[str, ...]:
 
 def _too_wide(check: Check, local: float, asym: float) -> str:
     """Why ``check``'s acceptance interval is too wide for any plausible bug to fail it (it lets
-    the slope exceed the bound's local slope, or for a two-sided check fall below it, by more
-    than WIDE_ACCEPTANCE), or "" when it is not, or when ``Check.wide_reason`` says why."""
+    the slope exceed the bound's local slope, or fall below it, in a direction the check judges,
+    by more than WIDE_ACCEPTANCE), or "" when it is not, or when ``Check.wide_reason`` says
+    why."""
     if check.kind == "reject" or check.wide_reason:
         return ""
     a = acceptance_interval(check.kind, local, asym, check.tolerance)
-    up, down = a[1] - local, local - a[0]
-    if up > WIDE_ACCEPTANCE or (check.kind == "two-sided" and down > WIDE_ACCEPTANCE):
+    judges_down, judges_up = judged_sides(check.kind)
+    reach = max(a[1] - local if judges_up else 0.0, local - a[0] if judges_down else 0.0)
+    if reach > WIDE_ACCEPTANCE:
         return (f"acceptance interval {_fmt_interval(a)} lets the slope differ from the bound's "
-                f"local slope {local:+.3f} by up to {max(up, down if check.kind == 'two-sided' else 0):.2f} "
-                f"> {WIDE_ACCEPTANCE} with no wide_reason: no plausible bug could fail it")
+                f"local slope {local:+.3f} by up to {reach:.2f} > {WIDE_ACCEPTANCE} with no "
+                "wide_reason: no plausible bug could fail it")
     return ""
 
 
@@ -241,7 +255,8 @@ def _judge_slope(check: Check, observed: SlopeFit, local: float, asym: float,
     interval too (a finding is a claim against a paper)."""
     a = acceptance_interval(check.kind, local, asym, check.tolerance)
     state = _state((observed.ci_low, observed.ci_high), a)
-    side = "two-sided" if check.kind == "two-sided" else "one-sided, lower is allowed"
+    side = {"two-sided": "two-sided", LOWER: "one-sided-lower, higher is allowed"}.get(
+        check.kind, "one-sided, lower is allowed")
     where = {"pass": "inside", "deviates": "OUTSIDE", "inconclusive": "straddles an edge of"}
     msg = (f"95% CI {observed} {where[state]} A = {_fmt_interval(a)} ({side}; tol "
            f"{check.tolerance})")

@@ -14,11 +14,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-__all__ = ["PRIVACY_UNITS", "FINDING_ON", "SOURCES", "Check", "Experiment", "Summary",
+__all__ = ["LOWER", "PRIVACY_UNITS", "FINDING_ON", "SOURCES", "Check", "Experiment", "Summary",
            "register", "register_summary", "summaries", "get", "ids", "experiments",
            "validate_experiment", "is_validated", "mark_validated"]
 
-_KINDS = ("two-sided", "one-sided", "reject")
+#: The mirror of ``one-sided``: the bound is a lower bound (the slope may not fall faster).
+LOWER = "one-sided-lower"
+_KINDS = ("two-sided", "one-sided", LOWER, "reject")
 _EXPECT = ("hold", "finding")
 #: What a finding check is a finding of (``Check.finding_on``).
 FINDING_ON = ("slope", "level", "slope+level")
@@ -40,7 +42,10 @@ class Check:
         ``tolerance`` of the band between the bound's local slope over the grid and its
         asymptotic exponent.  ``one-sided``: only an upper bound is claimed; the instance may be
         easier, so the observed slope must not exceed the band's upper end by more than
-        ``tolerance``.  ``reject``: a competing rate (prior work, the other term, the other
+        ``tolerance``.  ``one-sided-lower`` (:data:`LOWER`): only a lower bound is claimed (the
+        quantity falls at most as fast as the bound, or stays at least as large): the observed
+        slope must not fall below the band's lower end by more than ``tolerance``; steeper
+        growth or a flatter decay is allowed.  ``reject``: a competing rate (prior work, the other term, the other
         reading of an erratum) that the same data must rule out: its slope must lie outside the
         confidence interval and more than ``tolerance`` from the observed slope.
     tolerance, reason
@@ -88,7 +93,7 @@ class Check:
     wide_reason
         Why an acceptance interval is allowed to be wide (``validate_experiment`` refuses a
         check that would pass a slope more than ``WIDE_ACCEPTANCE`` above the bound's local
-        slope, or below it for a two-sided one, unless this states why).
+        slope, or below it, in a direction the check judges, unless this states why).
     use_asymptotic
         False: the grid is far from the regime where the asymptotic exponent describes the
         bound, so the band is the local slope alone (a narrower acceptance interval; the

@@ -132,7 +132,19 @@ def _state(ci: tuple[float, float], a: tuple[float, float]) -> str:
 
 def _fmt_interval(a: tuple[float, float]) -> str:
     left = "(−∞" if a[0] == -math.inf else f"[{a[0]:+.3f}"
-    return f"{left}, {a[1]:+.3f}]"
+    right = "+∞)" if a[1] == math.inf else f"{a[1]:+.3f}]"
+    return f"{left}, {right}"
+
+
+def format_detectable(det: tuple[float, float] | None) -> str:
+    """A check's detectable exponent errors as tables show them: ``down / up``, ∓∞ where no
+    error in that direction would stop a PASS (the direction a one-sided check does not judge),
+    "—" for a check without a slope (a competitor, a contrast)."""
+    if det is None:
+        return "—"
+    down = "−∞" if det[0] == -math.inf else f"{det[0]:+.2f}"
+    up = "+∞" if det[1] == math.inf else f"{det[1]:+.2f}"
+    return f"{down} / {up}"
 
 
 def _resolve(observed: SlopeFit, half_width: float, edges: tuple[float, ...],
