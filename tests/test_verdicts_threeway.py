@@ -14,7 +14,7 @@ from scipy import stats
 import bounds
 from empirical.core.checks import (FINDING_LEVEL, INCONCLUSIVE, REFERENCE, REFUSED,
                               acceptance_interval, analyse, detectable_exponent_error)
-from empirical.core.experiment import Check, Experiment
+from empirical.core.experiment import Check, Experiment, validate_experiment
 
 import _toy  # noqa: F401  (registers kl:toy_power_law)
 
@@ -25,6 +25,13 @@ lam = bounds.sym("lam")
 TOY_LAM = (bounds.get("kl:toy_lam") if "kl:toy_lam" in bounds.ids("kl") else
            bounds.register(bounds.Bound(id="kl:toy_lam", expr=lam ** 7 + lam ** sp.Rational(3, 10),
                                         quantity="toy metric in λ", source="tests")))
+
+
+#: n^-1 + n^-2: bent over 1..16 (local ≈ −1.23) away from its n → ∞ exponent −1.
+n = bounds.sym("n")
+TOY_TWO = (bounds.get("kl:toy_two_terms") if "kl:toy_two_terms" in bounds.ids("kl") else
+           bounds.register(bounds.Bound(id="kl:toy_two_terms", expr=1 / n + n ** -2,
+                                        quantity="toy metric", source="tests")))
 
 
 def _check(**kw) -> Check:
@@ -125,8 +132,8 @@ def test_one_sided_lower_level_band_power_and_width():
     assert weak.verdict == "PASS" and "UNDERPOWERED" in weak.labels
     # the open upper end is not "too wide"; a lower reach past 0.5 is
     assert _result(_exp(_check(kind="one-sided-lower", tolerance=0.45)), 2.0, 0.01).verdict == "PASS"
-    assert _result(_exp(_check(kind="one-sided-lower", tolerance=0.8)), -1.5, 0.01
-                   ).verdict == REFUSED
+    with pytest.raises(ValueError, match="wide_reason"):
+        _check(kind="one-sided-lower", tolerance=0.8)
 
 
 # --- finding: FINDING only at 99%, NOT REPRODUCED, INCONCLUSIVE ----------------------------
@@ -209,10 +216,25 @@ def test_a_grid_near_the_lower_edge_uses_the_edge_limit():
 
 # --- refused intervals, labels, power ---------------------------------------------------------
 def test_an_acceptance_interval_too_wide_to_fail_is_refused_unless_it_says_why():
-    wide = _exp(_check(kind="one-sided", tolerance=0.8))
-    assert _result(wide, -1.5, 0.01).verdict == REFUSED
+    """Refused at declaration: at construction when the tolerance alone reaches past 0.5, at
+    validation (before any run) when the band's asymptotic end does; the analysis still refuses
+    what slips through (REFUSED)."""
+    for kind in ("two-sided", "one-sided", "one-sided-lower"):
+        with pytest.raises(ValueError, match="wide_reason"):
+            _check(kind=kind, tolerance=0.8)
     why = _exp(_check(kind="one-sided", tolerance=0.8, wide_reason="toy: stated"))
     assert _result(why, -1.5, 0.01).verdict == "PASS"
+    # n^-1 + n^-2 over 1..16: local ≈ −1.23, asymptotic −1; one-sided A reaches local + 0.53
+    bent = _exp(_check(bound="kl:toy_two_terms", kind="one-sided", tolerance=0.3))
+    with pytest.raises(ValueError, match="no plausible bug could fail it"):
+        validate_experiment(bent)
+    assert _result(bent, -1.2, 0.01).verdict == REFUSED
+    validate_experiment(_exp(_check(bound="kl:toy_two_terms", kind="one-sided", tolerance=0.2)))
+    # the lower-sided mirror does not reach up to the asymptotic end: not too wide
+    validate_experiment(_exp(_check(bound="kl:toy_two_terms", kind="one-sided-lower",
+                                    tolerance=0.3)))
+    validate_experiment(_exp(_check(bound="kl:toy_two_terms", kind="one-sided", tolerance=0.3,
+                                    wide_reason="toy: the bend is the bound's own")))
 
 
 def test_labels_and_detectable_error():

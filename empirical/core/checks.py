@@ -84,7 +84,7 @@ __all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "check_setting
            "NOISE_ALPHA", "FAMILIES", "noise_interval",
            "detectable_exponent_error", "OK_VERDICTS", "NOT_REPRODUCED", "INCONCLUSIVE",
            "REFERENCE", "REFUSED", "WIDE_ACCEPTANCE", "FINDING_LEVEL", "UNDERPOWERED_AT",
-           "acceptance_interval", "judged_sides", "labels",
+           "acceptance_interval", "judged_sides", "labels", "band_exponent", "declared_too_wide",
            "CONTRAST_KINDS", "INFO", "Contrast", "ContrastEstimate", "ContrastResult",
            "ComparisonExperiment", "ComparisonAnalysis", "analyse_contrasts"]
 
@@ -190,11 +190,59 @@ def _too_wide(check: Check, local: float, asym: float) -> str:
     return ""
 
 
+def band_exponent(exp: Experiment, check: Check, xs, bvals) -> tuple[object, float]:
+    """The band's other end (besides the local slope) for ``check`` over grid values ``xs``
+    with the bound's values ``bvals`` there: (expression or what stands instead, value; NaN
+    when there is none).  See the module docstring for the domain rules."""
+    b = bounds.get(check.bound)
+    fixed = {k: val for k, val in _bound_values(exp, check, exp.point(xs[0])).items()
+             if k != exp.variable}
+    dom = bounds_domain(exp.variable)
+    if (exp.variable in b.variables and not dom.unbounded_above and dom.lo == 0
+            and max(xs) <= 0.1 * dom.hi):
+        # A grid a decade or more below the upper edge heads for the lower edge 0: the
+        # band reaches the exact limit there (e.g. lam_gap = 1 − λ → 0).
+        edge = b.edge_exponent(exp.variable, **fixed)
+        asym = float(sp.N(edge))
+        asym_expr = f"{sp.sstr(edge)} (limit {exp.variable} → 0; {exp.variable} ∈ {dom})"
+    elif exp.variable in b.variables and not dom.unbounded_above:
+        # "variable → ∞" is outside the domain: the band is the local slope alone.
+        asym_expr, asym = f"n/a: {exp.variable} ∈ {dom} is bounded (local slope only)", math.nan
+    elif exp.variable in b.variables:
+        asym_expr = b.exponent(exp.variable, **fixed)
+        asym = float(sp.N(asym_expr))
+    elif np.ptp(np.log(bvals)) == 0.0:   # the bound does not depend on the variable at all
+        asym_expr, asym = sp.Integer(0), 0.0
+    else:  # the variable enters only through check.values (e.g. ε as a function of ρ)
+        asym_expr, asym = "n/a", math.nan
+        if check.kind != "reject":
+            raise ValueError(f"{exp.id}: bound {b.id} has no symbol {exp.variable!r}")
+    if not check.use_asymptotic and check.kind != "reject" and not math.isnan(asym):
+        asym_expr = f"{sp.sstr(asym_expr)} (not used: band on the local slope alone)"
+        asym = math.nan
+    return asym_expr, asym
+
+
+def declared_too_wide(exp: Experiment, check: Check, xs, bvals) -> str:
+    """:func:`_too_wide` at declaration: the local slope is the bound's log-log slope between
+    the grid values ``xs`` (its end points, where ``validate_experiment`` evaluates it, so no
+    run is needed), the band's other end from :func:`band_exponent`.  "" when not too wide."""
+    if check.kind == "reject" or check.wide_reason:
+        return ""
+    local, _ = ols_slope(np.asarray(xs, dtype=float), np.asarray(bvals, dtype=float))
+    return _too_wide(check, local, band_exponent(exp, check, xs, bvals)[1])
+
+
 def _sources(check: Check) -> str:
     """Where the check's tolerance and level band come from, as shown beside the verdict."""
     out = f"tolerance: {check.tolerance_source}"
     if check.level is not None:
         out += f"; level band: {check.level_source}"
+        if check.calibration is not None:
+            out += (f" (held-out seeds: {check.calibration.seeds} per point, disjoint from the "
+                    "judged ones)")
+        elif check.level_source == "calibration":
+            out += " (on the judged runs, not held out)"
     return out
 
 
@@ -374,31 +422,7 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
         b = bounds.get(check.bound)
         bvals = [b(**_bound_values(exp, check, exp.point(v))) for v in kept]
         local, _ = ols_slope(np.array(kept), np.array(bvals))
-        fixed = {k: val for k, val in _bound_values(exp, check, exp.point(kept[0])).items()
-                 if k != exp.variable}
-        dom = bounds_domain(exp.variable)
-        if (exp.variable in b.variables and not dom.unbounded_above and dom.lo == 0
-                and max(kept) <= 0.1 * dom.hi):
-            # A grid a decade or more below the upper edge heads for the lower edge 0: the
-            # band reaches the exact limit there (e.g. lam_gap = 1 − λ → 0).
-            edge = b.edge_exponent(exp.variable, **fixed)
-            asym = float(sp.N(edge))
-            asym_expr = f"{sp.sstr(edge)} (limit {exp.variable} → 0; {exp.variable} ∈ {dom})"
-        elif exp.variable in b.variables and not dom.unbounded_above:
-            # "variable → ∞" is outside the domain: the band is the local slope alone.
-            asym_expr, asym = f"n/a: {exp.variable} ∈ {dom} is bounded (local slope only)", math.nan
-        elif exp.variable in b.variables:
-            asym_expr = b.exponent(exp.variable, **fixed)
-            asym = float(sp.N(asym_expr))
-        elif np.ptp(np.log(bvals)) == 0.0:   # the bound does not depend on the variable at all
-            asym_expr, asym = sp.Integer(0), 0.0
-        else:  # the variable enters only through check.values (e.g. ε as a function of ρ)
-            asym_expr, asym = "n/a", math.nan
-            if check.kind != "reject":
-                raise ValueError(f"{exp.id}: bound {b.id} has no symbol {exp.variable!r}")
-        if not check.use_asymptotic and check.kind != "reject" and not math.isnan(asym):
-            asym_expr = f"{sp.sstr(asym_expr)} (not used: band on the local slope alone)"
-            asym = math.nan
+        asym_expr, asym = band_exponent(exp, check, kept, bvals)
         ratios = fit.y / np.asarray(bvals, dtype=float)
         verdict, msg = _judge(check, fit, local, asym, ratios, full, strict, seeds)
         wide = _too_wide(check, local, asym)
