@@ -167,7 +167,8 @@ def _md_checks(pstates: list[ExperimentState], figures_root: Path,
             "log-log slope over the same grid points (log factors included); asymptotic: its "
             "exponent as the variable → ∞ (n/a for a bounded variable such as λ ∈ [0, 1)); "
             "detects: the smallest exponent errors that would stop a PASS; sources: where the "
-            "tolerance and the level band come from (theorem, instance, calibration)."]
+            "tolerance and the level band come from (theorem, instance, calibration: on held-out "
+            "seeds, or on the judged runs where not yet held out)."]
     if not_run:
         out += ["", "Not run or not analysable:", "", *not_run]
     return out
