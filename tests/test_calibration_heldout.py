@@ -95,3 +95,14 @@ def test_band_from_ratios_widens_by_the_seed_error():
     assert band_from_ratios(x, noisy, [1.0] * 3)[2] == pytest.approx(4.0 * 2 / np.sqrt(3) / 2)
     with pytest.raises(ValueError, match="positive and finite"):
         band_from_ratios(x, [np.array([1.0, -1.0])] * 3, [1.0] * 3)
+
+
+def test_a_band_read_from_data_changes_the_analysis_fingerprint():
+    """A band from calibration.json is in no module's source: the cached analysis must still
+    be refitted when it changes."""
+    from empirical.store import analysis_cache
+
+    banded = dataclasses.replace(_toy.TOY, checks=(dataclasses.replace(
+        _toy.TOY.checks[0], level=(1.0, 9.0), level_source="calibration", level_reason="toy"),))
+    assert (analysis_cache.analysis_fingerprint(banded)
+            != analysis_cache.analysis_fingerprint(_toy.TOY))
