@@ -104,6 +104,17 @@ def test_one_sided_lower_a_is_open_above():
     assert _result(exp, 1.0, 0.01).verdict == "PASS"
 
 
+def test_one_sided_lower_is_shown_and_counted_apart():
+    from empirical.cli import format_table, summary_counts
+
+    exp = _exp(_check(kind="one-sided-lower"))
+    a = analyse(exp, _rows(exp, -0.5, 0.01))
+    table = format_table([a])
+    assert "[-1.60, +inf)" in table and "one-sided-lower = lower bound only" in table
+    assert "/ +∞" in table                       # the upward error is not judged
+    assert "1 lower-bound-consistent (one-sided-lower PASS)" in summary_counts([a])
+
+
 def test_one_sided_lower_ci_straddling_the_edge_does_not_pass():
     """True slope 0.015 below the lower edge −1.6, CI half-width ≈ 0.06: never PASS."""
     exp = _exp(_check(kind="one-sided-lower"))
