@@ -50,10 +50,11 @@ class Check:
         easier, so the observed slope must not exceed the band's upper end by more than
         ``tolerance``.  ``one-sided-lower`` (:data:`LOWER`): only a lower bound is claimed (the
         quantity falls at most as fast as the bound, or stays at least as large): the observed
-        slope must not fall below the band's lower end by more than ``tolerance``; steeper
-        growth or a flatter decay is allowed.  ``reject``: a competing rate (prior work, the other term, the other
-        reading of an erratum) that the same data must rule out: its slope must lie outside the
-        confidence interval and more than ``tolerance`` from the observed slope.
+        slope must not fall below the band's lower end by more than ``tolerance``; a flatter
+        decay or a steeper growth is allowed.  ``reject``: a competing rate (prior work, the
+        other term, the other reading of an erratum) that the same data must rule out: its
+        slope must lie outside the confidence interval and more than ``tolerance`` from the
+        observed slope.
     tolerance, reason
         The allowed deviation and *why* it is that large (log factors, seeds, grid).
     expect
