@@ -222,6 +222,7 @@ def format_table(analyses: list[Analysis]) -> str:
     if notes:
         out += ["", "Notes:", *notes]
     out += ["", "kind: two-sided = tight on this instance; one-sided = upper bound only; "
+            "one-sided-lower = lower bound only (the slope may not fall below it); "
             "reject = competing rate that the data must rule out; * = recorded finding "
             "(docs/errata/<paper>.md), FINDING (slope | level | slope+level) = what it is a "
             "finding of, the other part still enforced.  A = acceptance interval; PASS needs the whole 95% CI "
@@ -246,12 +247,15 @@ def summary_counts(analyses: list[Analysis]) -> str:
                and id(r) not in guarded]
     upper = [r for r in res if r.verdict == "PASS" and r.kind == "one-sided"
              and id(r) not in guarded]
+    lower = [r for r in res if r.verdict == "PASS" and r.kind == "one-sided-lower"
+             and id(r) not in guarded]
     contrasts = [r for r in res if r.kind in CONTRAST_KINDS and r.verdict == "PASS"]
     count = lambda v: sum(r.verdict == v for r in res)   # noqa: E731
     under = [r for r in res if "UNDERPOWERED" in labels(r)]
     redefined = [r for r in res if "REDEFINED" in labels(r)]
     return (f"checks: {len(theorem)} theorem checks (two-sided PASS), {len(upper)} upper-bound-"
-            f"consistent (one-sided PASS), {len(guard)} regression guards (on calibrated bands; "
+            f"consistent (one-sided PASS), {len(lower)} lower-bound-consistent "
+            f"(one-sided-lower PASS), {len(guard)} regression guards (on calibrated bands; "
             f"{sum(r.verdict == 'PASS' for r in guard)} PASS), {len(contrasts)} contrasts PASS, "
             f"{count('FINDING')} findings (99% level), {count('REJECTED')} competitors rejected, "
             f"{count('REFERENCE')} references, {count('INCONCLUSIVE')} inconclusive, "
@@ -265,14 +269,14 @@ def _interval(a) -> str:
     if a is None:
         return "-"
     left = "(-inf" if a[0] == float("-inf") else f"[{a[0]:+.2f}"
-    return f"{left}, {a[1]:+.2f}]"
+    right = "+inf)" if a[1] == float("inf") else f"{a[1]:+.2f}]"
+    return f"{left}, {right}"
 
 
 def _detects(d) -> str:
-    if d is None:
-        return "-"
-    lo = "-" if d[0] == float("-inf") else f"{d[0]:+.2f}"
-    return f"{lo} / {d[1]:+.2f}"
+    from empirical.core.results import format_detectable
+
+    return "-" if d is None else format_detectable(d)
 
 
 def _verdict(r) -> str:

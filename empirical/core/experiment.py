@@ -14,11 +14,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-__all__ = ["PRIVACY_UNITS", "FINDING_ON", "SOURCES", "Check", "Experiment", "Summary",
+from empirical.core.calibration import Calibration
+
+__all__ = ["LOWER", "PRIVACY_UNITS", "FINDING_ON", "SOURCES", "Check", "Experiment", "Summary",
            "register", "register_summary", "summaries", "get", "ids", "experiments",
            "validate_experiment", "is_validated", "mark_validated"]
 
-_KINDS = ("two-sided", "one-sided", "reject")
+#: The mirror of ``one-sided``: the bound is a lower bound (the slope may not fall faster).
+LOWER = "one-sided-lower"
+_KINDS = ("two-sided", "one-sided", LOWER, "reject")
 _EXPECT = ("hold", "finding")
 #: What a finding check is a finding of (``Check.finding_on``).
 FINDING_ON = ("slope", "level", "slope+level")
@@ -26,6 +30,10 @@ FINDING_ON = ("slope", "level", "slope+level")
 #: a theorem's constant or its log factors, the instance's exact constant, or a calibration
 #: run (then verdicts resting on it are regression guards, not checks of the theorem).
 SOURCES = ("theorem", "instance", "calibration")
+#: A check whose acceptance interval reaches farther than this from the bound's local slope, in
+#: a direction it judges, is refused unless ``Check.wide_reason`` says why: at construction when
+#: the tolerance alone reaches that far, at validation (the bound's slope over the grid) else.
+WIDE_ACCEPTANCE = 0.5
 #: Units a private experiment may state its privacy in: ρ-zCDP, or ε at the run's δ.
 PRIVACY_UNITS = ("rho", "epsilon")
 
@@ -40,9 +48,13 @@ class Check:
         ``tolerance`` of the band between the bound's local slope over the grid and its
         asymptotic exponent.  ``one-sided``: only an upper bound is claimed; the instance may be
         easier, so the observed slope must not exceed the band's upper end by more than
-        ``tolerance``.  ``reject``: a competing rate (prior work, the other term, the other
-        reading of an erratum) that the same data must rule out: its slope must lie outside the
-        confidence interval and more than ``tolerance`` from the observed slope.
+        ``tolerance``.  ``one-sided-lower`` (:data:`LOWER`): only a lower bound is claimed (the
+        quantity falls at most as fast as the bound, or stays at least as large): the observed
+        slope must not fall below the band's lower end by more than ``tolerance``; a flatter
+        decay or a steeper growth is allowed.  ``reject``: a competing rate (prior work, the
+        other term, the other reading of an erratum) that the same data must rule out: its
+        slope must lie outside the confidence interval and more than ``tolerance`` from the
+        observed slope.
     tolerance, reason
         The allowed deviation and *why* it is that large (log factors, seeds, grid).
     expect
@@ -88,7 +100,12 @@ class Check:
     wide_reason
         Why an acceptance interval is allowed to be wide (``validate_experiment`` refuses a
         check that would pass a slope more than ``WIDE_ACCEPTANCE`` above the bound's local
-        slope, or below it for a two-sided one, unless this states why).
+        slope, or below it, in a direction the check judges, unless this states why).
+    calibration
+        For a level band calibrated from runs: the :class:`~empirical.core.calibration.Calibration`
+        record it comes from (held-out seeds, stored as data per paper); ValueError when the
+        record is of the judged seeds or its band is not ``level``.  A calibrated band without
+        one was calibrated on the judged runs, and its sources say so.
     use_asymptotic
         False: the grid is far from the regime where the asymptotic exponent describes the
         bound, so the band is the local slope alone (a narrower acceptance interval; the
@@ -112,6 +129,7 @@ class Check:
     reference: str = ""
     wide_reason: str = ""
     use_asymptotic: bool = True
+    calibration: Calibration | None = None
 
     def expectation(self, full: bool = False) -> str:
         """``hold`` or ``finding`` on the quick (``full=False``) or the full grid."""
@@ -144,6 +162,10 @@ class Check:
             if self.level_source not in SOURCES:
                 raise ValueError(f"a level band must state its source (level_source, one of "
                                  f"{SOURCES}), got {self.level_source!r}")
+        if self.calibration is not None:
+            if self.level_source != "calibration":
+                raise ValueError("a calibration record needs level_source='calibration'")
+            self.calibration.validate(bound=self.bound, kind=self.kind, level=self.level)
         if self.tolerance_source not in SOURCES:
             raise ValueError(f"tolerance_source must be one of {SOURCES}, "
                              f"got {self.tolerance_source!r}")
@@ -153,6 +175,10 @@ class Check:
             raise ValueError(f"kind must be one of {_KINDS}, got {self.kind!r}")
         if not self.tolerance > 0:
             raise ValueError(f"tolerance must be in (0, inf), got {self.tolerance!r}")
+        if self.kind != "reject" and self.tolerance > WIDE_ACCEPTANCE and not self.wide_reason:
+            raise ValueError(f"tolerance {self.tolerance:g} > {WIDE_ACCEPTANCE}: an acceptance "
+                             "interval that wide lets any plausible bug pass; state why "
+                             "(wide_reason) or narrow it")
         if self.expect not in _EXPECT:
             raise ValueError(f"expect must be 'hold' or 'finding', got {self.expect!r}")
         if self.expect_full is not None and self.expect_full not in _EXPECT:
@@ -235,6 +261,9 @@ class Experiment:
             raise ValueError(f"{self.id}: seeds must be >= 2 for a confidence interval")
         if not self.checks:
             raise ValueError(f"{self.id}: an experiment must declare at least one check")
+        if any(c.calibration is not None and c.calibration.experiment != self.id
+               for c in self.checks):
+            raise ValueError(f"{self.id}: a check carries another experiment's calibration")
         if self.variable in self.fixed:
             raise ValueError(f"{self.id}: swept variable {self.variable!r} is also fixed")
         if (any(c.expectation(True) != c.expectation(False) for c in self.checks)
@@ -438,6 +467,33 @@ def mark_validated(exp: Experiment, *, full: bool = False) -> bool:
     return True
 
 
+def _refuse_wide(exp: Experiment, check: Check, grid: tuple, values: list, where: str) -> None:
+    """ValueError when ``check``'s acceptance interval is too wide for any plausible bug to fail
+    it, judged from the bound at the grid's end points (empirical.core.checks.declared_too_wide;
+    the analysis judges it again on the kept points)."""
+    import math
+
+    import bounds
+    from empirical.core.checks import declared_too_wide
+
+    import warnings
+
+    from bounds.core import OutsideConditionsWarning
+
+    b = bounds.get(check.bound)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OutsideConditionsWarning)
+            bvals = [float(b(check_conditions=False, **vals)) for vals in values]
+    except (ValueError, TypeError):
+        return                  # undefined at an end: the analysis drops it and judges there
+    if not all(math.isfinite(v) and v > 0 for v in bvals) or grid[0] == grid[-1]:
+        return
+    why = declared_too_wide(exp, check, grid, bvals)
+    if why:
+        raise ValueError(f"{where}: {why}")
+
+
 def validate_experiment(exp: Experiment, *, full: bool = False) -> None:
     """Check ``exp`` against its bounds before any point is computed; ValueError naming the
     experiment, the check and what is wrong.
@@ -484,6 +540,8 @@ def validate_experiment(exp: Experiment, *, full: bool = False) -> None:
                                  f"{exp.variable}={v:g} ({b.id} needs {list(b.variables)}; "
                                  f"given {sorted(vals)})")
             values.append(vals)
+        if check.kind != "reject" and exp.variable in b.variables and not check.wide_reason:
+            _refuse_wide(exp, check, grid, values, where)
         if check.kind == "reject" or exp.variable in b.variables:
             continue
         with warnings.catch_warnings():

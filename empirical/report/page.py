@@ -399,6 +399,7 @@ except fits of stored rows.</p>
 <p class="meta">Checks: <b>two-sided</b>, the bound is tight on this instance (observed slope within
 the tolerance of the band between the bound's local slope over the grid and its asymptotic
 exponent); <b>one-sided</b>, only an upper bound is claimed (the observed slope may be steeper);
+<b>one-sided-lower</b>, only a lower bound is claimed (the observed slope may be flatter);
 <b>reject</b>, a competing rate the same data must rule out.</p>
 </section>
 {paper_sections}

@@ -124,6 +124,9 @@ def analysis_fingerprint(exp: Experiment) -> str:
         # the bounds this process imported; the first 16 hex digits of SHA-256, as before
         rel = path.relative_to(_bounds_root()).as_posix()     # bounds/rates/kl.py, ...
         code.setdefault(f"bounds/{rel}", runner._scan_file(f"bounds/{rel}", path)[0])
+    # A band read from a data file (a held-out calibration) is not in any module's source.
+    code["declared levels"] = _sha(repr([(c.bound, c.kind, c.level) for c in exp.checks]
+                                        ).encode())
     return _sha(json.dumps({"code": code, "versions": _versions()}, sort_keys=True).encode())
 
 

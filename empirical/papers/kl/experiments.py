@@ -26,6 +26,7 @@ from empirical.papers.kl.problems import (LinearLoss, SpreadQuarticLoss, _privac
                                    _run_adaptive, _run_ppm, _run_spider, _run_thm9, _w0_F0,
                                    kl_values, make_problem)
 from empirical.papers.kl import problems as _problems
+from empirical.store.calibration import calibrations
 
 __all__ = list(_problems.__all__) + ["THM9_N", "THM9_D", "THM9_RHO", "KAPPA_OVERLAY"]
 
@@ -120,11 +121,20 @@ _LOCAL_BAND = {
 }
 
 
+#: The bands recomputed on held-out seeds (calibration.json; python -m empirical.run.calibration):
+#: they replace the judged-run calibrations of ``_LEVELS``.
+_HELD_OUT = calibrations(__file__)
+
+
 def register(exp: Experiment) -> Experiment:
-    """Register ``exp`` with the level band of each of its checks listed in ``_LEVELS`` (and the
-    local-slope band of those in ``_LOCAL_BAND``)."""
+    """Register ``exp`` with the level band of each of its checks: held out (``_HELD_OUT``),
+    else listed in ``_LEVELS`` (and the local-slope band of those in ``_LOCAL_BAND``)."""
     checks = []
     for c in exp.checks:
+        rec = _HELD_OUT.get((exp.id, c.bound, c.kind))
+        if rec is not None and c.level is None and c.expect == "hold":
+            c = dataclasses.replace(c, level=rec.band, level_source="calibration",
+                                    level_reason=rec.describe(), calibration=rec)
         band = _LEVELS.get((exp.id, c.bound, c.kind))
         if band is not None and c.level is None and c.expect == "hold":
             lo, hi, q_lo, q_hi, m = band
