@@ -53,7 +53,8 @@ CACHE_FORMAT = 2
 #: (``experiment.validate_experiment``), this module's encoding, the bounds' core.
 _HARNESS = ("empirical.core.checks", "empirical.core.results", "empirical.core.rowchecks",
             "empirical.core.contrasts", "empirical.core.fitting", "empirical.core.experiment",
-            "empirical.store.analysis_cache", "empirical.store.integrity", "bounds.core")
+            "empirical.store.analysis_cache", "empirical.store.integrity", "bounds.core",
+            "bounds.symbols", "bounds.exponents")
 _VERSIONED = ("numpy", "scipy", "sympy")
 #: Modules whose dataclasses an analysis may hold (Analysis, CheckResult, SlopeFit, the
 #: comparison experiments' ContrastResult, ...).
