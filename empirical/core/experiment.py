@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
+from empirical.core.modules import check_code
+
 __all__ = ["PRIVACY_UNITS", "FINDING_ON", "SOURCES", "Check", "Experiment", "Summary",
            "register", "register_summary", "summaries", "get", "ids", "experiments",
            "validate_experiment", "is_validated", "mark_validated"]
@@ -198,6 +200,12 @@ class Experiment:
     every row has guarantee = target (relative ``privacy_rtol``) and spent <= guarantee.
     Non-private runs (baselines, controls) set ``private=False``.
 
+    ``code``: modules (names, e.g. ``("mylib.noise",)``; a package stands for every module in
+    it) whose source can change the rows although ``run``'s module does not import them, or
+    lies outside what the fingerprint follows (another package than the experiment's own): their
+    source is folded into every stored row's fingerprint, so editing them recomputes the rows.
+    Each must be found when the experiment is declared (ValueError naming ``code`` otherwise).
+
     ``version`` is optional and kept for compatibility: stored results carry a fingerprint of the
     code that produced them (empirical/run/runner.py), so changed code is recomputed without a bump.
     """
@@ -223,10 +231,12 @@ class Experiment:
     extra: Mapping[str, object] = field(default_factory=dict)
     private: bool = True
     privacy_rtol: float = 1e-6
+    code: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_id(self.id)
         check_paper_key(self.paper)
+        object.__setattr__(self, "code", check_code(self.id, self.code))
         if not 0 < self.privacy_rtol < 1:
             raise ValueError(f"{self.id}: privacy_rtol must be in (0, 1), got {self.privacy_rtol}")
         if len(self.quick_grid) < 3 or len(self.full_grid) < 3:

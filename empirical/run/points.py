@@ -139,7 +139,9 @@ def _remote_point(exp_id: str, point: dict, module: str | None) -> tuple[list[di
     except ImportError as exc:
         raise ImportError(f"worker cannot import {module!r} ({exc}); install the project (and "
                           "the module's package) on every worker: pip install -e .") from None
-    return run_point(exp_id, point, module), code_fingerprint(module or get(exp_id).run.__module__)
+    exp = get(exp_id)
+    return run_point(exp_id, point, module), code_fingerprint(module or exp.run.__module__,
+                                                              exp.code)
 
 
 @dataclass

@@ -33,8 +33,9 @@ from empirical.store.rows import (_FILE_MODE, _PROJECT, RESULT_FORMAT,  # noqa: 
                                   _canonical, _digest, _fingerprint_change, _module_file,
                                   _move_aside, _package_versions, _point_path, _read_point,
                                   _record, _scan, _scan_file, _umask, check_writable,
-                                  code_fingerprint, forget_fingerprints, installed_versions,
-                                  load_rows, point_key, results_dir, stderr_progress)
+                                  code_fingerprint, experiment_fingerprint, forget_fingerprints,
+                                  installed_versions, load_rows, point_key, results_dir,
+                                  stderr_progress)
 
 __all__ = ["seed_generators", "point_key", "run_point", "sweep", "load_rows", "results_dir",
            "code_fingerprint", "forget_fingerprints", "check_writable", "check_scheduler", "connect",

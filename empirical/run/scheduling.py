@@ -48,7 +48,7 @@ from empirical.run.tasks import _call, _remote_analysis, _remote_point, _remote_
 from empirical.run.threads import THREAD_VARS, default_workers, keep_freed_pages, limit_threads
 from empirical.store.rows import (ResultWriteError, SweepError, _atomic_write_json,
                                   _fingerprint_change, _point_path, _record, _scan,
-                                  check_writable, code_fingerprint, results_dir)
+                                  check_writable, experiment_fingerprint, results_dir)
 
 __all__ = ["default_workers", "limit_threads", "keep_freed_pages", "estimate_costs", "sweep_all", "Outcome",
            "COSTS_FILE", "THREAD_VARS", "DASK_WORKER_CONFIG", "local_cluster", "write_costs"]
@@ -143,7 +143,7 @@ class _Run:
     def _prepare(self, exp: Experiment) -> None:
         check_writable(self.root / exp.paper / exp.id)
         module = exp.run.__module__
-        fp = code_fingerprint(module)
+        fp = experiment_fingerprint(exp)
         grid = exp.grid(self.full)
         scan = _scan(exp, grid, self.root, fp, self.message, recompute_hint="recomputing")
         st = _Exp(exp, module, fp, scan, grid, SweepStats(cached=len(scan.rows)),
