@@ -53,6 +53,7 @@ CACHE_FORMAT = 2
 #: (``experiment.validate_experiment``), this module's encoding, the bounds' core.
 _HARNESS = ("empirical.core.checks", "empirical.core.results", "empirical.core.rowchecks",
             "empirical.core.contrasts", "empirical.core.fitting", "empirical.core.experiment",
+            "empirical.core.check_declaration",
             "empirical.store.analysis_cache", "empirical.store.integrity", "bounds.core",
             "bounds.symbols", "bounds.exponents")
 _VERSIONED = ("numpy", "scipy", "sympy")
