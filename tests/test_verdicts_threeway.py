@@ -14,7 +14,8 @@ from scipy import stats
 import bounds
 from empirical.core.checks import (FINDING_LEVEL, INCONCLUSIVE, REFERENCE, REFUSED,
                               acceptance_interval, analyse, detectable_exponent_error)
-from empirical.core.experiment import Check, Experiment, validate_experiment
+from empirical.core.experiment import Check, Experiment
+from empirical.core.validation import validate_experiment
 
 import _toy  # noqa: F401  (registers kl:toy_power_law)
 
