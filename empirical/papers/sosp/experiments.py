@@ -68,6 +68,7 @@ import importlib as _importlib  # noqa: E402
 
 try:
     _importlib.import_module("empirical.papers.sosp.audit")
+    _importlib.import_module("empirical.papers.sosp.audit_liu")
 except ModuleNotFoundError as _exc:  # only a missing harness is tolerated, never a bug in ours
     if _exc.name not in ("empirical.privacy.audit", "empirical.privacy.mutants"):
         raise
