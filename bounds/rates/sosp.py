@@ -59,7 +59,8 @@ Private model selection (Theorem 4, Remark 4, §7):
                              at a fixed number T of candidates.
 * ``sosp:thm4_hessian_error_tied``  the same with T = c_T UM²/(√ρ α^{5/2}), α = Theorem 3's rate
                              (M_s multiplies eq. 142; M is the landscape's, inside T and α).
-* ``sosp:thm4_hessian_privacy`` eq. 142's privacy term alone; ``sosp:thm4_hessian_per_client``
+* ``sosp:thm4_hessian_privacy`` eq. 142's privacy term alone; ``sosp:thm4_hessian_sampling`` its
+                             sampling term alone; ``sosp:thm4_hessian_per_client``
                              eq. 142 at m = 1 (a competitor: no averaging over clients).
 * ``sosp:thm4_gradient_error`` eq. 141: G√(log(d/ω')/(mn)) + G √(d T·log_delta)/(√m nε).
 * ``sosp:rem4_threshold``    Remark 4's dimension limit min{(√m nε)², (√m nε)^{6/13}}.
@@ -388,6 +389,16 @@ THM4_HESSIAN_PRIVACY = register(Bound(
     privacy=_ICRL, kind="upper",
     notes="The term that dominates where the privacy noise does (d√(T log_delta)/(ε√n) ≫ "
           "√log(d/ω')); its exponents are the ones the noise sets: d¹, n⁻¹, ε⁻¹, m^{−1/2}.",
+))
+
+THM4_HESSIAN_SAMPLING = register(Bound(
+    id="sosp:thm4_hessian_sampling",
+    expr=M * _sqrt(_log(d / omega) / (m * n)),
+    quantity="‖∇²F̄(x) − ∇²F(x)‖_op of Algorithm 4's aggregated Hessian, sampling term",
+    source=_THM4_SRC + ", eq. 142's first term (matrix Bernstein over the mn held-out records)",
+    assumptions=(_A1,), privacy=_ICRL, kind="upper",
+    notes="Free of ε and T: what the error would follow if the privacy noise did not (the "
+          "competitor of sosp.select.eps, .n and .T).",
 ))
 
 THM4_HESSIAN_PER_CLIENT = register(Bound(
