@@ -1,6 +1,6 @@
 """Privacy audit of the prior algorithm the SOSP paper argues against (Tao et al., §1 and §3.1–3.2:
 reference [29], Liu, Ganesh, Oh, Thakurta), :mod:`algorithms.sosp.liu`, and its broken controls
-and mutants (imported by :mod:`empirical.papers.sosp.experiments`, which registers them).
+and mutants (imported by :mod:`empirical.papers.sosp.audit`, which registers the mutants with the paper).
 
 What is claimed: replace-one (max{ε_G, ε_SVT}, δ)-DP (:func:`algorithms.sosp.liu.liu_privacy`).
 Every training record enters one Gaussian release of DP-SPIDER (O₁ or O₂, multiplier z); the
@@ -40,12 +40,13 @@ from scipy.optimize import brentq
 from algorithms import accounting
 from algorithms.sosp.liu import liu_plan, liu_select, liu_sosp
 from empirical.privacy.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
-from empirical.privacy.mutants import Mutant, Patch, register_mutant, with_mutant
+from empirical.privacy.mutants import Mutant, Patch, with_mutant
 from empirical.papers.sosp.audit import AuditRecords, DELTA, EPS, G_S, M_S, SLOPE
 from empirical.papers.sosp.common import accountant_multiplier
 
 __all__ = ["LIU_AUDIT", "liu_audit_plan", "svt_scales", "svt_index_law", "svt_exact_epsilon",
-           "SVT_SEQUENCES", "measure_liu_noise", "oracle_measured_variances", "ORACLE_DELTA"]
+           "SVT_SEQUENCES", "measure_liu_noise", "oracle_measured_variances", "ORACLE_DELTA",
+           "LIU_MUTANTS"]
 
 #: [29]'s plan for the audits: n = 200 records (n_sel = 20 held out, 180 training), d = 1,
 #: α = 0.1, κ = 0.05, M = 10 (η = 1/M = 0.1: the first step ≈ 0.03 keeps the drift below κ,
@@ -333,11 +334,13 @@ _MUTANTS = (
            everywhere=False),
      "sosp.liu.oracle.stepwise", "noise omitted"),
 )
+#: The mutants (registered by :mod:`empirical.papers.sosp.audit`, the paper's audit module).
+LIU_MUTANTS = tuple(
+    Mutant(_name, "sosp", _what, (_patch,), experiments=("sosp.liu.best.n",), audits=(_audit,),
+           tests=("tests/test_sosp_liu_audit.py::test_liu_noise_matches_its_claim",),
+           bug_class=_cls)
+    for _name, _what, _patch, _audit, _cls in _MUTANTS)
 for _name, _what, _patch, _audit, _cls in _MUTANTS:
-    register_mutant(Mutant(
-        _name, "sosp", _what, (_patch,), experiments=("sosp.liu.best.n",), audits=(_audit,),
-        tests=("tests/test_sosp_liu_audit.py::test_liu_noise_matches_its_claim",),
-        bug_class=_cls))
     register_audit(AuditTarget(
         name=_name, paper="sosp", algorithm=_what, relation="replace-one",
         delta=DELTA if _audit == "sosp.liu.svt" else ORACLE_DELTA,
