@@ -1,6 +1,7 @@
 """Privacy audit of the prior algorithm the SOSP paper argues against (Tao et al., §1 and §3.1–3.2:
 reference [29], Liu, Ganesh, Oh, Thakurta), :mod:`algorithms.sosp.liu`, and its broken controls
-and mutants (imported by :mod:`empirical.papers.sosp.audit`, which registers the mutants with the paper).
+and mutants (imported by :mod:`empirical.papers.sosp.audit`, which registers the mutants with
+the paper).
 
 What is claimed: replace-one (max{ε_G, ε_SVT}, δ)-DP (:func:`algorithms.sosp.liu.liu_privacy`).
 Every training record enters one Gaussian release of DP-SPIDER (O₁ or O₂, multiplier z); the
