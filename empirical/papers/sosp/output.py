@@ -17,6 +17,11 @@ rate_design`: c_χ = 1.5, no exponent supplied).
   noise follows the ε swept (z(ε) from dp-accounting).  A quantity the plan alone sets is flat
   here; one the noise drives moves.  The curvature moves (more noise escapes shallower saddles);
   the gradient norm does not (the stop ‖ĝ‖ ≤ 3χ sets it while the noise stays below χ).
+* ``sosp.out.grad.eps`` / ``sosp.out.curv.eps`` / ``sosp.out.grad.d`` / ``sosp.out.grad.m`` —
+  the same two accuracies in ε (Theorem 2), d (Theorem 2) and m clients (Theorem 3), the plan
+  following the variable; ``sosp.out.grad.d_frozen`` / ``sosp.out.grad.m_frozen`` — controls with
+  the plan frozen at d = 16 (the noise's norm still grows as √d) or m = 1 (the server's average
+  still divides the noise by √m).
 
 Private: ``epsilon_*`` columns from dp-accounting at the noise actually added (each query is
 one Gaussian release of multiplier z on fresh records).

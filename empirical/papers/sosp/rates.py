@@ -4,7 +4,8 @@ against ``bounds.rates.sosp``.
 
 ``sosp.ada.{n,d,epsilon}`` and ``sosp.ada.n.nonprivate`` (Theorem 2), ``sosp.ada.n.frozen_plan``
 (negative control: Theorem 2's parameters frozen at n = 1e4, so no n-rate may appear),
-``sosp.ada.m`` and ``sosp.ada.m.het`` (Theorem 3 vs the introduction's reading, errata SOSP-E1).
+``sosp.ada.m`` and ``sosp.ada.m.het`` (Theorem 3 vs the introduction's reading, errata SOSP-E1);
+``sosp.ada.d.dist`` and ``sosp.ada.epsilon.dist`` (Theorem 3's d and ε exponents at m = 4).
 
 What is fitted is the estimation noise ψ_emp = rms_t ‖ĝ_t − ∇F(x_{t−1})‖ of Ada-DP-SPIDER,
 two-sided (Lemma 7/9: its variance is a sum of sampling and Gaussian terms whose balance gives
