@@ -589,10 +589,3 @@ register_mutant(Mutant(
     audits=("sosp.spider.stepwise",), audit_trials=100_000,
     bug_class="relation factor slipped"))
 
-
-# [29]'s audits and broken variants (empirical/papers/sosp/audit_liu.py; its targets register on
-# import, its mutants here, in the paper's audit module)
-from empirical.papers.sosp import audit_liu as _audit_liu  # noqa: E402
-
-for _m in _audit_liu.LIU_MUTANTS:
-    register_mutant(_m)

@@ -1,7 +1,7 @@
 """Privacy audit of the prior algorithm the SOSP paper argues against (Tao et al., §1 and §3.1–3.2:
 reference [29], Liu, Ganesh, Oh, Thakurta), :mod:`algorithms.sosp.liu`, and its broken controls
-and mutants (imported by :mod:`empirical.papers.sosp.audit`, which registers the mutants with
-the paper).
+and mutants (its targets register on import; :mod:`empirical.papers.sosp.mutants` registers the
+mutants).
 
 What is claimed: replace-one (max{ε_G, ε_SVT}, δ)-DP (:func:`algorithms.sosp.liu.liu_privacy`).
 Every training record enters one Gaussian release of DP-SPIDER (O₁ or O₂, multiplier z); the
@@ -335,7 +335,7 @@ _MUTANTS = (
            everywhere=False),
      "sosp.liu.oracle.stepwise", "noise omitted"),
 )
-#: The mutants (registered by :mod:`empirical.papers.sosp.audit`, the paper's audit module).
+#: The mutants (registered by :mod:`empirical.papers.sosp.mutants`).
 LIU_MUTANTS = tuple(
     Mutant(_name, "sosp", _what, (_patch,), experiments=("sosp.liu.best.n",), audits=(_audit,),
            tests=("tests/test_sosp_liu_audit.py::test_liu_noise_matches_its_claim",),

@@ -104,6 +104,7 @@ for _b in ("sosp:thm4_hessian_error", "sosp:thm4_hessian_privacy", "sosp:thm4_he
 
 try:
     _importlib.import_module("empirical.papers.sosp.audit")
+    _importlib.import_module("empirical.papers.sosp.mutants")
 except ModuleNotFoundError as _exc:  # only a missing harness is tolerated, never a bug in ours
     if _exc.name not in ("empirical.privacy.audit", "empirical.privacy.mutants"):
         raise
