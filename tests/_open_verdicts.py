@@ -25,6 +25,17 @@ OPEN = {
     "sosp.liu.best.n": "INCONCLUSIVE competitor sosp:thm2: at the tolerance 0.08 set before any "
                        "run the CI straddles its ±tol (SOSP-E16 open)",
     "sosp.out.grad.n": "INCONCLUSIVE finding: the 99% CI straddles the edge of A (SOSP-E14 open)",
+    "sosp.ada.d.dist": "INCONCLUSIVE: the quick grid (d = 4–16, 6 seeds, inside the verify "
+                       "budget) gives CI ±0.08; the full grid decides (PASS, +0.199 ± 0.025)",
+    "sosp.ada.epsilon.dist": "INCONCLUSIVE: the quick grid (ε = 0.2–0.8, 6 seeds) gives CI ±0.05; "
+                             "the full grid decides (PASS, −0.372 ± 0.023)",
+    "sosp.out.grad.d_frozen": "INCONCLUSIVE competitor sosp:thm2: CI ±0.3 on the quick grid, "
+                              "±0.09 on the full (+0.021; ≈ 34 seeds needed); the noise reading "
+                              "√d is rejected on both",
+    "sosp.out.grad.m": "INCONCLUSIVE: CI ±0.47 on the quick grid (m = 1–4, 6 seeds), ±0.13 on "
+                       "the full (−0.046 against A = (−∞, −0.10]; ≈ 37 seeds needed)",
+    "sosp.out.grad.m_frozen": "INCONCLUSIVE competitor sosp:thm3 on the quick grid (CI ±0.46); "
+                              "the full grid decides (REJECTED, +0.093 ± 0.15)",
     "userlevel.gain.m": "INCONCLUSIVE competitor m^-1: the CI straddles its ±0.15; ≈ 35 seeds",
 }
 
