@@ -62,6 +62,7 @@ Upper bounds (excess risk):
                             ζ = log^{2a}n·(R_x²‖w*‖ + R_xσ) of prior DP-SGD analyses: d³.
 * ``linreg:cai_upper``      Cai, Wang, Zhang 2021 upper bound, σ²d/n + (d‖w*‖²_H + σ²)d²/(ε²n²).
 * ``linreg:prior_efficient`` prior efficient methods (DP-SGD, SSP): d²R_x²‖w*‖²/(ε²n²) = d³‖w*‖²/(ε²n²).
+* ``linreg:naive_privacy_boundary``  ours: the same at ε = √(log(n/δ)/n) (Theorem 3.1's cap).
 * ``linreg:naive_privacy``  ours: DP-SSGD's privacy term without amplification by shuffling
                             (α ∝ 1/ε): d²(‖w*‖²+σ²)/(ε²n) — the rate the 1/√n of Theorem 3.1 removes.
 
@@ -235,6 +236,11 @@ LEM35_THM31_PRIVACY = _bound(
     "Lemma 3.5's α-terms at Theorem 3.1's α and Corollary 3.3's ζ, at the step η the run fixes "
     "in advance (any η ≤ 1/(2R_x²))", privacy=_DP, assumptions=LEM35.assumptions,
     conditions=(sp.Le(eta, 1 / (2 * RX2)),))
+NAIVE_PRIVACY_BOUNDARY = _bound(
+    "naive_privacy_boundary", NAIVE_PRIVACY.expr.subs(epsilon, _sqrt(_log(n / delta) / n)),
+    _PRIV_TERM, "ours: linreg:naive_privacy along Theorem 3.1's boundary ε = √(log(n/δ)/n): "
+    "without amplification by shuffling the privacy term would not fall with n there",
+    privacy=_DP, notes="the competitor of an n-sweep that holds ε at Theorem 3.1's cap.")
 
 # ------------------------------------------------------------------------------------------------
 # §3.2 DP-AMBSSGD

@@ -21,7 +21,7 @@ from algorithms.linreg.ssp import ssp, ssp_multiplier, ssp_sensitivity
 from algorithms.noise_meter import NoiseMeter, observer
 from empirical.papers.linreg.problems import DELTA, design_for, run_ssgd, ssgd_values
 
-__all__ = ["thm31_point", "run_ssgd_thm31", "ssgd_thm31_values", "ssp_bounds", "run_ssp",
+__all__ = ["thm31_point", "run_ssgd_thm31", "ssgd_thm31_values", "ssp_bounds", "run_ssp", "run_ssp_vs_amb",
            "ssp_values", "theory_ssp_multiplier", "exact_gaussian_multiplier"]
 
 
@@ -140,3 +140,24 @@ def ssp_values(point: dict) -> dict:
     from empirical.papers.linreg.problems import amb_values
 
     return amb_values(point)
+
+
+def run_ssp_vs_amb(point: dict, rngs: list) -> dict:
+    """DP-AMBSSGD and SSP at the same (n, d, ε, δ, σ, ‖w*‖), each seed's two runs on their own
+    child streams: both privacy terms (common random numbers within each algorithm), both
+    measured noises and both privacy columns (the same target ε)."""
+    from empirical.papers.linreg.problems import run_ambssgd
+
+    kids = [g.spawn(2) for g in rngs]
+    amb = run_ambssgd({**point, "clip": 0, "stat_rule": 0}, [k[0] for k in kids])
+    sp = run_ssp(point, [k[1] for k in kids])
+    out = {k: v for k, v in amb.items()}
+    out["privacy_amb"] = amb["privacy"]
+    out["privacy_ssp"] = sp["privacy"]
+    out.update({k: v for k, v in sp.items() if k.startswith("noise_")})
+    out.update({"used_ssp_alpha": sp["used_alpha"], "theory_ssp_alpha": sp["theory_alpha"],
+                "max_exact_alpha": sp["max_exact_alpha"], "limit_exact_alpha": sp["limit_exact_alpha"],
+                "epsilon_spent_ssp": sp["epsilon_spent"]})
+    out["epsilon_guarantee"] = np.maximum(amb["epsilon_guarantee"], sp["epsilon_guarantee"])
+    out["epsilon_spent"] = np.maximum(amb["epsilon_spent"], sp["epsilon_spent"])
+    return out
