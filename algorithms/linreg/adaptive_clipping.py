@@ -17,6 +17,6 @@ from algorithms.linreg.ssgd import dp_ssgd, dp_ssgd_privacy
 __all__ = ["LinearRegressionDesign", "alpha_for_epsilon", "dp_stat", "DpStatResult", "dp_ambssgd",
            "ambssgd_schedule", "AmbssgdSchedule", "dp_ssgd", "dp_ssgd_privacy", "count_sensitivity",
            "residual_count", "DESIGNS", "GAMMA_SLACK", "Observer", "gaussian_noise", "clip_limits"]
-# The private helpers are re-exported too: audits and mutants reach them through this path.
+# The private functions are re-exported too: audits and mutants reach them through this path.
 _PRIVATE = (CHUNK, QUANTILE_SLACK, _check_observer, _gaussian_rho, _measures, _streams,
             _zcdp_to_epsilon, _clipped_mean_gradient, _clipped_sums, _residuals)
