@@ -14,11 +14,12 @@ Remark ii compare against.  Rows come from :mod:`empirical.papers.linreg.problem
 """
 from __future__ import annotations
 
+import importlib
 import math
 
-from empirical.core.experiment import Check, Experiment, register
-from empirical.papers.linreg.problems import DELTA
 from empirical.core.contrasts import ComparisonExperiment, Contrast
+from empirical.core.experiment import Check, Experiment, Summary, register, register_summary
+from empirical.papers.linreg.problems import DELTA
 from empirical.papers.linreg.problems_thm31 import (run_ssgd_thm31, run_ssp, run_ssp_vs_amb,
                                                     ssgd_thm31_values, ssp_values)
 
@@ -198,6 +199,14 @@ SSP_VS_AMB = register(ComparisonExperiment(
     algorithm="dp_ambssgd (Algorithms 2 + 3) and algorithms.linreg.ssp.ssp",
     description="linreg.amb.d.feedback's instance (n = 2.5·10⁴, ε = 4, σ = ‖w*‖ = 1): the "
                 "claimed O(d) advantage of adaptive clipping over SSP at σ = ‖w*‖ (LR-E20)."))
+
+
+def _plot_vs_amb(analyses: list, root) -> object:
+    # imported by name so that drawing code stays out of the rows' code fingerprint
+    return importlib.import_module("empirical.papers.linreg.plots").plot_vs_amb(analyses, root)
+
+
+register_summary(Summary("linreg.ssp.vs_amb", "linreg", (SSP_VS_AMB.id,), _plot_vs_amb))
 
 
 # ------------------------------------------------------------------------------------------------
