@@ -53,8 +53,8 @@ def test_experiment_verdicts_as_declared(analyses, exp_id):
 
 
 def test_comparison_verdicts_as_declared(analyses):
-    """linreg.ssp.vs_amb: DP-AMBSSGD's privacy term is not below SSP's at equal (ε, δ) (LR-E20:
-    FINDING), and both algorithms' noises are measured against their claims."""
+    """linreg.ssp.vs_amb: DP-AMBSSGD's privacy term is not below SSP's at equal (ε, δ)
+    (FINDING), and both algorithms' noises are measured against their claims."""
     for exp_id in IDS:
         exp = registry.get(exp_id)
         if not isinstance(exp, ComparisonExperiment):
