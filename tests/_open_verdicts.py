@@ -11,7 +11,8 @@ OPEN = {
     "linreg.amb.epsilon.privacy_quantile": "INCONCLUSIVE: estimate within 0.03 of the edge of A; "
                                            "36 seeds did not decide",
     "linreg.amb.n.privacy": "INCONCLUSIVE finding: ≈ 167 seeds needed",
-    "linreg.amb.n.transition": "INCONCLUSIVE competitor thm37_nonprivate: CI straddles its ±0.15",
+    "linreg.amb.n.transition": "INCONCLUSIVE competitor thm37_nonprivate: CI straddles its ±0.15 "
+                               "(the full grid rejects it)",
     "linreg.kappa.nonprivate": "INCONCLUSIVE: ≈ 62 seeds needed",
     "linreg.sigma0.fixed": "INCONCLUSIVE: 32 seeds did not decide (≈ 57 needed)",
     "linreg.ssgd.thm31.n": "INCONCLUSIVE: χ²_2 spread over 4×, ≈ 150 seeds needed (the full "
