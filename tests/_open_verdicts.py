@@ -11,9 +11,16 @@ OPEN = {
     "linreg.amb.epsilon.privacy_quantile": "INCONCLUSIVE: estimate within 0.03 of the edge of A; "
                                            "36 seeds did not decide",
     "linreg.amb.n.privacy": "INCONCLUSIVE finding: ≈ 167 seeds needed",
-    "linreg.amb.n.transition": "INCONCLUSIVE competitor thm37_nonprivate: CI straddles its ±0.15",
+    "linreg.amb.n.transition": "INCONCLUSIVE competitor thm37_nonprivate: CI straddles its ±0.15 "
+                               "(the full grid rejects it)",
     "linreg.kappa.nonprivate": "INCONCLUSIVE: ≈ 62 seeds needed",
     "linreg.sigma0.fixed": "INCONCLUSIVE: 32 seeds did not decide (≈ 57 needed)",
+    "linreg.ssgd.thm31.n": "INCONCLUSIVE: χ²_2 spread over 4×, ≈ 150 seeds needed (the full "
+                           "grid's 32× is inconclusive too)",
+    "linreg.ssgd.thm31.epsilon": "INCONCLUSIVE: estimate −2.007 on the exponent, CI half-width "
+                                 "0.157 just above the tolerance (full grid: PASS)",
+    "linreg.ssp.d": "INCONCLUSIVE: estimate within 0.03 of the edge of A (≈ 370 seeds; full "
+                    "grid: PASS)",
     "real.kan.lambda.paper": "INCONCLUSIVE findings: the 99% intervals contain the margin",
     "real.kan.lambda.tight": "INCONCLUSIVE findings: the 99% intervals contain the margin",
     "real.kl.regr.n.k2_white": "INCONCLUSIVE finding: the 99% CI straddles A",
