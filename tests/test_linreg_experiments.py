@@ -377,7 +377,7 @@ def _d_twin(n: int, stat_rule: int, seeds: int):
     base = registry.get("linreg.amb.d.privacy")
     # expected to hold on every grid: the twins test whether d² returns, not LR-E18's record
     checks = tuple(dataclasses.replace(c, level=None, level_reason="", expect_full=None,
-                                       finding_on=None) for c in base.checks)
+                                       finding_on=None, calibration=None) for c in base.checks)
     return dataclasses.replace(base, id=f"linreg.amb.d.privacy_n{n}_rule{stat_rule}", seeds=seeds,
                                checks=checks, fixed={**base.fixed, "n": n, "stat_rule": stat_rule},
                                full_grid=(4, 8, 16, 32, 64, 128, 256))
