@@ -28,7 +28,7 @@ SELECT_SHARE = 1.0 / 3.0
 def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: float,
                       beta: float = 0.1, rng: np.random.Generator | Sequence[np.random.Generator],
                       select: str = "last", max_steps: int | None = None,
-                      observe: Observer | None = None) -> Result:
+                      observe: Observer | None = None, noise_factor: float = 1.0) -> Result:
     """Algorithm 3 (adaptive noisy GD) with a zCDP privacy filter; Theorem 5's selection optional.
 
     With ρ_run = ρ (select="last") or ρ_run = ρ − ρ_sel (select="exponential"),
@@ -76,7 +76,11 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
     mechanism's distribution and does not need to store the iterates.
 
     ``observe`` (optional :data:`Observer`) sees each gradient release (kind ``"gradient"``,
-    ∇F(w_t) + N(0, σ_t²I), σ_t per row).
+    ∇F(w_t) + N(0, σ_t²I), σ_t per row) and each norm release (kind ``"norm"``, N_t as a
+    (rows, 1) array, σ̂).
+    ``noise_factor`` multiplies every noise draw (N_t's and the gradients'): 1 is Algorithm 3;
+    0 runs the noise-free control of the experiments (same schedule, filter and stopping rule,
+    not private: its privacy report is that of the noise it did not add).
     ``info``: "T" (per row), "t_star" (per row, or None), "stopped_by" (per row: "floor",
     "budget" or "max_steps"), "N" (released noisy norms per row; the first T belong to executed
     steps), "grad_norms" (exact ‖∇F(w_t)‖, t = 0..T, per row), "A", "sigma_hat", "sigma_min",
@@ -90,6 +94,8 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
     w0 = _check_w0(problem, w0)
     if max_steps is not None:
         max_steps = check_int("max_steps", max_steps, minimum=0)
+    if not (isinstance(noise_factor, (int, float)) and 0.0 <= noise_factor < float("inf")):
+        raise ValueError(f"noise_factor must be in [0, inf), got {noise_factor!r}")
     n, d = problem.n, problem.d
 
     if select == "exponential":
@@ -132,7 +138,7 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
         G = problem.gradient(W[rows])
         grad_calls[rows] += 1
         gnorm = row_norms(G)
-        step_rows, step_sigma = [], []
+        step_rows, step_sigma, norm_rows = [], [], []
         for j, r in enumerate(rows):
             g = gens[r]
             gn_rec[r].append(float(gnorm[j]))
@@ -147,8 +153,9 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
             if not filters[r].try_spend(norm_event, reserve):
                 active[r], stopped_by[r] = False, "budget"
                 continue
-            N = float(gnorm[j] + sigma_hat * g.standard_normal())
+            N = float(gnorm[j] + noise_factor * sigma_hat * g.standard_normal())
             N_rec[r].append(N)
+            norm_rows.append(j)
             if N <= sigma_min * root_dA:           # σ_t at the floor (covers N_t ≤ 0)
                 active[r], stopped_by[r] = False, "floor"
                 continue
@@ -158,11 +165,17 @@ def adaptive_noisy_gd(problem: Problem, *, rho: float, w0: np.ndarray, L0: float
                 continue
             step_rows.append(j)
             step_sigma.append(sigma_t)
+        if norm_rows and observe is not None and getattr(observe, "listening", True):
+            # the norm releases N_t of this step (one scalar per row), their noise-free value ‖∇F(w_t)‖
+            nidx = np.asarray(norm_rows)
+            released = np.array([N_rec[r][-1] for r in rows[nidx]])[:, None]
+            _emit(observe, "norm", rows[nidx], released, noise_factor * sigma_hat,
+                  lambda: gnorm[nidx][:, None])
         if step_rows:
             idx = np.asarray(step_rows)
             r_idx = rows[idx]
             noise = _draw(gens, r_idx, d)
-            noise *= np.asarray(step_sigma)[:, None]
+            noise *= noise_factor * np.asarray(step_sigma)[:, None]
             # G[idx] + noise, then η·(…) and W − η·(…), in place (same operations, fewer
             # (R, d) temporaries: d reaches 1e5 here); when every row steps the sum goes into
             # the noise buffer (addition commutes exactly), saving the copy G[idx]

@@ -197,7 +197,8 @@ def _spider_round(gradient: Callable, gens: Sequence[np.random.Generator], W: np
 def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: float, gamma: float,
               kappa: float, F0: float, beta: float = 0.1,
               rng: np.random.Generator | Sequence[np.random.Generator],
-              max_steps: int | None = None, observe: Observer | None = None) -> Result:
+              max_steps: int | None = None, observe: Observer | None = None,
+              noise_factor: float = 1.0) -> Result:
     """Algorithm 1 (KL Spider): noisy normalized gradient descent with Spider gradient estimates.
 
     Schedule (lines 1–7, :func:`kl_spider_plan`), e = (2−κ)/κ:
@@ -236,6 +237,9 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
     path is certified); each row also reports what it actually released (``rho``, less after
     early stops).  The schedule is data independent, so s is too.
 
+    ``noise_factor`` multiplies both noises (σ̂ and σ_k): 1 is Algorithm 1; 0 runs the
+    noise-free control of the experiments (same plan and stopping rule, not private: its
+    privacy report is that of the noise it did not add).
     ``max_steps`` caps the total number of inner steps per row (the row stops where it is;
     ``info["capped"]``).  Rows are vectorized with masks; each row's noise comes from its own
     generator.  ``observe`` (optional :data:`Observer`) sees each release: kind ``"full"`` (the
@@ -245,6 +249,8 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
     "rounds_stopped_early" (per row), "paper_rho_worst", "paper_rho_lemma8", "worst_case_rho".
     """
     w0 = _check_w0(problem, w0)
+    if not (isinstance(noise_factor, (int, float)) and 0.0 <= noise_factor < float("inf")):
+        raise ValueError(f"noise_factor must be in [0, inf), got {noise_factor!r}")
     plan = kl_spider_plan(problem.n, problem.d, rho=rho, kappa=kappa, gamma=gamma, L0=L0, L1=L1,
                           F0=F0, beta=beta)
     kappa, gamma, L1 = float(kappa), float(gamma), float(L1)
@@ -283,7 +289,8 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
         step_len = phi_root / (4.0 * gamma * L1)
         room = None if max_steps is None else max_steps - steps[rows]
         t, reason, n_grad = _spider_round(gradient, gens, W, rows, rows.size == R, T, threshold,
-                                          step_len, plan.sigma_hat, plan.sigma_k[k], room, observe)
+                                          step_len, noise_factor * plan.sigma_hat,
+                                          noise_factor * plan.sigma_k[k], room, observe)
         grad_rows += n_grad
         if isinstance(t, int):          # every row left at step t, all stopped or all ran T
             if room is None:

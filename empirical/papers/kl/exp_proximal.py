@@ -46,3 +46,26 @@ for _p, _hi, _cap, _note in (
                     f"cap is multiplied by {PPM_CAP_FACTOR} (tests, errata KL-E30).",
         checks=(Check("kl:thm2", "one-sided", 0.3, _PPM_TOL, expect="finding", note=_note),
                 Check("kl:lem3", "one-sided", 0.3, _PPM_LEM3))))
+
+
+# --- Theorem 2 in d ---------------------------------------------------------------------------------
+# The n-sweeps hold d = 1; Theorem 2's rate is (γL0√(Td·log)/(n√ρ))^κ, so d enters as d^{κ/2} up to
+# the log of T_ALG2 and LOG_ALG2 (local slope +1.28 at κ = 3, n = 1e3; asymptotic 1.5).  Larger d
+# means fewer inner steps (Theorem 9's n²(ρ/T)log²/d), so the cap does not bind more than at d = 1.
+PPM_D = register(Experiment(
+    id="kl.ppm.d.k3", paper="kl",
+    title="Proximal point (inner noisy GD), radial p=1.5 (κ=3), n=1e3: excess vs d (Theorem 2)",
+    variable="d", quick_grid=(1, 8, 64), full_grid=(1, 4, 16, 64, 256),
+    fixed={**_RAD, "p": 1.5, "n": 1000, "rho": 1.0, "L1t": 0.1, "inner_max_steps": 1000},
+    seeds=16, run=_run_ppm, metric="excess", bound_values=kl_values, vacuous=_excess_vacuous,
+    problem="RadialPowerLoss(p=1.5) (convex, non-smooth at w*), n=1e3",
+    algorithm="algorithms.kl.condition.proximal_point (Algorithm 2 + Algorithm 4), inner T ≤ 1000",
+    description="Theorem 2 in its other variable: the n-sweeps (kl.ppm.n.*) hold d = 1.",
+    checks=(Check("kl:thm2", "one-sided", 0.3,
+                  "one-sided: Theorem 2 only claims an upper bound; 0.3 as for the n-sweeps (the "
+                  "excess spreads over a decade across seeds at d = 1: 16 seeds, CI half-width "
+                  "≈ 0.2); judged on the local slope alone (at n = 1e3 the logs of T and of "
+                  "Lemma 3 are far from the d → ∞ exponent κ/2)", use_asymptotic=False,
+                  history="first declared with the band reaching the asymptotic +1.5, which the "
+                          "declaration check refused (acceptance up to 0.52 above the local "
+                          "slope); narrowed to the local slope"),)))

@@ -168,6 +168,9 @@ def kl_values(point: dict, **override) -> dict:
         vals["L1"] = prob.L1 * point.get("L1_factor", 1.0)
     if "L1t" in point:
         vals["L1t"] = point["L1t"]
+    if "gamma" in point:
+        # a declared KL constant (any γ at least the instance's is one): what Algorithm 1 is given
+        vals["gamma"] = float(point["gamma"])
     vals.update(override)
     return vals
 
@@ -186,20 +189,38 @@ def _run_spider(point: dict, rngs: list) -> dict:
     prob = make_problem(point)
     w0, F0 = _w0_F0(prob)
     kappa = point.get("kappa_declared", prob.kappa)          # misspecification experiments
-    gamma = prob.gamma * point.get("gamma_factor", 1.0)
+    gamma = point.get("gamma", prob.gamma * point.get("gamma_factor", 1.0))
+    if gamma < prob.gamma:
+        # (γ, κ)-KL holds for every γ at least the instance's; a smaller one is not a KL constant
+        raise ValueError(f"gamma must be in [{prob.gamma!r}, inf) for this instance, got {gamma!r}")
     R = len(rngs)
-    meter = NoiseMeter(R)
+    # the noise-free control (noise_factor 0) is not private: nothing to measure
+    noise_factor = point.get("noise_factor", 1.0)
+    meter = NoiseMeter(R) if noise_factor == 1.0 else None
     res = kl_spider(prob, rho=point["rho"], w0=w0, L0=prob.L0,
                     L1=prob.L1 * point.get("L1_factor", 1.0), gamma=gamma,
                     kappa=kappa, F0=F0, beta=point["beta"], rng=rngs,
-                    observe=release_hook(meter, ("full", "difference")))
+                    observe=release_hook(meter, ("full", "difference")) if meter else None,
+                    noise_factor=noise_factor)
     return {"excess": prob.excess(res.w), **_privacy_columns(res, point["rho"], R),
-            **meter.columns(),
+            **(meter.columns() if meter else {}),
             "steps": np.asarray(res.info["steps"], dtype=float).reshape(-1) * np.ones(R),
             "rounds": np.full(R, float(res.info["K"])),
             "floor": np.full(R, float(res.info["floor"])),
             "F0": np.full(R, F0),
             "in_kl_region": prob.in_kl_region(res.w).astype(float)}
+
+
+def adaptive_hook(meter: NoiseMeter, prob: Problem, rho: float, select: str = "last"):
+    """The measured-noise hook of Algorithm 3: its gradient releases against the σ_t it states
+    (data dependent: N_t/√(dA)), its norm releases N_t against σ̂ = L0/(√n ρ_run^{1/4})
+    recomputed here from Algorithm 3's line, ρ_run = ρ less the selection's share (Theorem 5)."""
+    from algorithms.kl.adaptive import SELECT_SHARE
+
+    rho_run = rho * (1.0 - SELECT_SHARE) if select == "exponential" else rho
+    sigma_hat = prob.L0 / (math.sqrt(prob.n) * rho_run ** 0.25)
+    return release_hook(meter, ("gradient", "norm"),
+                        scale=lambda kind, sigma: sigma_hat if kind == "norm" else sigma)
 
 
 def _run_adaptive(point: dict, rngs: list) -> dict:
@@ -209,12 +230,14 @@ def _run_adaptive(point: dict, rngs: list) -> dict:
     w0, F0 = _w0_F0(prob)
     select = "exponential" if point.get("select_exponential", 0) else "last"
     R = len(rngs)
-    meter = NoiseMeter(R)
+    noise_factor = point.get("noise_factor", 1.0)
+    meter = NoiseMeter(R) if noise_factor == 1.0 else None
     res = adaptive_noisy_gd(prob, rho=point["rho"], w0=w0, L0=prob.L0,
                             L1=prob.L1 * point.get("L1_factor", 1.0), beta=point["beta"],
-                            rng=rngs, select=select, observe=release_hook(meter, ("gradient",)))
+                            rng=rngs, select=select, noise_factor=noise_factor,
+                            observe=adaptive_hook(meter, prob, point["rho"], select) if meter else None)
     out = {"excess": prob.excess(res.w), **_privacy_columns(res, point["rho"], R),
-           **meter.columns(),
+           **(meter.columns() if meter else {}),
            "steps": np.asarray(res.info["T"], dtype=float).reshape(-1) * np.ones(R),
            "F0": np.full(R, F0), "in_kl_region": prob.in_kl_region(res.w).astype(float),
            "stopped_by": np.asarray(res.info["stopped_by"], dtype=str).reshape(-1)}

@@ -26,8 +26,8 @@ import numpy as np
 import bounds
 from algorithms.kl.adaptive import adaptive_noisy_gd
 from empirical.core.experiment import Check, Experiment, register
-from empirical.papers.kl.problems import PowerRegression
-from algorithms.noise_meter import NoiseMeter, release_hook
+from empirical.papers.kl.problems import PowerRegression, adaptive_hook
+from algorithms.noise_meter import NoiseMeter
 from empirical.papers.real.data import PAPER, key_seed, load, standardize_unit_ball
 
 __all__ = ["problem", "real_kl_values", "run_real_kl", "EXPERIMENTS"]
@@ -95,7 +95,8 @@ def run_real_kl(point: dict, rngs: list) -> dict:
     R = len(rngs)
     meter = NoiseMeter(R)
     res = adaptive_noisy_gd(prob, rho=point["rho"], w0=w0, L0=prob.L0, L1=prob.L1,
-                            beta=point["beta"], rng=rngs, observe=release_hook(meter, ("gradient",)))
+                            beta=point["beta"], rng=rngs,
+                            observe=adaptive_hook(meter, prob, point["rho"]))
     priv = res.privacy if isinstance(res.privacy, list) else [res.privacy] * R
     return {"excess": prob.excess(res.w), **meter.columns(),
             "rho_spent": np.array([q.rho for q in priv], dtype=float),
