@@ -131,7 +131,7 @@ def test_changed_code_recomputes_exactly_the_experiments_that_use_it(tmp_path, m
 
 def test_fingerprint_covers_imported_algorithms_and_core_not_the_harness():
     fp = runner.code_fingerprint("empirical.papers.kl.experiments")["code"]
-    assert {"empirical.papers.kl.experiments", "algorithms.kl.condition", "algorithms.primitives",
+    assert {"empirical.papers.kl.experiments", "algorithms.kl.noisy_gd", "algorithms.primitives",
             "algorithms.accounting", "algorithms.base"} <= set(fp)
     assert not {"empirical.run.runner", "empirical.core.checks", "empirical.core.experiment",
                 "bounds.core"} & set(fp)

@@ -134,7 +134,7 @@ def run_thm8(point: dict, rngs: list) -> dict:
     """Algorithm 2 (proximal point, inner noisy GD capped at ``inner_max_steps``) on S and on S′
     from w₀ = point["w0"], each seed's generator spawned into two streams (one per dataset);
     per seed ½(exc_S + exc_S′) and both excesses."""
-    from algorithms.kl.condition import proximal_point
+    from algorithms.kl.proximal import proximal_point
 
     n, kappa = int(point["n"]), float(point["kappa"])
     eps, delta = float(point["epsilon"]), float(point["delta"])
@@ -229,7 +229,7 @@ def run_thm8_nonprivate(point: dict, rngs: list) -> dict:
     private ρ (as :func:`run_thm8`) and at ρ = point["rho_run"] (far from (0.5, δ)-DP: Theorem 8
     does not apply), same inner cap, each from its own spawned streams.  The privacy columns
     are the non-private run's (what this experiment's rows spend)."""
-    from algorithms.kl.condition import proximal_point
+    from algorithms.kl.proximal import proximal_point
 
     n, kappa, eps = int(point["n"]), float(point["kappa"]), float(point["epsilon"])
     rho_priv = epsilon_to_zcdp_closed_form(eps, float(point["delta"]))

@@ -25,11 +25,11 @@ from functools import lru_cache
 import numpy as np
 
 import bounds
-from algorithms.kl.condition import adaptive_noisy_gd
+from algorithms.kl.adaptive import adaptive_noisy_gd
 from empirical.core.experiment import Check, Experiment, register
 from empirical.papers.kl import problems as kl_problems
-from empirical.papers.kl.problems import PowerRegression
-from algorithms.noise_meter import NoiseMeter, release_hook
+from empirical.papers.kl.problems import PowerRegression, adaptive_hook
+from algorithms.noise_meter import NoiseMeter
 from empirical.papers.real.data import PAPER, key_seed, load, standardize_unit_ball
 from empirical.store.calibration import calibrations
 
@@ -111,7 +111,8 @@ def run_real_kl(point: dict, rngs: list) -> dict:
     R = len(rngs)
     meter = NoiseMeter(R)
     res = adaptive_noisy_gd(prob, rho=point["rho"], w0=w0, L0=prob.L0, L1=prob.L1,
-                            beta=point["beta"], rng=rngs, observe=release_hook(meter, ("gradient",)))
+                            beta=point["beta"], rng=rngs,
+                            observe=adaptive_hook(meter, prob, point["rho"]))
     priv = res.privacy if isinstance(res.privacy, list) else [res.privacy] * R
     return {"excess": prob.excess(res.w), **meter.columns(),
             "rho_spent": np.array([q.rho for q in priv], dtype=float),
@@ -129,7 +130,7 @@ _FLOOR_WHY = ("two-sided, as for the synthetic kl.regr.n.*: at d = 10 and n√ρ
               "48 on the whitened twin, whose stops vary more) and the bend of γ between "
               "subsamples is in the local slope")
 _FULL_WHY = "one-sided: the full three-term bound is only claimed as an upper bound; 0.1 as above"
-#: Level bands of the synthetic regression instances (empirical/papers/kl/experiments.py, _LEVELS):
+#: Level bands of the synthetic regression instances (empirical/papers/kl/declare.py, _LEVELS):
 #: the question is whether they carry over to real features.
 _SYNTH_BAND = {2.0: ((0.0267, 0.219), "kl.regr.n.k2"), 4.0: ((0.11, 0.303), "kl.regr.n.k4_3")}
 
