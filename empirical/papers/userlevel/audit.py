@@ -6,6 +6,8 @@ that the lazy loader registers them with the paper):
 * :mod:`empirical.papers.userlevel.audit_canary` — Algorithms 1 and 3 and the item-level
   baseline (Theorems 2.1, 3.2, footnote 3) on canary users, their broken controls;
 * :mod:`empirical.papers.userlevel.audit_at` — AboveThreshold (Algorithm 4, Lemma A.9);
+* :mod:`empirical.papers.userlevel.audit_fkt20` — footnote 3's [FKT20] baseline through group
+  privacy;
 * :mod:`empirical.papers.userlevel.audit_noise` — measured noise against the theorems' σ;
 * :mod:`empirical.papers.userlevel.audit_mutants` — the mutants;
 * :mod:`empirical.papers.userlevel.outlier_search` — brute force of Lemma C.2's sensitivity.
@@ -15,6 +17,7 @@ from __future__ import annotations
 from empirical.papers.userlevel import audit_mutants  # noqa: F401  (registers the mutants)
 from empirical.papers.userlevel.audit_at import (AT, AT_FULL, AT_QUICK, _at_label,  # noqa: F401
                                                  at_halting_index, at_queries)
+from empirical.papers.userlevel.audit_fkt20 import FKT20, fkt20_exact  # noqa: F401
 from empirical.papers.userlevel.audit_canary import (ALG1, ALG3, CanaryUsers, _alg3_data,  # noqa: F401
                                                      _alg3_kw, _baseline_claim, _baseline_exact,
                                                      independent_epsilon,

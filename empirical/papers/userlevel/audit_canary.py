@@ -48,7 +48,8 @@ from algorithms.accounting import REPLACE_ONE
 from empirical.privacy.audit import AuditTarget, exact_gaussian_epsilon, register_audit
 from empirical.privacy.mutants import with_mutant
 
-__all__ = ["CanaryUsers", "ALG3", "ALG1", "independent_multiplier", "independent_epsilon"]
+__all__ = ["CanaryUsers", "ALG3", "ALG1", "CANARY_PLACEMENTS", "independent_multiplier",
+           "independent_epsilon"]
 
 
 
@@ -96,11 +97,19 @@ def _alg3_schedule():
                             ALG3["L"], ALG3["R"], 0.0, **_alg3_kw())
 
 
+#: Canary placements searched (D, D′ positions of user 0's items along e1, in units of the
+#: concentration radius r = 2τ, or of L where marked "L"): ``kept`` inside the radius on both
+#: sides, ``extreme`` at the Lipschitz bound (must be removed), ``half`` half-way, ``edge`` kept
+#: in D and just outside the radius in D′ (removed there: the removal decision itself flips).
+CANARY_PLACEMENTS = {"kept": (-0.999, 0.999), "extreme": ("L", "L"), "half": (-0.5, 0.5),
+                     "edge": (-0.999, 1.5)}
+
+
 def _alg3_data(kind: str, side: int) -> CanaryUsers:
     tau = ALG3["L"] * math.sqrt(math.log(ALG3["n"] * ALG3["d"] * ALG3["m"]) / ALG3["m"])
     G = np.zeros((ALG3["n"], ALG3["d"]))
-    mag = 0.999 * 2.0 * tau if kind == "kept" else ALG3["L"]
-    G[0, 0] = mag if side else -mag
+    pos = CANARY_PLACEMENTS[kind][side]
+    G[0, 0] = (ALG3["L"] if side else -ALG3["L"]) if pos == "L" else pos * 2.0 * tau
     return CanaryUsers(G, ALG3["m"], ALG3["L"], ALG3["R"])
 
 
@@ -161,6 +170,17 @@ def _baseline_release(side: int, rng: np.random.Generator, trials: int) -> np.nd
     return _phase1_scores(ul.item_level_baseline, _alg3_data("extreme", side), rng, trials)
 
 
+def _baseline_pair(d_pos: float, d2_pos: float):
+    """The baseline's release on a canary whose items sit at d_pos·L·e1 in D and d2_pos·L·e1
+    in D′ (a pair the search tries beside ``extreme``, ±L)."""
+    def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+        G = np.zeros((ALG3["n"], ALG3["d"]))
+        G[0, 0] = (d2_pos if side else d_pos) * ALG3["L"]
+        data = CanaryUsers(G, ALG3["m"], ALG3["L"], ALG3["R"])
+        return _phase1_scores(ul.item_level_baseline, data, rng, trials)
+    return release
+
+
 @lru_cache(maxsize=None)
 def _baseline_claim() -> float:
     return _reported_guarantee(ul.item_level_baseline, _alg3_data("extreme", 0), ALG3, _alg3_kw())
@@ -202,9 +222,13 @@ def _alg1_data(kind: str, side: int) -> CanaryUsers:
     p = ph[0]
     # SGD from 0 on m identical items of gradient g·e1: x_t = −tηg·e1, average −ηg(m+1)/2
     travel = p.eta_i * (ALG1["m"] + 1) / 2.0
-    g = ALG1["L"] if kind == "extreme" else min(ALG1["L"], 0.999 * 2.0 * p.tau_i / travel)
+    # side 1's average moves along +e1 (its items' gradients point along −e1)
+    pos = CANARY_PLACEMENTS[kind][side]
     G = np.zeros((ALG1["n"], ALG1["d"]))
-    G[0, 0] = -g if side else g          # side 1's average moves along +e1
+    if pos == "L":
+        G[0, 0] = -ALG1["L"] if side else ALG1["L"]
+    else:
+        G[0, 0] = -float(np.clip(pos * 2.0 * p.tau_i / travel, -ALG1["L"], ALG1["L"]))
     return CanaryUsers(G, ALG1["m"], ALG1["L"], ALG1["R"])
 
 
@@ -230,31 +254,35 @@ def _alg1_claim() -> float:
 _RELATION = "user-replace"
 _NOTE3 = ("linear losses; honest users' items have gradient 0; canary user 0 (all m items "
           "equal): kept = ±0.999·2τ·e1 (inside the radius, kept w.p. 1), extreme = ±L·e1 "
-          "(must be removed); searched")
+          "(must be removed), half = ±0.5·2τ·e1, edge = −0.999·2τ·e1 vs +1.5·2τ·e1 (kept vs "
+          "removed); searched")
 
 register_audit(AuditTarget(
     name="userlevel.alg3.stepwise", paper="userlevel",
     algorithm="algorithms.userlevel.sco.accelerated_phased_erm (Algorithms 2+3), phase-1 noisy "
               "gradients", relation=_RELATION, delta=ALG3["delta"], claimed_epsilon=_alg3_claim,
-    candidates={"kept": _alg3_release("kept"), "extreme": _alg3_release("extreme")},
+    candidates={k: _alg3_release(k) for k in CANARY_PLACEMENTS},
     view="stepwise", trials=2_000, search_trials=200, note=_NOTE3))
 register_audit(AuditTarget(
     name="userlevel.alg1.final", paper="userlevel",
     algorithm="algorithms.userlevel.sco.phased_sgd_outlier_removal (Algorithm 1), output of "
               "one phase of single-user groups", relation=_RELATION, delta=ALG1["delta"],
     claimed_epsilon=_alg1_claim,
-    candidates={"kept": _alg1_release("kept"), "extreme": _alg1_release("extreme")},
+    candidates={k: _alg1_release(k) for k in CANARY_PLACEMENTS},
     view="final", trials=2_000, search_trials=200,
-    note="as userlevel.alg3.stepwise, the canary's SGD average at ±0.999·2τ_1 or its items at "
-         "±L·e1"))
+    note="as userlevel.alg3.stepwise, the canary's SGD average at ±0.999·2τ_1, ±0.5·2τ_1, "
+         "−0.999·2τ_1 vs +1.5·2τ_1 (edge), or its items at ±L·e1; searched"))
 register_audit(AuditTarget(
     name="userlevel.item_level_baseline.stepwise", paper="userlevel",
     algorithm="algorithms.userlevel.sco.item_level_baseline (footnote 3: Algorithm 3 without "
               "outlier removal, Δ = 2L/K_i), phase-1 noisy gradients", relation=_RELATION,
-    delta=ALG3["delta"], claimed_epsilon=_baseline_claim, release=_baseline_release,
-    view="stepwise", trials=20_000, exact_epsilon=_baseline_exact,
+    delta=ALG3["delta"], claimed_epsilon=_baseline_claim,
+    candidates={"extreme": _baseline_release, "half": _baseline_pair(-0.5, 0.5),
+                "replaced": _baseline_pair(-1.0, 0.0)},
+    view="stepwise", trials=20_000, search_trials=1_000, exact_epsilon=_baseline_exact,
     note="linear losses; honest users' items have gradient 0; canary user 0 with all m items at "
-         "±L·e1: it moves every phase-1 release by the calibrated sensitivity 2L/K_1"))
+         "±L·e1 (extreme: it moves every phase-1 release by the calibrated sensitivity "
+         "2L/K_1), at ±L/2·e1 (half), or at −L·e1 vs an honest user (replaced); searched"))
 # --- broken controls (the registered mutants, applied inside the release only) ----------------
 for _name, _rel, _trials, _claim, _what in (
         ("userlevel.alg3.item_level_sensitivity", _alg3_release("kept"), 1_000, _alg3_claim,

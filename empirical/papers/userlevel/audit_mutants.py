@@ -191,3 +191,19 @@ register_mutant(Mutant(
                 "group's SGD, and outlier removal bounds either): the last iterate's distance is "
                 "√3 × η√(2T/3); caught by a level band at that exact constant, missed by the "
                 "present [0.07, 0.3] band"))
+
+
+_FKT = "algorithms.userlevel.fkt20"
+
+register_mutant(Mutant(
+    "userlevel.fkt20.add_remove_sensitivity", "userlevel",
+    "[FKT20]'s Phased ERM calibrates its noise to the add/remove sensitivity Lη_i/2 for its "
+    "replace-one claim",
+    (Patch(_FKT, "phase_sensitivity", scaled_result(0.5)),),
+    audits=("userlevel.fkt20.add_remove_sensitivity",), bug_class="relation factor slipped"))
+register_mutant(Mutant(
+    "userlevel.fkt20.group_privacy_skipped", "userlevel",
+    "[FKT20] through group privacy spends the whole user-level budget at item level "
+    "(ε' = ε, δ' = δ)",
+    (Patch(_FKT, "group_item_budget", lambda orig: (lambda epsilon, delta, m: (epsilon, delta))),),
+    experiments=("userlevel.fkt20.m",)))
