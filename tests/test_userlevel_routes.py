@@ -81,7 +81,8 @@ def test_fkt20_mutants_and_audits_are_registered():
 
     m = mutants.get_mutant("userlevel.fkt20.add_remove_sensitivity")
     assert m.bug_class == "relation factor slipped"
-    assert get_target(m.audits[0]).expect == "broken"
+    assert get_target(m.audits[0]).expect == "private"
+    assert get_target(m.name).expect == "broken"
     t = get_target("userlevel.fkt20.final")
     assert t.expect == "private" and len(t.candidates) >= 4
 

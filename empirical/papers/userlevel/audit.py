@@ -9,12 +9,12 @@ that the lazy loader registers them with the paper):
 * :mod:`empirical.papers.userlevel.audit_fkt20` — footnote 3's [FKT20] baseline through group
   privacy;
 * :mod:`empirical.papers.userlevel.audit_noise` — measured noise against the theorems' σ;
-* :mod:`empirical.papers.userlevel.audit_mutants` — the mutants;
+* :mod:`empirical.papers.userlevel.mutants` — the mutants;
 * :mod:`empirical.papers.userlevel.outlier_search` — brute force of Lemma C.2's sensitivity.
 """
 from __future__ import annotations
 
-from empirical.papers.userlevel import audit_mutants  # noqa: F401  (registers the mutants)
+from empirical.papers.userlevel import mutants  # noqa: F401  (registers the mutants)
 from empirical.papers.userlevel.audit_at import (AT, AT_FULL, AT_QUICK, _at_label,  # noqa: F401
                                                  at_halting_index, at_queries)
 from empirical.papers.userlevel.audit_fkt20 import FKT20, fkt20_exact  # noqa: F401

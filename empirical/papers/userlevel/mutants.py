@@ -200,7 +200,7 @@ register_mutant(Mutant(
     "[FKT20]'s Phased ERM calibrates its noise to the add/remove sensitivity Lη_i/2 for its "
     "replace-one claim",
     (Patch(_FKT, "phase_sensitivity", scaled_result(0.5)),),
-    audits=("userlevel.fkt20.add_remove_sensitivity",), bug_class="relation factor slipped"))
+    audits=("userlevel.fkt20.final",), bug_class="relation factor slipped"))
 register_mutant(Mutant(
     "userlevel.fkt20.group_privacy_skipped", "userlevel",
     "[FKT20] through group privacy spends the whole user-level budget at item level "
