@@ -11,7 +11,7 @@ Gaussian releases at δ/2).
 Neighbouring pairs.  Linear losses f(x, z) = ⟨x, z⟩ (gradient z at every x, L-Lipschitz for
 ‖z‖ ≤ L, β = 0), honest users whose items all have gradient 0, and one canary user (user 0, in
 phase 1) whose m items are all equal: a whole user pushed as far as the relation lets it go.
-Two canaries, searched for by the harness:
+Canary placements (:data:`CANARY_PLACEMENTS`), searched by the harness:
 
 * ``kept``: all items at +0.999·r·e1 in D and −0.999·r·e1 in D′, r the concentration radius
   (2τ for Algorithm 2's gradients; for Algorithm 1 the canary group's SGD average sits at
@@ -20,9 +20,17 @@ Two canaries, searched for by the harness:
   ≈ 4τ/K, the largest move a *kept* user can make.  This is only 2/log(1/ζ) of the sensitivity
   2τ log(1/ζ)/K the noise is calibrated to, so a correct implementation audits far below its
   claim, and a bug that halves the noise is not visible to this audit (it is to the measured-
-  noise tests below).
+  noise tests, :mod:`empirical.papers.userlevel.audit_noise`).
 * ``extreme``: all items at ±L·e1 (the Lipschitz bound).  Outlier removal must drop this user;
   if it does not, the mean moves by 2L/K ≫ the calibrated sensitivity.
+* ``half``: ±0.5·r·e1, kept on both sides, half the move.
+* ``edge``: −0.999·r·e1 in D (kept) and +1.5·r·e1 in D′ (outside the radius of every honest
+  point: removed), so the removal decision itself differs between the sides.
+
+The item-level baseline's pairs: ``extreme`` (±L·e1), ``half`` (±L/2·e1) and ``replaced`` (−L·e1
+against an honest user).  Statistic weights: Algorithm 3's score divides by the σ the run reports,
+which is one constant within phase 1, so it is a monotone map of Σ_t ĝ_t[0] and the threshold
+search does not depend on it (a wrong σ cannot hide a move).
 
 Statistic.  Algorithm 3 (stepwise): Σ_t ĝ_t[0]/σ², the Gaussian likelihood-ratio score of its
 phase-1 noisy gradients (the canary is in every minibatch: K_1 = n_1; later phases only
