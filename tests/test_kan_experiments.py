@@ -289,3 +289,21 @@ def test_lambda_summary_figure(analyses, tmp_path):
     assert path == tmp_path / "kan" / "kan.summary.lambda.png"
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_new_theorem_runs_record_their_schedules_and_width(rows):
+    """Cor 5.6 and the γ sweep store the schedule they ran and the width they sit at; every rate
+    row records m·γ₀⁴; every tight fresh run's second calibration route agrees."""
+    from empirical.papers.kan import cor56, gamma
+    for r in rows["kan.cor56.n"] + rows["kan.cor56.n.frozen"]:
+        sch = cor56.cor56_schedule(int(r["p_n"]), r["gamma0"])
+        assert (r["B"], r["T"]) == (sch["B"], sch["T"]) and r["eta"] == pytest.approx(sch["eta"])
+        assert r["width_m_gamma4"] >= 1.0
+    assert all(r["n_distinct"] == r["p_n_frozen"] for r in rows["kan.cor56.n.frozen"])
+    for r in rows["kan.gamma.fullbatch_dpgd"]:
+        assert r["m"] == gamma.width_for(r["p_gamma"]) and r["width_m_gamma4"] >= 1.0
+    for i in ("kan.gamma.fullbatch_dpgd", "kan.lam.tight.fresh", "kan.cor55.n.tight"):
+        for r in rows[i]:
+            assert r["max_epsilon_route_gap"] <= r["limit_epsilon_route_gap"]
+    for i in IDS:
+        assert all("width_m_gamma4" in r for r in rows[i]), i

@@ -237,8 +237,10 @@ def calibration_routes(priv, cal: str, lam: float, T: int, n: int, B: int, sampl
     κ against the theorem's formula written out in :mod:`algorithms.privacy_pairs`
     (``used_``/``theory_noise_multiplier``, relative 1e-9).  The tight one with cyclic batches:
     its certified ε against the exact Gaussian ε recomputed there (sensitivity by direct
-    recursion, ε by the hockey-stick formula): a relative gap above 1e-6 (the two root
-    finders' rounding is ≤ 1e-9) fails (``max_``/``limit_epsilon_route_gap``)."""
+    recursion, ε by the hockey-stick formula); with fresh batches: its certified ε against the
+    truncation argument of Theorems F.8–F.12 recomputed there (exact binomial tail, sensitivity
+    over every block start, exact Gaussian ε).  A relative gap above 1e-6 (the two root finders'
+    rounding is ≤ 1e-9) fails (``max_``/``limit_epsilon_route_gap``)."""
     full = lambda v: np.full(R, float(v))  # noqa: E731
     if cal == "thm5.4":
         return {"used_noise_multiplier": full(priv.noise_multiplier),
@@ -246,12 +248,25 @@ def calibration_routes(priv, cal: str, lam: float, T: int, n: int, B: int, sampl
     if cal == "thm5.1":
         return {"used_noise_multiplier": full(priv.noise_multiplier),
                 "theory_noise_multiplier": full(pairs.kappa_thm_f12(lam, T, B, n, eps, delta))}
+    relation = "replace-one" if priv.relation == "replace-one" else "zero-out"
     if cal == "tight" and sampler == "cyclic":
         exact = pairs.cyclic_epsilon_exact(priv.noise_multiplier, lam, T - 1, n, B, delta,
-                                           "replace-one" if priv.relation == "replace-one"
-                                           else "zero-out")
+                                           relation)
         return {"epsilon_route_exact": full(exact),
                 "max_epsilon_route_gap": full(abs(priv.epsilon_guarantee - exact) / exact),
+                "limit_epsilon_route_gap": full(1e-6)}
+    if cal == "tight" and sampler == "fresh":
+        # the truncation argument recomputed (exact binomial tail, sensitivity over every block
+        # start, exact Gaussian ε).  It is the accountant's only route for λ > 0 or B = n, so
+        # the two must agree; at λ = 0 with B < n the accountant may also use amplification by
+        # subsampling, which can only lower its ε: there only an ε above the route's fails.
+        route = pairs.fresh_truncation_epsilon(priv.noise_multiplier, lam, T - 1, n, B, delta,
+                                               relation)
+        gap = (priv.epsilon_guarantee - route) / route
+        if not (lam == 0 and B < n):
+            gap = abs(gap)
+        return {"epsilon_route_exact": full(route),
+                "max_epsilon_route_gap": full(max(gap, 0.0)),
                 "limit_epsilon_route_gap": full(1e-6)}
     return {}
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from algorithms.kan.correlated_noise import calibrate, dp_sgd_correlated
 from empirical.core.experiment import Check, Experiment, register
-from empirical.papers.kan.problems import _instance, privacy_columns, sample_rows
+from empirical.papers.kan.problems import _instance, privacy_columns, sample_rows, width_columns
 
 
 # =============================================================================================
@@ -43,7 +43,7 @@ def _run_tuned_eta(point: dict, rngs: list, etas: tuple[float, ...] = TUNED_ETAS
             "tuned_eta_at_grid_bottom": (best == 0).astype(float),
             "risk_eta1": risks[:, etas.index(1.0)], "gamma0": np.full(R, inst.gamma0),
             "lam": np.zeros(R), **privacy_columns(priv, R),
-            "T": np.full(R, float(T)), "B": np.full(R, float(n))}
+            "T": np.full(R, float(T)), "B": np.full(R, float(n)), **width_columns(inst, R)}
 
 
 def _tuned_values(point: dict) -> dict:
