@@ -1,6 +1,8 @@
-"""Shared core of ``bounds``: the ``Bound`` record, the paper and bound registries, symbols and
-their domains, asymptotic exponents and local log-log slopes (comparing two bounds and deriving a
-corollary from its theorem: :mod:`bounds.compare`).
+"""Shared core of ``bounds``: the ``Bound`` record, the bound registry and local log-log slopes
+(comparing two bounds and deriving a corollary from its theorem: :mod:`bounds.compare`).  The
+symbols and their domains (:mod:`bounds.symbols`), asymptotic exponents
+(:mod:`bounds.exponents`) and the paper registry (:mod:`bounds.registry`) have modules of their
+own; their names are importable from here too.
 
 Every rate in the five papers is a positive expression in positive parameters (n, d, ρ, ...),
 so a bound is a sympy expression over positive symbols.  Two derived quantities are what the
@@ -26,7 +28,11 @@ from typing import Iterable, Mapping
 import mpmath
 import sympy as sp
 
-# The paper registry lives apart (bounds.registry); its names stay importable from here.
+# The symbols and the asymptotic exponent live apart (bounds.symbols, bounds.exponents), as
+# does the paper registry (bounds.registry); their names stay importable from here.
+from bounds.exponents import asymptotic_exponent
+from bounds.symbols import (_DOMAINS, _NONNEGATIVE, _SYMBOLS, POSITIVE,  # noqa: F401
+                            UNIT_HALF_OPEN, UNIT_LEFT_OPEN, UNIT_OPEN, Domain, domain, sym)
 from bounds.registry import (_DECLARED_BY, _INFO, _PLUGINS, ENTRY_POINT_GROUP,  # noqa: F401
                              LOAD_ERRORS, OptionalExtraMissing, PaperInfo, PaperLoadWarning,
                              check_paper, load_paper, load_papers, paper_info, paper_modules,
@@ -84,153 +90,6 @@ def privacy_notion(text: str) -> str:
         return ""
     notion = min(hits)[1]
     return notion + (" (user-level)" if re.search(r"user[- ]level", text, re.I) else "")
-
-# Shared symbol table.  All parameters of the papers are positive reals, except the noise
-# correlation λ which may be 0 (independent noise).  One Symbol object per name, so that bounds
-# from different papers can be compared and substituted into each other.
-_NONNEGATIVE = {"lam"}
-_SYMBOLS: dict[str, sp.Symbol] = {}
-
-
-@dataclass(frozen=True)
-class Domain:
-    """The interval a parameter lives in.  A variable bounded above (λ ∈ [0, 1), δ ∈ (0, 1))
-    cannot go to ∞, so it has no asymptotic log-log exponent (:meth:`Bound.exponent` refuses
-    it); with a lower edge 0 it has one as it tends to 0 (:meth:`Bound.edge_exponent`)."""
-
-    lo: float = 0.0
-    hi: float = math.inf
-    lo_closed: bool = False
-    hi_closed: bool = False
-
-    def __post_init__(self) -> None:
-        if not (self.lo >= 0 and self.hi > self.lo):
-            raise ValueError(f"a domain needs 0 <= lo < hi, got lo={self.lo!r}, hi={self.hi!r}")
-
-    @property
-    def unbounded_above(self) -> bool:
-        return self.hi == math.inf
-
-    def contains(self, v: float) -> bool:
-        above = v >= self.lo if self.lo_closed else v > self.lo
-        below = v <= self.hi if self.hi_closed else v < self.hi
-        return bool(above and below)
-
-    def __str__(self) -> str:
-        hi = "∞" if self.hi == math.inf else f"{self.hi:g}"
-        return (f"{'[' if self.lo_closed else '('}{self.lo:g}, {hi}"
-                f"{']' if self.hi_closed and self.hi != math.inf else ')'}")
-
-
-#: Domains every paper module may name: positive reals (the default), [0, 1), (0, 1), (0, 1].
-POSITIVE = Domain()
-UNIT_HALF_OPEN = Domain(0.0, 1.0, lo_closed=True)
-UNIT_OPEN = Domain(0.0, 1.0)
-UNIT_LEFT_OPEN = Domain(0.0, 1.0, hi_closed=True)
-_DOMAINS: dict[str, Domain] = {"lam": UNIT_HALF_OPEN}
-
-
-def sym(name: str, domain: Domain | None = None) -> sp.Symbol:
-    """The shared sympy Symbol called ``name`` (positive, or nonnegative for ``lam``).
-
-    ``domain``: the interval the parameter lives in (default: the positive reals).  A paper
-    module declares each bounded parameter where it makes the symbol; declaring another
-    domain for a name already declared is a ValueError (the symbol is shared by all papers)."""
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"symbol name must be a Python identifier, got {name!r}")
-    if domain is not None:
-        known = _DOMAINS.get(name)
-        if known is not None and known != domain:
-            raise ValueError(f"symbol {name!r} is declared on {known}, not {domain}")
-        _DOMAINS[name] = domain
-    s = _SYMBOLS.get(name)
-    if s is None:
-        if name in _NONNEGATIVE:
-            s = sp.Symbol(name, nonnegative=True, real=True)
-        else:
-            s = sp.Symbol(name, positive=True)
-        _SYMBOLS[name] = s
-    return s
-
-
-def domain(name: str) -> Domain:
-    """The declared domain of parameter ``name`` (the positive reals unless declared)."""
-    return _DOMAINS.get(name, POSITIVE)
-
-
-# --------------------------------------------------------------------------------------------
-# Asymptotic exponent
-# --------------------------------------------------------------------------------------------
-
-def _limit_exponent(expr: sp.Expr, x: sp.Symbol) -> sp.Expr:
-    """Fallback: lim_{t→∞} d log expr(e^t) / dt via sympy's limit."""
-    t = sp.Dummy("t", positive=True)
-    g = sp.expand_log(sp.log(expr.subs(x, sp.exp(t))), force=True)
-    return sp.simplify(sp.limit(sp.diff(g, t), t, sp.oo))
-
-
-def _limit_at_infinity(g: sp.Expr, x: sp.Symbol) -> sp.Expr:
-    """lim_{x→∞} g; for ``Min``/``Max`` (where sympy's series code can fail, e.g. on
-    ``Min(√n, nε)`` in ε) the Min/Max of the arguments' limits."""
-    if isinstance(g, (sp.Min, sp.Max)):
-        return type(g)(*[_limit_at_infinity(a, x) for a in g.args])
-    return sp.limit(g, x, sp.oo)
-
-
-def asymptotic_exponent(expr: sp.Expr, x: sp.Symbol) -> sp.Expr:
-    """Exact exponent ``a`` such that ``expr = x**a`` up to log factors as ``x → ∞``.
-
-    Rules (all terms of a bound are positive): a sum has the largest exponent of its terms, a
-    product the sum, ``g**c`` (c free of x) ``c`` times that of g, ``log g`` exponent 0 unless g
-    tends to 1, ``Min``/``Max`` the ``Min``/``Max`` of the exponents.  Symbolic exponents (κ) stay
-    symbolic; a ``Max`` that sympy cannot decide is returned unevaluated.  Anything else falls
-    back to sympy's ``limit`` of the logarithmic derivative.
-    """
-    expr = sp.sympify(expr)
-    if not expr.has(x):
-        return sp.Integer(0)
-    if expr == x:
-        return sp.Integer(1)
-    if isinstance(expr, sp.Add):
-        return _simplify_minmax(sp.Max(*[asymptotic_exponent(a, x) for a in expr.args]))
-    if isinstance(expr, sp.Mul):
-        return sp.simplify(sp.Add(*[asymptotic_exponent(a, x) for a in expr.args]))
-    if isinstance(expr, sp.Pow):
-        base, p = expr.args
-        if not p.has(x):
-            return sp.simplify(p * asymptotic_exponent(base, x))
-        return _limit_exponent(expr, x)
-    if isinstance(expr, sp.log):
-        (g,) = expr.args
-        eg = asymptotic_exponent(g, x)
-        if eg.is_zero is False:
-            return sp.Integer(0)
-        if eg.is_zero:
-            lim = _limit_at_infinity(g, x)
-            if lim == 1:  # log(1 + u) ~ u with u → 0
-                return asymptotic_exponent(sp.simplify(g - 1), x)
-            return sp.Integer(0)
-        return sp.Integer(0)  # symbolic exponent of g: log of a power is a log factor
-    if isinstance(expr, sp.Piecewise):
-        # Branch conditions on other parameters (e.g. κ < 2) stay symbolic; a branch that is
-        # identically 0 contributes nothing to a sum, i.e. exponent −∞.
-        if any(c.has(x) for _, c in expr.args):
-            return _limit_exponent(expr, x)
-        return sp.Piecewise(*[(-sp.oo if e == 0 else asymptotic_exponent(e, x), c)
-                              for e, c in expr.args])
-    if isinstance(expr, sp.Min):
-        return _simplify_minmax(sp.Min(*[asymptotic_exponent(a, x) for a in expr.args]))
-    if isinstance(expr, sp.Max):
-        return _simplify_minmax(sp.Max(*[asymptotic_exponent(a, x) for a in expr.args]))
-    return _limit_exponent(expr, x)
-
-
-def _simplify_minmax(e: sp.Expr) -> sp.Expr:
-    try:
-        return sp.simplify(e)
-    except Exception:  # pragma: no cover - sympy occasionally gives up on Max of rationals
-        return e
-
 
 # --------------------------------------------------------------------------------------------
 # Bound

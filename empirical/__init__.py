@@ -16,7 +16,8 @@ import sys as _sys
 from empirical.core import experiment as _experiment
 from empirical.core.experiment import (FINDING_ON, PRIVACY_UNITS, Check, Experiment, Summary,
                                        experiments, get, ids, register, register_summary,
-                                       summaries, validate_experiment)
+                                       summaries)
+from empirical.core.validation import validate_experiment
 
 from empirical.core import results as _results
 

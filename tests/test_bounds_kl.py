@@ -1,4 +1,4 @@
-"""KL paper, ``bounds/rates/kl.py``: every rate is registered with its provenance, and the
+"""KL paper, ``bounds/rates/kl/``: every rate is registered with its provenance, and the
 relations the paper asserts between its rates hold symbolically (exponents) and numerically
 (local slopes, crossovers, conversions).
 

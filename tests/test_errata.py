@@ -1,6 +1,7 @@
-"""docs/errata.md (all five papers and the real-data experiments): every entry carries a status and
-kind from the allowed sets, every errata id the code, tests and docs cite exists, and what an entry
-names (experiments, tests) exists too, so that the errata cannot go stale silently."""
+"""The errata, docs/errata/<paper>.md (all five papers and the real-data experiments) with the
+conventions in docs/errata.md: every entry carries a status and kind from the allowed sets, sits on
+its paper's registered page, every errata id the code, tests and docs cite exists, and what an
+entry names (experiments, tests) exists too, so that the errata cannot go stale silently."""
 from __future__ import annotations
 
 import fnmatch
@@ -15,6 +16,11 @@ from empirical.core import experiment as registry
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRIES = errata.entries()
+PAGES = errata.pages()
+
+
+def _errata_text() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in PAGES)
 
 
 def _sources() -> list[Path]:
@@ -22,7 +28,7 @@ def _sources() -> list[Path]:
     out = [p for d in ("algorithms", "bounds", "empirical", "tests")
            for p in sorted((ROOT / d).rglob("*.py"))]
     out += sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
-    return [p for p in out if p.exists() and p != errata.ERRATA]
+    return [p for p in out if p.exists() and p not in PAGES]
 
 
 def test_every_entry_has_an_allowed_status_and_kind():
@@ -30,6 +36,20 @@ def test_every_entry_has_an_allowed_status_and_kind():
     for e in ENTRIES.values():
         assert e.status in errata.STATUSES and e.kind in errata.KINDS, e.id
         assert e.title and e.body, e.id
+
+
+def test_each_page_is_its_papers_registered_page_and_holds_only_its_entries():
+    from bounds.core import paper_info, papers
+
+    _experiment_ids()                     # imports every paper's unit (`real` registers there)
+    registered = {Path(paper_info(k).errata).resolve(): k for k in papers() if paper_info(k).errata}
+    assert {p.resolve() for p in PAGES} <= set(registered), "a page no paper registers"
+    for page in PAGES:
+        assert page.stem == registered[page.resolve()], page.name
+        prefixes = {e.paper for e in ENTRIES.values() if e.page == page}
+        assert len(prefixes) == 1, (page.name, prefixes)
+        # the index links every page
+        assert f"](errata/{page.name})" in errata.ERRATA.read_text(encoding="utf-8"), page.name
 
 
 def test_a_malformed_status_line_is_refused(tmp_path):
@@ -43,6 +63,9 @@ def test_a_malformed_status_line_is_refused(tmp_path):
                    "### XX-E1 — b\nStatus: open · Kind: note\n\nc\n", encoding="utf-8")
     with pytest.raises(ValueError, match="twice"):
         errata.entries(bad)
+    ok = "### XX-E1 — a\nStatus: open · Kind: note\n\nb\n"
+    bad.write_text(ok, encoding="utf-8")
+    assert list(errata.entries(bad)) == ["XX-E1"] and errata.entries(bad)["XX-E1"].page == bad
 
 
 def test_superseded_entries_name_an_existing_entry_that_is_not_superseded():
@@ -66,8 +89,7 @@ def test_every_errata_id_cited_in_code_tests_and_docs_exists():
 
 
 def test_ids_cited_inside_the_errata_exist():
-    text = errata.ERRATA.read_text(encoding="utf-8")
-    assert errata.cited_ids(text) <= set(ENTRIES)
+    assert errata.cited_ids(_errata_text()) <= set(ENTRIES)
 
 
 @functools.lru_cache(maxsize=None)
@@ -99,7 +121,7 @@ def test_experiments_named_by_an_entry_exist():
 
 
 def test_tests_named_in_the_errata_exist():
-    text = errata.ERRATA.read_text(encoding="utf-8")
+    text = _errata_text()
     defined = set()
     for p in (ROOT / "tests").glob("*.py"):
         defined |= set(re.findall(r"def (test_\w+)", p.read_text(encoding="utf-8")))
@@ -109,7 +131,7 @@ def test_tests_named_in_the_errata_exist():
 
 
 def test_files_paths_named_in_the_errata_exist():
-    text = errata.ERRATA.read_text(encoding="utf-8")
+    text = _errata_text()
     for path in re.findall(r"`((?:algorithms|bounds|empirical|tests|docs)/[\w/.]+\.(?:py|md))`",
                            text):
         assert (ROOT / path).exists(), path
@@ -117,8 +139,9 @@ def test_files_paths_named_in_the_errata_exist():
 
 def test_errata_stay_small():
     # a record of decisions, not a notebook: the size is part of what keeps it readable
-    # ≈ 130 entries of a few hundred bytes each: past 70 KB the file should split by paper.
-    assert errata.ERRATA.stat().st_size <= 70_000
+    # (≈ 130 entries of a few hundred bytes each)
+    total = sum(p.stat().st_size for p in [errata.ERRATA, *PAGES])
+    assert total <= 60_000, f"errata: {total / 1000:.1f} KB"
 
 
 @functools.lru_cache(maxsize=None)
@@ -128,7 +151,7 @@ def _code_words() -> frozenset[str]:
                      for w in re.findall(r"\w+", p.read_text(encoding="utf-8")))
 
 
-@pytest.mark.parametrize("path", [errata.ERRATA, *sorted((ROOT / "docs" / "papers").glob("*.md"))],
+@pytest.mark.parametrize("path", [*PAGES, *sorted((ROOT / "docs" / "papers").glob("*.md"))],
                          ids=lambda p: p.name)
 def test_code_names_quoted_in_errata_and_paper_pages_exist(path):
     """A function, class, column or experiment quoted as `name` (or `module.name`) must occur in

@@ -11,6 +11,7 @@ import bounds
 from bounds import core
 from bounds import registry as paper_registry
 from empirical.core import experiment as registry
+from empirical.core.validation import validate_experiment
 from empirical.cli import main
 from empirical.core.experiment import Check, Experiment
 from empirical.run.runner import sweep
@@ -129,9 +130,9 @@ def test_slope_check_on_a_bound_without_the_swept_variable_fails_early(tmp_path)
                bound_values=lambda p: {"n": p["n"] * p["c"]},
                checks=(Check("kl:toy_power_law", "two-sided", 0.1, "why"),))
     with pytest.raises(ValueError, match="has no symbol 'c'"):
-        registry.validate_experiment(exp)
+        validate_experiment(exp)
     with pytest.raises(ValueError, match="no bound 'kl:nope'"):
-        registry.validate_experiment(_exp(id="toy.nobound",
+        validate_experiment(_exp(id="toy.nobound",
                                           checks=(Check("kl:nope", "two-sided", 0.1, "w"),)))
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import _toy
 from empirical.run.runner import TIMING_COLUMNS
-from empirical.run import runner
+from empirical.run import cluster, points, runner
 from empirical.store import rows
 from empirical.cli import main
 from empirical.run.runner import (PointError, ResultWriteError, SchedulerError, load_rows, point_key,
@@ -131,7 +131,7 @@ def test_changed_code_recomputes_exactly_the_experiments_that_use_it(tmp_path, m
 
 def test_fingerprint_covers_imported_algorithms_and_core_not_the_harness():
     fp = runner.code_fingerprint("empirical.papers.kl.experiments")["code"]
-    assert {"empirical.papers.kl.experiments", "algorithms.kl.condition", "algorithms.primitives",
+    assert {"empirical.papers.kl.experiments", "algorithms.kl.noisy_gd", "algorithms.primitives",
             "algorithms.accounting", "algorithms.base"} <= set(fp)
     assert not {"empirical.run.runner", "empirical.core.checks", "empirical.core.experiment",
                 "bounds.core"} & set(fp)
@@ -227,7 +227,7 @@ def test_killed_pool_worker_loses_only_its_point(tmp_path, monkeypatch, referenc
 
 def test_unreachable_scheduler_fails_fast_in_one_line(tmp_path, capsys, monkeypatch):
     pytest.importorskip("distributed")
-    monkeypatch.setattr(runner, "DASK_TIMEOUT", 1.0)
+    monkeypatch.setattr(cluster, "DASK_TIMEOUT", 1.0)
     t0 = time.monotonic()
     code = main(["run", "toy.power_law", "--module", "_toy", "--results", str(tmp_path),
                  "--scheduler", "tcp://127.0.0.1:9", "--no-figures"])
@@ -238,7 +238,7 @@ def test_unreachable_scheduler_fails_fast_in_one_line(tmp_path, capsys, monkeypa
 
 def test_scheduler_without_workers_fails_fast(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    monkeypatch.setattr(runner, "DASK_TIMEOUT", 1.0)
+    monkeypatch.setattr(cluster, "DASK_TIMEOUT", 1.0)
     with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as c:
         t0 = time.monotonic()
         with pytest.raises(SchedulerError, match="has no workers"):
@@ -335,7 +335,7 @@ _REAL_REMOTE = runner._remote_point
 
 
 def test_a_worker_running_other_code_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "_remote_point", _remote_point_elsewhere)
+    monkeypatch.setattr(points, "_remote_point", _remote_point_elsewhere)
     with pytest.raises(runner.SweepError, match=r"worker ran different code.*numpy .* -> 9\.9\.9"):
         sweep(_toy.TOY, results=tmp_path, workers=2)
     assert not [f for f in tmp_path.rglob("*.json") if not f.name.startswith(".")]

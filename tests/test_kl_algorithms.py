@@ -505,3 +505,45 @@ if __name__ == "__main__":
     if "--write" in sys.argv:
         REFERENCE.parent.mkdir(exist_ok=True)
         np.savez(REFERENCE, **reference_runs())
+
+
+# ================================================= noise-free controls and Algorithm 3's N_t channel
+def test_noise_factor_zero_is_the_noise_free_run_and_one_is_the_algorithm():
+    """noise_factor = 1 is the algorithm bit for bit; 0 removes every noise draw (the rows are then
+    identical whatever the seed), so the controls of KL-E31 run the same plan without noise."""
+    from algorithms.noise_meter import NoiseMeter, release_hook
+
+    p = Radial(10**4, 1, 4.0)
+    for run in (lambda **k: _adaptive(p, gens(3, 4), **k),
+                lambda **k: kl_spider(p, rho=1.0, w0=p.start(), L0=p.L0, L1=p.L1, gamma=p.gamma,
+                                      kappa=p.kappa, F0=float(p.excess(p.start()[None])[0]),
+                                      rng=gens(3, 4), **k)):
+        np.testing.assert_array_equal(run().w, run(noise_factor=1.0).w)
+        quiet = run(noise_factor=0.0)
+        np.testing.assert_array_equal(quiet.w[0], quiet.w[1])
+        assert not np.array_equal(run().w[0], run().w[1])
+        meter = NoiseMeter(2)
+        run(noise_factor=0.0, observe=release_hook(meter))
+        assert all(np.all(v == 0) for k, v in meter.columns().items() if k.startswith("noise_gauss_"))
+    for bad in (-1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="noise_factor"):
+            _adaptive(p, gens(0), noise_factor=bad)
+
+
+def test_adaptive_norm_releases_are_observed_at_sigma_hat():
+    """Every N_t = ‖∇F(w_t)‖ + N(0, σ̂²) reaches the observer as kind "norm" with its noise-free
+    value, so the measured-noise check sees N_t's noise; without it the channel measures 0."""
+    from algorithms.noise_meter import NoiseMeter, release_hook
+
+    p = Radial(10**5, 1, 4.0)
+    meter = NoiseMeter(4)
+    res = _adaptive(p, gens(0, 1, 2, 3), observe=release_hook(meter, ("gradient", "norm")))
+    cols = meter.columns()
+    k = cols["noise_count_norm"]
+    np.testing.assert_array_equal(k, [len(res.info["N"][r]) for r in range(4)])
+    ratio = math.sqrt(cols["noise_gauss_norm"].sum() / k.sum())
+    assert abs(ratio - 1.0) < 5.0 / math.sqrt(2 * k.sum())          # χ²_k within ≈ 5 sd
+    quiet = NoiseMeter(4)
+    _adaptive(p, gens(0, 1, 2, 3), noise_factor=0.0,
+              observe=release_hook(quiet, ("gradient", "norm"), scale=lambda kind, s: res.info["sigma_hat"]))
+    assert quiet.columns()["noise_gauss_norm"].sum() == 0.0 and quiet.columns()["noise_count_norm"].sum() > 0

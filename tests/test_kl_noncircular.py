@@ -60,7 +60,7 @@ def test_kl_e22_printed_spider_at_effective_rho_is_private_and_worse():
     excess is (s²)^{κ/2} ≈ 1.6 times ours at κ = 4/3 (the schedule moves with ρ′ = ρ/s²)."""
     import dataclasses
 
-    import algorithms.kl.condition as alg
+    import algorithms.kl.spider as alg
 
     orig = alg.kl_spider_plan
 

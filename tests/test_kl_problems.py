@@ -302,7 +302,7 @@ def test_design_moments_are_the_16_column_gram_bit_for_bit():
     """The fourth moments from the 10 distinct products a_j a_k equal, bit for bit, the Gram
     matrix of vec(a_i a_iᵀ) they replaced (same sums of the same products), so rows computed
     before the change stay valid; a design of two generator blocks."""
-    from empirical.papers.kl.problems import _design_moments, regression_design
+    from empirical.papers.kl.problems_regression import _design_moments, regression_design
 
     n, d = 300_000, 4
     A = np.concatenate(list(regression_design(n, d, 2)))
@@ -320,7 +320,7 @@ def test_design_moments_cache_is_shared_exact_and_keyed(tmp_path, monkeypatch):
     file is rebuilt, a directory others can write is not used, DPRATES_CACHE=off writes
     nothing, and the default is a directory under the temporary directory.  The cache can fail: each assertion
     names what a broken cache would do."""
-    import empirical.papers.kl.problems as kp
+    import empirical.papers.kl.problems_regression as kp
 
     monkeypatch.setenv("DPRATES_CACHE", str(tmp_path))
     monkeypatch.setattr(kp, "MOMENT_CACHE_MIN_ROWS", 0)
@@ -383,7 +383,7 @@ def _radial_gradient_as_written(prob, W):
 
 def _ncvx_gradient_as_written(prob, W):
     """NonconvexKL's gradient as first written (no shared |w|, no inside/q = 1 branches)."""
-    from empirical.papers.kl.problems import _g, _g1
+    from empirical.papers.kl.problems_shapes import _g, _g1
     a = np.abs(W)
     G = (_g(np.minimum(a, prob.b)) + _g1(prob.b) * (a - np.minimum(a, prob.b))).sum(axis=1)
     phi1 = prob.q * np.power(np.minimum(G, prob.U), prob.q - 1)

@@ -10,7 +10,7 @@ too; type-only imports under ``if TYPE_CHECKING`` are not imports at run time).
 * A paper unit (``empirical.papers.<key>``) never imports ``empirical.run``, ``report`` or
   ``cli``, and reaches another paper's code (unit, bounds, algorithms) only if it declares that
   paper in ``bounds.register_paper(uses=...)``.
-* There is no import cycle among module-level imports.
+* There is no import cycle, imports inside functions included.
 * No module outside a paper's own code names a paper key (as a string such as an id or a
   module path, or as an identifier): the core discovers papers, it does not list them.
 
@@ -140,7 +140,7 @@ def _under(module: str, *prefixes: str) -> bool:
 def test_the_walk_sees_the_imports_it_must():
     """The rules below can fail: the walk finds imports inside functions and relative ones."""
     edges = {(a, b): top for a, b, _, top in _edges()}
-    assert edges[("empirical.cli", "empirical.store.analysis_cache")] is False   # in a function
+    assert edges[("empirical.cli.work", "empirical.store.analysis_cache")] is False  # in a function
     assert edges[("empirical.papers.kl.experiments", "empirical.papers.kl.problems")] is True
     assert len(_paper_keys()) >= 6 and "kl" in _paper_keys()
     assert _unit("algorithms.kl.condition") == "kl" and _unit("algorithms.accounting") is None
@@ -248,6 +248,21 @@ def test_cycle_finder_finds_a_cycle():
 def test_no_import_cycle_at_module_level():
     top_edges = [(a, _resolve(b)) for a, b, _, top in _edges() if top and _resolve(b)]
     cycles = _cycles([(a, b) for a, b in top_edges if a != b])
+    assert not cycles, cycles
+
+
+#: Imports inside functions left out of the test below, one edge each (none: every import,
+#: inside a function or not, points one way).
+_CYCLE_ALLOWED: set[tuple[str, str]] = set()
+
+
+def test_no_import_cycle_including_imports_inside_functions():
+    """An import inside a function closes a cycle as surely as one at the top, only later: no
+    cycle anywhere, but for the edges of :data:`_CYCLE_ALLOWED`, each of which must still exist."""
+    edges = {(a, _resolve(b)) for a, b, _, _ in _edges() if _resolve(b) and _resolve(b) != a}
+    gone = _CYCLE_ALLOWED - edges
+    assert not gone, f"no longer imported; delete from _CYCLE_ALLOWED: {sorted(gone)}"
+    cycles = _cycles(sorted(edges - _CYCLE_ALLOWED))
     assert not cycles, cycles
 
 

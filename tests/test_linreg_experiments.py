@@ -15,12 +15,15 @@ import bounds
 from algorithms.linreg.adaptive_clipping import alpha_for_epsilon
 from empirical.core import experiment as registry
 from empirical.papers.linreg import experiments as lrx
-from empirical.core.checks import analyse
+from empirical.core.checks import ComparisonExperiment, analyse
 from empirical.run.runner import sweep
 from _open_verdicts import open_cases
 
 IDS = registry.ids("linreg")
-AMB_IDS = [i for i in IDS if not i.startswith("linreg.ssgd")]
+#: Judged by slope checks (the comparison experiments by their contrasts).
+SLOPE_IDS = [i for i in IDS if not isinstance(registry.get(i), ComparisonExperiment)]
+#: DP-AMBSSGD and its fixed-clip baselines (not DP-SSGD, not SSP).
+AMB_IDS = [i for i in SLOPE_IDS if not i.startswith(("linreg.ssgd", "linreg.ssp"))]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +41,7 @@ def _gmean(v):
     return float(np.exp(np.mean(np.log(v))))
 
 
-@pytest.mark.parametrize("exp_id", open_cases(IDS))
+@pytest.mark.parametrize("exp_id", open_cases(SLOPE_IDS))
 def test_experiment_verdicts_as_declared(analyses, exp_id):
     a = analyses[exp_id]
     assert not a.error, a.error
@@ -47,6 +50,19 @@ def test_experiment_verdicts_as_declared(analyses, exp_id):
     want = [(c.bound, c.kind, c.expected_verdict) for c in a.experiment.checks]
     assert got == want, [r.message for r in a.results]
     assert len(a.kept) == len(a.experiment.grid()), a.dropped   # no point is dropped
+
+
+def test_comparison_verdicts_as_declared(analyses):
+    """linreg.ssp.vs_amb: DP-AMBSSGD's privacy term is not below SSP's at equal (ε, δ)
+    (FINDING), and both algorithms' noises are measured against their claims."""
+    for exp_id in IDS:
+        exp = registry.get(exp_id)
+        if not isinstance(exp, ComparisonExperiment):
+            continue
+        a = analyses[exp_id]
+        assert not a.error and not a.privacy_error, (a.error, a.privacy_error)
+        got = [(r.bound, r.verdict) for r in a.results]
+        assert got == [(c.name, c.expected_verdict) for c in exp.contrasts], got
 
 
 def test_every_run_is_certified_at_exactly_its_target(rows):
@@ -361,7 +377,7 @@ def _d_twin(n: int, stat_rule: int, seeds: int):
     base = registry.get("linreg.amb.d.privacy")
     # expected to hold on every grid: the twins test whether d² returns, not LR-E18's record
     checks = tuple(dataclasses.replace(c, level=None, level_reason="", expect_full=None,
-                                       finding_on=None) for c in base.checks)
+                                       finding_on=None, calibration=None) for c in base.checks)
     return dataclasses.replace(base, id=f"linreg.amb.d.privacy_n{n}_rule{stat_rule}", seeds=seeds,
                                checks=checks, fixed={**base.fixed, "n": n, "stat_rule": stat_rule},
                                full_grid=(4, 8, 16, 32, 64, 128, 256))

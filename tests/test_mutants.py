@@ -32,7 +32,7 @@ def test_applied_patches_every_binding_and_restores():
 
 
 def test_confined_patch_leaves_other_modules_alone():
-    import algorithms.kl.condition as alg
+    import algorithms.kl.noisy_gd as alg
     import algorithms.primitives as prim
 
     m = mutants.get_mutant("kl.noisy_gd.add_remove_sensitivity")

@@ -1,7 +1,9 @@
 """A researcher's paper on equal terms with this project's (tests/plugins/bst14, loaded with
 ``--module bst14.rates``): its registered title, citation and errata page in the CLI and the
 report; ``--paper`` accepting it once ``--module`` has imported it; ``--module`` alone acting on
-its papers only; and its stored rows fingerprinted over its whole package."""
+its papers only; and its stored rows fingerprinted over its whole package and the modules its
+experiment declares."""
+import dataclasses
 import importlib
 import shutil
 import sys
@@ -127,3 +129,48 @@ def test_fingerprint_covers_every_module_of_the_plugin_package(tmp_path, monkeyp
     finally:
         runner.forget_fingerprints()
     assert changed["code"]["bst14fp.extra"] != fp["code"]["bst14fp.extra"]
+
+
+def test_fingerprint_covers_the_modules_an_experiment_declares(tmp_path, monkeypatch,
+                                                               plugin_path):
+    """A module outside the plugin's package, which the fingerprint does not follow, declared in
+    ``Experiment.code``: a 10× noise fault planted there makes the stored rows stale
+    (recomputed, not served from the store).  Undeclared, the same module is not in the
+    fingerprint (the declaration is what covers it); a declared module that cannot be found, or
+    a bare string, is a ValueError naming ``code``."""
+    site = tmp_path / "site"
+    pkg = site / "bst14code"
+    shutil.copytree(PLUGINS / "bst14", pkg)
+    (site / "bst14noise.py").write_text("SCALE = 1.0\n")
+    sgd = pkg / "sgd.py"
+    sgd.write_text(sgd.read_text()
+                   .replace("import numpy as np\n", "import numpy as np\n\nimport bst14noise\n")
+                   .replace("s = noise_std(x.shape[0], rho)",
+                            "s = noise_std(x.shape[0], rho) * bst14noise.SCALE"))
+    rates = pkg / "rates.py"
+    rates.write_text(rates.read_text().replace("    private=False))",
+                                               '    private=False, code=("bst14noise",)))'))
+    monkeypatch.syspath_prepend(str(site))
+    try:
+        importlib.import_module("bst14code.rates")
+        exp = registry.get("bst14code.mean.n")
+        assert exp.code == ("bst14noise",)
+        assert "bst14noise" in runner.experiment_fingerprint(exp)["code"]
+        assert "bst14noise" not in runner.code_fingerprint(exp.run.__module__)["code"]
+        first = runner.sweep(exp, results=tmp_path / "res")
+        (site / "bst14noise.py").write_text("SCALE = 10.0\n")
+        importlib.reload(sys.modules["bst14noise"])
+        runner.forget_fingerprints()
+        again = runner.sweep(exp, results=tmp_path / "res")
+        assert (again.stats.recomputed, again.stats.cached) == (len(exp.quick_grid), 0)
+        ratio = (np.mean([r["sq_error"] for r in again if r["p_n"] == 100.0])
+                 / np.mean([r["sq_error"] for r in first if r["p_n"] == 100.0]))
+        assert 50 < ratio < 200, ratio                        # 10× the noise: 100× the error
+        with pytest.raises(ValueError, match=r"code names module 'bst14_absent', which cannot"):
+            dataclasses.replace(exp, code=("bst14_absent",))
+        with pytest.raises(ValueError, match=r"code must be a tuple of module names"):
+            dataclasses.replace(exp, code="bst14noise")
+    finally:
+        runner.forget_fingerprints()
+        _forget("bst14code")
+        sys.modules.pop("bst14noise", None)

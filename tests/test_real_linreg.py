@@ -52,3 +52,29 @@ def test_diffprivlib_peer_runs_when_installed():
     # at a huge ε diffprivlib's functional mechanism is least squares: a check that our call
     # (bounds, no intercept, fresh accountant) is right, not a claim about privacy
     assert np.all(out["excess_diffprivlib"] < 1e-3)
+
+
+def test_measured_noise_of_every_release_matches_its_claim_and_a_halved_noise_is_caught():
+    """Every method's DP-STAT counts and gradient steps carry a measured-noise channel (release −
+    noise-free value against the claimed std, α recomputed independently); a run whose noise is
+    drawn at half its std fails the check."""
+    from empirical.core.rowchecks import check_noise
+    from empirical.papers.linreg import audit as al
+
+    exp = registry.get("real.linreg.diabetes")
+    pt = {"epsilon": 4.0, "delta": 1e-5, "T": 6, "zeta": 1.0}
+
+    def rows():
+        out = run_linreg(pt, seed_generators("test.real.linreg.noise", pt, 4))
+        return [{"p_epsilon": 4.0, **{k: float(v[i]) for k, v in out.items()}} for i in range(4)]
+
+    honest = rows()
+    chans = {k[len("noise_count_"):] for k in honest[0] if k.startswith("noise_count_")}
+    assert chans == {"grad_adaptive", "stat_adaptive", "grad_adaptiveL6", "stat_adaptiveL6",
+                     "grad_fixed"}
+    assert all(honest[0][f"noise_count_{c}"] > 0 for c in chans)
+    summary, error = check_noise(exp, honest)
+    assert error == "" and summary
+    with al._patched("_streams", al.noise_scaled(0.5)):
+        broken = rows()
+    assert check_noise(exp, broken)[1] != ""

@@ -202,6 +202,25 @@ def _rows(exp):
     return rows
 
 
+def _measured_noise_is_checked(exp, rows):
+    """Every release of both methods (Gauss-PSGD's O₁/O₂, the baseline's O₁/O₂, Algorithm 4's
+    gradient and Hessian releases) is measured against the σ recomputed from the accountant
+    (empirical.core.rowchecks.check_noise, part of the privacy verdict); the same rows with
+    each channel's noise halved (S/4) fail it."""
+    from empirical.core.rowchecks import check_noise
+
+    chans = ("o1", "o2", "o1_baseline", "o2_baseline", "sel_gradient", "sel_hessian")
+    for ch in chans:
+        assert f"noise_gauss_{ch}" in rows[0], ch
+    for ch in ("o1", "o1_baseline", "sel_gradient", "sel_hessian"):
+        assert sum(r[f"noise_count_{ch}"] for r in rows) > 0, ch
+    summary, error = check_noise(exp, rows)
+    assert not error and "sel_hessian" in summary, (summary, error)
+    for ch in ("o1", "o1_baseline", "sel_gradient", "sel_hessian"):
+        halved = [dict(r, **{f"noise_gauss_{ch}": r[f"noise_gauss_{ch}"] / 4}) for r in rows]
+        assert check_noise(exp, halved)[1], ch
+
+
 def test_small_run_privacy_and_contrasts():
     exp = _small_experiment(real_sosp.SOSP_EPS_1)
     rows = _rows(exp)
@@ -216,6 +235,7 @@ def test_small_run_privacy_and_contrasts():
     assert accounting.epsilon(accounting.gaussian_event(z, 2), exp.fixed["delta"]) <= eps
     a = analyse(exp, rows)
     assert not a.privacy_error, a.privacy_error
+    _measured_noise_is_checked(exp, rows)
     met = ("PASS", "NOT REPRODUCED")          # the claim holds (declared hold / finding)
     assert a.results[0].verdict in met + ("FAIL", "FINDING", "INCONCLUSIVE")
     # the contrast can fail: the same rows with the methods swapped cannot meet it both ways
@@ -261,3 +281,4 @@ def test_injected_noise_is_the_calibrated_noise():
             continue
         se = np.sqrt(2 * oracle.noise_var4[kind].sum())
         assert abs(oracle.noise_sq[kind].sum() - var) <= 5 * se, kind
+

@@ -188,12 +188,39 @@ def test_audit_tables_show_the_stored_audits(built):
     cells = re.findall(r"<td>(.*?)</td>", row)
     stored = audit.load_audits(built["results"])["kl.noisy_gd.stepwise"]
     assert cells[4] == f"{stored.claimed:.3f}" and cells[5] == f"{stored.audited} (95%)"
-    assert cells[7].startswith("2,000") and ">OK<" in cells[8] and stored.fingerprint in cells[9]
+    assert cells[8].startswith("2,000") and ">OK<" in cells[9] and stored.fingerprint in cells[10]
     # the harness's control is shown outside the papers, the edited file is named, not shown
     other = page[page.index('id="audits-other"'):]
     assert 'id="audit-core-gaussian-noise_halved"' in other and "broken control" in other
     assert "core.gaussian.json: checksum mismatch" in other
     assert 'id="audit-core-gaussian"' not in page
+
+
+def test_power_is_shown_beside_every_verdict(built):
+    """Each audit's power (and the exact ε from which a bug is certain to be caught) and each
+    check's detectable exponent error appear in the HTML report and in the Markdown tables."""
+    from empirical.core.results import format_detectable
+    from empirical.store.rows import load_rows
+
+    stored = audit.load_audits(built["results"])["kl.noisy_gd.stepwise"]
+    assert stored.power is not None and 0 < stored.power <= 1.5
+    power = f"{stored.power:.2f}" + (" LOW" if stored.low_power else "")
+    catches = f"catches exact ε ≥ {stored.claimed / stored.power:.3g}"
+    page, md = built["page"], built["md"].read_text(encoding="utf-8")
+    kl = page[page.index('id="audits-kl"'):page.index('id="errata"')]
+    row = re.search(r'<tr><td><span id="audit-kl-noisy_gd-stepwise">.*?</tr>', kl).group(0)
+    assert re.findall(r"<td>(.*?)</td>", row)[7] == f"{power}; {catches}"
+    assert f"power {power}; {catches}" in page            # beside the experiment's privacy row
+    md_row = next(l for l in md.splitlines() if l.startswith("| `kl.noisy_gd.stepwise` |"))
+    assert f"| {power}; {catches} |" in md_row
+    exp = registry.get("kl.thm9.rho")
+    (r,) = [x for x in analyse(exp, load_rows(exp, results=built["results"])[0]).results
+            if x.kind != "reject"][:1]
+    det = format_detectable(r.detectable)
+    assert r.detectable is not None and f"detects exponent errors beyond {det}" in page
+    md_check = next(l for l in md.splitlines()
+                    if l.startswith(f"| `kl.thm9.rho` | `{r.bound}` |"))
+    assert f"| {det} |" in md_check
 
 
 def test_markdown_summary(built):

@@ -148,7 +148,9 @@ def test_worker_running_other_code_stops_the_run(tmp_path, monkeypatch):
         rows, fp = real(exp_id, point, module)
         return rows, {**fp, "digest": "0" * 16, "versions": {**fp["versions"], "numpy": "9"}}
 
-    monkeypatch.setattr(runner, "_remote_point", elsewhere)
+    from empirical.run import points
+
+    monkeypatch.setattr(points, "_remote_point", elsewhere)
     with pytest.raises(SweepError, match="worker ran different code"):
         sweep_all([_toy.TOY], results=tmp_path, workers=2)
 
@@ -166,7 +168,7 @@ def test_killed_worker_is_retried_in_a_new_pool(tmp_path, monkeypatch):
 def test_a_worker_validation_is_not_redone_in_this_process(tmp_path, monkeypatch):
     """The conftest pre-sweep validates on the pool; the test modules' later runner.sweep calls
     must not validate again (kl.regr.n.k4_3 alone takes 30 CPU-s to validate)."""
-    from empirical.run import scheduling
+    from empirical.run import tasks
 
     # both grids' marks: an earlier test in this process may have validated the toy's full grid
     monkeypatch.delitem(registry._VALIDATED, (id(_toy.TOY), False), raising=False)
@@ -177,7 +179,7 @@ def test_a_worker_validation_is_not_redone_in_this_process(tmp_path, monkeypatch
     def must_not_run(*a, **k):
         raise AssertionError("validated twice")
 
-    monkeypatch.setattr(scheduling, "_remote_validate", must_not_run)
+    monkeypatch.setattr(tasks, "_remote_validate", must_not_run)
     out = sweep_all([_toy.TOY], results=tmp_path / "b", workers=1)
     assert not out[_toy.TOY.id].invalid and len(out[_toy.TOY.id].rows) == 6 * _toy.TOY.seeds
     assert sweep(_toy.TOY, results=tmp_path / "b").stats.cached == 6

@@ -127,15 +127,18 @@ def test_every_output_is_an_alpha_sosp(rows):
     in every run of every rate sweep the output is an α-SOSP, it escaped the saddle
     (|x₁| > π/2: the frozen Ada-DP-SPIDER noise of E2(g) does not prevent escape), no run hit
     the step cap or ran out of records, and the estimation noise stayed below χ (Lemma 5) in
-    ≥ 1 − ω of runs (ω = 0.05; observed: all)."""
+    ≥ 1 − ω of runs (ω = 0.05), counted over all rate runs: Lemma 5's probability is per run,
+    and a sweep of 18 runs (sosp.ada.d.dist) would fail a per-sweep 95% with one exceedance,
+    which ω itself makes 60% likely (observed: one run in all the rate sweeps)."""
+    below = []
     for exp_id in RATE_IDS:
         rs = rows[exp_id]
         assert all(r["is_sosp"] == 1.0 for r in rs), exp_id
         assert all(r["alpha_emp"] <= r["alpha"] for r in rs)
         assert all(r["escaped"] == 1.0 for r in rs)
         assert all(r["capped"] == 0.0 and r["out_of_data"] == 0.0 for r in rs)
-        frac = np.mean([r["err_max_over_chi"] <= 1.0 for r in rs])
-        assert frac >= 0.95, (exp_id, frac)
+        below += [r["err_max_over_chi"] <= 1.0 for r in rs]
+    assert np.mean(below) >= 0.95, np.mean(below)
 
 
 def test_sample_budget_and_lemma8(rows):

@@ -15,7 +15,8 @@ from empirical.core.checks import analyse
 from empirical.run.runner import sweep
 
 IDS = ["sosp.out.grad.n", "sosp.out.curv.n", "sosp.out.grad.eps_frozen",
-       "sosp.out.curv.eps_frozen"]
+       "sosp.out.curv.eps_frozen", "sosp.out.grad.eps", "sosp.out.curv.eps", "sosp.out.grad.d",
+       "sosp.out.grad.d_frozen", "sosp.out.grad.m", "sosp.out.grad.m_frozen"]
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +42,12 @@ def test_every_returned_point_carries_its_certificate(rows):
     """Theorem 2's certificate on every row: ‖∇F(x_out)‖ ≤ α of the run's design, and the
     largest curvature left at the output ≤ √(ρα) up to one step of the γ grid (Lemma 1 escapes
     every γ above it)."""
-    for r in rows["sosp.out.grad.n"] + rows["sosp.out.grad.eps_frozen"]:
+    grad_ids = [i for i in IDS if i.startswith("sosp.out.grad.")]
+    for r in (r for i in grad_ids for r in rows[i]):
         assert r["grad_out"] <= r["alpha"] and r["is_sosp"] == 1.0
         assert r["capped"] == 0.0 and r["out_of_data"] == 0.0
     step = (1.0 / 0.05) ** (1 / 9)
-    for r in rows["sosp.out.curv.n"] + rows["sosp.out.curv.eps_frozen"]:
+    for r in rows["sosp.out.curv.n"] + rows["sosp.out.curv.eps_frozen"] + rows["sosp.out.curv.eps"]:
         assert r["neg_lambda_worst"] <= r["curvature_threshold"] * step
 
 
@@ -82,3 +84,17 @@ def test_predictions_come_from_bounds(analyses):
     fixed = {k: v for k, v in vals.items() if k != "n"}
     assert a.results[0].asymptotic == pytest.approx(float(b.exponent("n", **fixed)))
     assert math.isclose(float(bounds.get("sosp:noise_scale").exponent("epsilon")), -1.0)
+
+
+def test_the_d_and_m_controls_freeze_the_plan_and_move_only_the_instance(rows):
+    """In the d and m controls every plan parameter is that of d = 16 (m = 1) at every point;
+    only the dimension of the instance (the number of clients averaged) changes.  In the swept
+    experiments the plan follows the variable (α changes)."""
+    for frozen, swept, var in (("sosp.out.grad.d_frozen", "sosp.out.grad.d", "d"),
+                               ("sosp.out.grad.m_frozen", "sosp.out.grad.m", "m")):
+        rs = rows[frozen]
+        for key in ("alpha", "chi", "kappa", "b1", "b2", "eta", "radius", "Gamma", "sigma1"):
+            assert len({r[key] for r in rs}) == 1, (frozen, key)
+        assert len({r[f"p_{var}"] for r in rs}) >= 3
+        assert all(r[f"plan_{var}"] == (16 if var == "d" else 1) for r in rs)
+        assert len({r["alpha"] for r in rows[swept]}) >= 3

@@ -172,11 +172,12 @@ def test_alg3_eps_pole_is_a_finding_of_the_level_alone(analyses, rows):
     assert main.finding_on == "level" and "finding of the level" in main.message
     slope_only = replace(a.experiment, checks=(replace(a.experiment.checks[0], level=None,
                                                        level_reason="", expect="hold",
-                                                       finding_on=None),))
+                                                       finding_on=None, calibration=None),))
     assert analyse(slope_only, rows["userlevel.alg3.eps.pole"]).results[0].verdict == "PASS"
     # the verdict can fail: with the band widened over the pole's level the finding is stale
     wide = replace(a.experiment, checks=(replace(a.experiment.checks[0],
-                                                 level=(1.0, 10 * main.level_range[1])),))
+                                                 level=(1.0, 10 * main.level_range[1]),
+                                                 calibration=None),))
     assert analyse(wide, rows["userlevel.alg3.eps.pole"]).results[0].verdict == "NOT REPRODUCED"
     assert not any(r["halted"] for r in rows["userlevel.alg3.eps.pole"])
     worst = a.kept[int(np.argmax(main.ratios))]

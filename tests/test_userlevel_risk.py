@@ -138,7 +138,9 @@ def test_fkt20_excess_is_its_noise_and_does_not_gain_from_m(swept):
     """Control for userlevel.fkt20.m: the excess is the output noise (the coupled noise-free run
     of the same data keeps < 1% of it), so its flat m-slope is the m-free noise of group
     privacy, not an optimisation floor; and Algorithm 3 on the same instance (the rows of
-    userlevel.gain.m, m up to 2^24) does better than this baseline from m = 2^20 on."""
+    userlevel.gain.m, m up to 2^24) does better than this baseline from m = 2^22 on.  (At 2^20
+    it does not: 0.0086 against the baseline's m-free 0.0078 since the baseline's PLD prices
+    its replace-one sensitivity, UL-E28; the crossover interpolates to m ≈ 1.2·10⁶.)"""
     _, rows = swept["userlevel.fkt20.m"]
     for r in rows:
         assert r["nonprivate_excess"] < 0.01 * r["excess"], r
@@ -148,5 +150,5 @@ def test_fkt20_excess_is_its_noise_and_does_not_gain_from_m(swept):
     _, gain_rows = swept["userlevel.gain.m"]
     alg3 = _by_point(gain_rows, "m", "excess")
     for v, x in alg3.items():
-        if v >= 2 ** 20:
+        if v >= 2 ** 22:
             assert np.exp(np.mean(np.log(x))) < fkt, (v, fkt)

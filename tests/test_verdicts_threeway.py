@@ -15,6 +15,7 @@ import bounds
 from empirical.core.checks import (FINDING_LEVEL, INCONCLUSIVE, REFERENCE, REFUSED,
                               acceptance_interval, analyse, detectable_exponent_error)
 from empirical.core.experiment import Check, Experiment
+from empirical.core.validation import validate_experiment
 
 import _toy  # noqa: F401  (registers kl:toy_power_law)
 
@@ -25,6 +26,13 @@ lam = bounds.sym("lam")
 TOY_LAM = (bounds.get("kl:toy_lam") if "kl:toy_lam" in bounds.ids("kl") else
            bounds.register(bounds.Bound(id="kl:toy_lam", expr=lam ** 7 + lam ** sp.Rational(3, 10),
                                         quantity="toy metric in λ", source="tests")))
+
+
+#: n^-1 + n^-2: bent over 1..16 (local ≈ −1.23) away from its n → ∞ exponent −1.
+n = bounds.sym("n")
+TOY_TWO = (bounds.get("kl:toy_two_terms") if "kl:toy_two_terms" in bounds.ids("kl") else
+           bounds.register(bounds.Bound(id="kl:toy_two_terms", expr=1 / n + n ** -2,
+                                        quantity="toy metric", source="tests")))
 
 
 def _check(**kw) -> Check:
@@ -81,6 +89,63 @@ def test_one_sided_a_is_open_below():
     r = _result(exp, -2.5, 0.01)           # far steeper than the upper bound: allowed
     assert r.verdict == "PASS" and r.acceptance[0] == -math.inf
     assert _result(exp, -1.0, 0.01).verdict == "FAIL"
+
+
+# --- one-sided-lower: the mirror of one-sided (a lower bound's slope may be exceeded) ---------
+def test_one_sided_lower_a_is_open_above():
+    """Bound slope −3/2, tol 0.1: A = [−1.6, +∞).  A flatter (or growing) slope passes, a
+    steeper one fails; power is judged downward only."""
+    exp = _exp(_check(kind="one-sided-lower"))
+    r = _result(exp, -0.5, 0.01)
+    assert r.verdict == "PASS" and r.acceptance == (pytest.approx(-1.6), math.inf)
+    assert "one-sided-lower" in r.message and "+∞)" in r.message
+    down, up = r.detectable
+    assert up == math.inf and -1.2 < down < -0.8          # ≈ −1.6 − (−0.5) plus the CI
+    assert _result(exp, -2.5, 0.01).verdict == "FAIL"
+    assert _result(exp, 1.0, 0.01).verdict == "PASS"
+
+
+def test_one_sided_lower_is_shown_and_counted_apart():
+    from empirical.cli import format_table, summary_counts
+
+    exp = _exp(_check(kind="one-sided-lower"))
+    a = analyse(exp, _rows(exp, -0.5, 0.01))
+    table = format_table([a])
+    assert "[-1.60, +inf)" in table and "one-sided-lower = lower bound only" in table
+    assert "/ +∞" in table                       # the upward error is not judged
+    assert "1 lower-bound-consistent (one-sided-lower PASS)" in summary_counts([a])
+
+
+def test_one_sided_lower_ci_straddling_the_edge_does_not_pass():
+    """True slope 0.015 below the lower edge −1.6, CI half-width ≈ 0.06: never PASS."""
+    exp = _exp(_check(kind="one-sided-lower"))
+    verdicts = [_result(exp, -1.6 - 0.015, 0.15, seed=s) for s in range(20)]
+    assert all(0.03 < r.observed.half_width < 0.12 for r in verdicts)
+    assert not any(r.verdict == "PASS" for r in verdicts)
+    assert any(r.verdict == INCONCLUSIVE and "to resolve" in r.message for r in verdicts)
+
+
+def test_one_sided_lower_finding_branches():
+    exp = _exp(_check(kind="one-sided-lower", expect="finding"), seeds=4)
+    assert _result(exp, -2.5, 0.01).verdict == "FINDING"
+    assert _result(exp, -1.0, 0.01).verdict == "NOT REPRODUCED"
+    # a wide CI on the band (true slope = the bound's, half-width > tol) is never a FINDING
+    wide = [_result(exp, -1.5, 0.5, seed=s) for s in range(10)]
+    assert all(r.observed.half_width > 0.1 for r in wide)
+    assert not any(r.verdict == "FINDING" for r in wide)
+
+
+def test_one_sided_lower_level_band_power_and_width():
+    band = dict(level=(0.5, 2.0), level_source="theorem", level_reason="toy")
+    exp = _exp(_check(kind="one-sided-lower", **band))
+    assert _result(exp, -1.5, 0.01).verdict == "PASS"
+    assert _result(exp, -1.5, 0.01, scale=3.0).verdict == "FAIL"     # level above its band
+    weak = _result(_exp(_check(kind="one-sided-lower", tolerance=0.4)), -1.5, 0.01)
+    assert weak.verdict == "PASS" and "UNDERPOWERED" in weak.labels
+    # the open upper end is not "too wide"; a lower reach past 0.5 is
+    assert _result(_exp(_check(kind="one-sided-lower", tolerance=0.45)), 2.0, 0.01).verdict == "PASS"
+    with pytest.raises(ValueError, match="wide_reason"):
+        _check(kind="one-sided-lower", tolerance=0.8)
 
 
 # --- finding: FINDING only at 99%, NOT REPRODUCED, INCONCLUSIVE ----------------------------
@@ -163,10 +228,25 @@ def test_a_grid_near_the_lower_edge_uses_the_edge_limit():
 
 # --- refused intervals, labels, power ---------------------------------------------------------
 def test_an_acceptance_interval_too_wide_to_fail_is_refused_unless_it_says_why():
-    wide = _exp(_check(kind="one-sided", tolerance=0.8))
-    assert _result(wide, -1.5, 0.01).verdict == REFUSED
+    """Refused at declaration: at construction when the tolerance alone reaches past 0.5, at
+    validation (before any run) when the band's asymptotic end does; the analysis still refuses
+    what slips through (REFUSED)."""
+    for kind in ("two-sided", "one-sided", "one-sided-lower"):
+        with pytest.raises(ValueError, match="wide_reason"):
+            _check(kind=kind, tolerance=0.8)
     why = _exp(_check(kind="one-sided", tolerance=0.8, wide_reason="toy: stated"))
     assert _result(why, -1.5, 0.01).verdict == "PASS"
+    # n^-1 + n^-2 over 1..16: local ≈ −1.23, asymptotic −1; one-sided A reaches local + 0.53
+    bent = _exp(_check(bound="kl:toy_two_terms", kind="one-sided", tolerance=0.3))
+    with pytest.raises(ValueError, match="no plausible bug could fail it"):
+        validate_experiment(bent)
+    assert _result(bent, -1.2, 0.01).verdict == REFUSED
+    validate_experiment(_exp(_check(bound="kl:toy_two_terms", kind="one-sided", tolerance=0.2)))
+    # the lower-sided mirror does not reach up to the asymptotic end: not too wide
+    validate_experiment(_exp(_check(bound="kl:toy_two_terms", kind="one-sided-lower",
+                                    tolerance=0.3)))
+    validate_experiment(_exp(_check(bound="kl:toy_two_terms", kind="one-sided", tolerance=0.3,
+                                    wide_reason="toy: the bend is the bound's own")))
 
 
 def test_labels_and_detectable_error():

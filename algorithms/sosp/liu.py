@@ -47,7 +47,7 @@ from algorithms.sosp.spider import AdaDPSpider, ClientData
 from algorithms.validation import check_delta, check_int, check_nonnegative, check_positive
 
 __all__ = ["LiuPlan", "liu_noise", "liu_design", "liu_plan", "LiuResult", "liu_sosp",
-           "above_threshold", "liu_privacy"]
+           "above_threshold", "liu_select", "liu_privacy"]
 
 
 def liu_noise(alpha: float, kappa: float, *, n: int, d: int, z: float, G_sens: float,
@@ -197,34 +197,71 @@ class LiuResult:
     epsilon_svt: float
 
 
+def _svt_noise(gen: np.random.Generator, b_threshold: float, b_query: float,
+               k: int) -> tuple[float, np.ndarray]:
+    """AboveThreshold's Laplace draws for one row: the threshold's Lap(b_T), then k queries'
+    Lap(b_q), in that order from ``gen``."""
+    return float(gen.laplace(0.0, b_threshold)), gen.laplace(0.0, b_query, size=k)
+
+
 def above_threshold(scores: np.ndarray, threshold: float, b_threshold: float, b_query: float,
-                    gen: np.random.Generator) -> int:
+                    gen: np.random.Generator,
+                    observe: Callable[[float, np.ndarray], None] | None = None) -> int:
     """AboveThreshold on the queries q_t = −s_t against −threshold: the first t with
     −s_t + Lap(b_q) ≥ −threshold + Lap(b_T), else −1.  All of a row's Laplace draws come from
-    ``gen`` (the threshold's first)."""
+    ``gen`` (the threshold's first).  ``observe(threshold_noise, query_noises)``, if given, sees
+    the draws (measured-noise checks: each release minus its noise-free value)."""
     s = np.asarray(scores, dtype=float)
-    noisy_thr = -threshold + gen.laplace(0.0, b_threshold)
-    q = -s + gen.laplace(0.0, b_query, size=s.size)
+    nt, nq = _svt_noise(gen, b_threshold, b_query, s.size)
+    if observe is not None:
+        observe(nt, nq)
+    noisy_thr = -threshold + nt
+    q = -s + nq
     hit = np.flatnonzero(q >= noisy_thr)
     return int(hit[0]) if hit.size else -1
+
+
+def liu_select(candidates: np.ndarray, plan: LiuPlan, held_out: Callable,
+               gens: Sequence[np.random.Generator],
+               observe: Callable | None = None) -> np.ndarray:
+    """[29]'s private selection: per row r, the held-out statistics of ``candidates[r]`` (C, d)
+    on n_sel fresh records (``held_out(gens[r], candidates[r], n_sel, r)`` → gradients (1, C, d),
+    Hessians (1, C, d, d)), the scores s = max{‖∇f̂‖, hess_scale·(−λ_min)₊}, and
+    AboveThreshold's index (−1: none passed).  ``observe(row, threshold_noise, query_noises)``
+    sees each row's Laplace draws."""
+    R = candidates.shape[0]
+    selected = np.full(R, -1, dtype=np.int64)
+    for r in range(R):
+        gh, Hh = held_out(gens[r], candidates[r], plan.n_select, r)
+        gnorm = np.linalg.norm(gh[0], axis=-1)
+        lam = np.linalg.eigvalsh(Hh[0])[:, 0]
+        scores = np.maximum(gnorm, plan.hess_scale * np.maximum(-lam, 0.0))
+        obs = None if observe is None else (lambda nt, nq, r=r: observe(r, nt, nq))
+        selected[r] = above_threshold(scores, plan.threshold, plan.b_threshold, plan.b_query,
+                                      gens[r], observe=obs)
+    return selected
 
 
 def liu_sosp(data: ClientData, plan: LiuPlan,
              rng: np.random.Generator | Sequence[np.random.Generator], *,
              held_out: Callable[[np.random.Generator, np.ndarray, int, int],
                                 tuple[np.ndarray, np.ndarray]],
-             true_gradient: Callable[[np.ndarray], np.ndarray] | None = None) -> LiuResult:
+             true_gradient: Callable[[np.ndarray], np.ndarray] | None = None,
+             observe: Callable | None = None,
+             observe_svt: Callable | None = None) -> LiuResult:
     """[29]'s algorithm from x₀ = 0, vectorized over seed rows: DP-SPIDER steps
     x ← x − ηĝ; when ‖ĝ‖ ≤ 3χ outside the Frozen state, ĝ is discarded and the next query is a
     forced O₁ at the same x, to which N(0, r²I) is added, then Γ_F Frozen steps follow; the run
     ends when the training records or the step cap run out.  The iterates at ``candidates``
     evenly spaced steps (and the last) go to AboveThreshold on n_sel fresh held-out records
     (``held_out(gen, X, n_sel, row)`` → gradients (1, C, d), Hessians (1, C, d, d)); the selected
-    iterate is returned (the last one if none passes)."""
+    iterate is returned (the last one if none passes).  ``observe`` is the DP-SPIDER oracle's
+    hook (:class:`algorithms.sosp.spider.AdaDPSpider`), ``observe_svt`` :func:`liu_select`'s."""
     gens = as_generators(rng)
     R, d = len(gens), plan.spider.d
     kids = [g.spawn(3) for g in gens]      # oracle, perturbation, selection streams
-    oracle = AdaDPSpider(data, plan.spider, [k[0] for k in kids], true_gradient=true_gradient)
+    oracle = AdaDPSpider(data, plan.spider, [k[0] for k in kids], true_gradient=true_gradient,
+                         observe=observe)
     pert_gens = [k[1] for k in kids]
     sel_gens = [k[2] for k in kids]
     X = np.zeros((R, d))
@@ -273,17 +310,10 @@ def liu_sosp(data: ClientData, plan: LiuPlan,
         cs = cand[r] + [X[r].copy()]
         cs += [cs[-1]] * (C - len(cs))            # pad by repeating the last iterate
         cands[r] = np.array(cs)
-    selected = np.full(R, -1, dtype=np.int64)
+    selected = liu_select(cands, plan, held_out, sel_gens, observe=observe_svt)
     out = X.copy()
-    for r in range(R):
-        gh, Hh = held_out(sel_gens[r], cands[r], plan.n_select, r)
-        gnorm = np.linalg.norm(gh[0], axis=-1)
-        lam = np.linalg.eigvalsh(Hh[0])[:, 0]
-        scores = np.maximum(gnorm, plan.hess_scale * np.maximum(-lam, 0.0))
-        t = above_threshold(scores, plan.threshold, plan.b_threshold, plan.b_query, sel_gens[r])
-        selected[r] = t
-        if t >= 0:
-            out[r] = cands[r, t]
+    pick = np.flatnonzero(selected >= 0)
+    out[pick] = cands[pick, selected[pick]]
     eps_svt = plan.sensitivity / plan.b_threshold + 2.0 * plan.sensitivity / plan.b_query
     return LiuResult(candidates=cands, selected=selected, x=out, perturbations=perts,
                      steps=steps, capped=capped, out_of_data=no_data, oracle=oracle,

@@ -28,13 +28,13 @@ from functools import lru_cache
 
 from dp_accounting.pld import privacy_loss_distribution as pld
 
-from algorithms.accounting import REPLACE_ONE
+from algorithms.accounting import ADD_OR_REMOVE_ONE
 from algorithms.userlevel.accounting import RunResult, gaussian_noise
 from algorithms.userlevel.data import UserData
 from algorithms.validation import check_delta, check_int, check_interval
 
 __all__ = ["GroupPrivacy", "fkt20_group_privacy_erm", "group_item_budget", "item_epsilon",
-           "calibrate_item_gaussian"]
+           "calibrate_item_gaussian", "phase_sensitivity"]
 
 
 @lru_cache(maxsize=1024)
@@ -43,11 +43,16 @@ def item_epsilon(z: float, delta: float) -> float:
     privacy-loss distribution (pessimistic estimate: an upper bound; tails truncated at
     e^{−60} ≪ δ).  A PLD rather than RDP: group privacy needs item-level ε' = ε/m down to ~10⁻³
     and δ' ~ 10⁻¹⁷, below the RDP conversion's floor log(1/δ)/(α_max − 1) and the PLD
-    accountant's default truncation (10⁻¹⁵)."""
+    accountant's default truncation (10⁻¹⁵).
+
+    z is relative to the replace-one sensitivity Δ_i (the largest move of x̂_i when one item is
+    replaced), so the two output laws are N(0, z²) and N(1, z²): dp-accounting's Gaussian PLD
+    under ADD_OR_REMOVE_ONE is exactly that pair, whereas under REPLACE_ONE it shifts by 2 × the
+    sensitivity given and would price twice the noise needed (errata UL-E28)."""
     d = pld.from_gaussian_mechanism(z, sensitivity=1.0, pessimistic_estimate=True,
                                     value_discretization_interval=1e-5,
                                     log_mass_truncation_bound=-60.0,
-                                    neighboring_relation=REPLACE_ONE)
+                                    neighboring_relation=ADD_OR_REMOVE_ONE)
     return float(d.get_epsilon_for_delta(delta))
 
 
@@ -65,6 +70,12 @@ def calibrate_item_gaussian(target_epsilon: float, delta: float, rtol: float = 1
         else:
             hi = mid
     return math.exp(hi)
+
+
+def phase_sensitivity(L: float, eta_i: float) -> float:
+    """Δ_i = Lη_i: replacing one of the N_i items moves the empirical gradient by ≤ 2L/N_i, and
+    the phase objective is a_i = 2/(η_iN_i)-strongly convex, so x̂_i moves by ≤ (2L/N_i)/a_i."""
+    return L * eta_i
 
 
 def group_item_budget(epsilon: float, delta: float, m: int) -> tuple[float, float]:
@@ -139,7 +150,7 @@ def fkt20_group_privacy_erm(data: UserData, epsilon: float, delta: float,
         for _ in range(erm_steps):
             grad = data.user_mean_gradients(y, users).mean(axis=0) + a_i * (y - anchor)
             y = data.project(y - step * grad)
-        sens = L * eta_i
+        sens = phase_sensitivity(L, eta_i)
         sigma = z * sens
         x = y + (gaussian_noise(rng, sigma, d) if noise else 0.0)
         phases.append({"i": i, "n_i": n_i, "N_i": N_i, "eta_i": eta_i, "a_i": a_i,

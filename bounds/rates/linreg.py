@@ -39,6 +39,7 @@ Upper bounds (excess risk):
                             Theorem 3.7 substituted).
 * ``linreg:lem35_privacy``  Lemma 3.5's α-dependent terms (in η, ζ, α).
 * ``linreg:lem35_cor33_privacy``  Lemma 3.5's α-terms at Corollary 3.3's η, ζ, α.
+* ``linreg:lem35_thm31_privacy``  Lemma 3.5's α-terms at Theorem 3.1's α and Cor. 3.3's ζ, η free.
 * ``linreg:lem311_main``    Lemma 3.11 without its bias term (privacy + statistical terms).
 * ``linreg:lem311_bias``    Lemma 3.11's bias term (σ = 0): 4e^{−ημ}‖w*‖²e^{−ημT/4}/(η²μ²T²).
 * ``linreg:lem311_privacy`` Lemma 3.11 minus its value at α = 0 (every α-dependent term).
@@ -50,6 +51,9 @@ Upper bounds (excess risk):
 * ``linreg:thm37_privacy``, ``linreg:thm37_nonprivate``  its privacy and 8σ²d/n terms.
 * ``linreg:thm37_main``     Theorem 3.7 without the ‖w*‖²_H/n¹⁰⁰ bias term.
 * ``linreg:cor38``          Corollary 3.8 (Gaussian).
+* ``linreg:cor38_privacy``  its privacy term 8d²σ² log(1/δ)/(ε²n²) alone.
+* ``linreg:ssp_privacy``    sufficient statistics perturbation's privacy term (the prior method of
+                            §1 / Thm 3.2 Remark ii) with SSP's own sensitivity.
 * ``linreg:fixed_clip``     ours: Algorithm 2 with a *fixed* clip ζ = 4K₂R_x log^{2a}n(‖w*‖_H + √κσ)
                             (Theorem 3.2's ζ), eq. (60) with ζ_t ≡ ζ, b = n/T (no DP-STAT points).
 * ``linreg:fixed_clip_privacy``  its α-dependent term.
@@ -58,6 +62,7 @@ Upper bounds (excess risk):
                             ζ = log^{2a}n·(R_x²‖w*‖ + R_xσ) of prior DP-SGD analyses: d³.
 * ``linreg:cai_upper``      Cai, Wang, Zhang 2021 upper bound, σ²d/n + (d‖w*‖²_H + σ²)d²/(ε²n²).
 * ``linreg:prior_efficient`` prior efficient methods (DP-SGD, SSP): d²R_x²‖w*‖²/(ε²n²) = d³‖w*‖²/(ε²n²).
+* ``linreg:naive_privacy_boundary``  ours: the same at ε = √(log(n/δ)/n) (Theorem 3.1's cap).
 * ``linreg:naive_privacy``  ours: DP-SSGD's privacy term without amplification by shuffling
                             (α ∝ 1/ε): d²(‖w*‖²+σ²)/(ε²n) — the rate the 1/√n of Theorem 3.1 removes.
 
@@ -74,6 +79,8 @@ Noise multipliers (kind ``conversion``):
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import sympy as sp
 
 from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
@@ -83,8 +90,9 @@ from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 register_paper(
     "linreg", "empirical.papers.linreg", algorithms=("algorithms.linreg.adaptive_clipping",),
     title='Varshney, Thakurta, Jain, "(Nearly) Optimal Private Linear Regression via Adaptive Clipping"',
-    citation='Prateek Varshney, Abhradeep Thakurta, Prateek Jain. [(Nearly) Optimal Private Linear Regression via Adaptive Clipping](https://arxiv.org/search/?searchtype=title&query=%28Nearly%29+Optimal+Private+Linear+Regression+via+Adaptive+Clipping).',
-    url='https://arxiv.org/search/?searchtype=title&query=%28Nearly%29+Optimal+Private+Linear+Regression+via+Adaptive+Clipping')
+    citation='Prateek Varshney, Abhradeep Thakurta, Prateek Jain. [(Nearly) Optimal Private Linear Regression via Adaptive Clipping](https://arxiv.org/abs/2207.04686), arXiv:2207.04686.',
+    url='https://arxiv.org/abs/2207.04686',
+    errata=str(Path(__file__).resolve().parents[2] / "docs" / "errata" / "linreg.md"))
 
 n, d, epsilon, delta, sigma = sym("n"), sym("d"), sym("epsilon"), sym("delta", UNIT_OPEN), sym("sigma")
 condition_number, w_norm = sym("condition_number"), sym("w_norm")
@@ -224,6 +232,19 @@ LEM35_COR33_PRIVACY = _bound(
     "d²(‖w*‖²+σ²)log²(n/δ)/(ε²n²), with ζ's log²n kept)", privacy=_DP,
     assumptions=LEM35.assumptions, conditions=(sp.Le(1 / (4 * d), 1 / (2 * RX2)),))
 
+#: Theorem 3.1's α = log(n/δ)/(ε√n) and Corollary 3.3's ζ = √d√(‖w*‖² + σ²) log n, η left free.
+THM31_PARAMS = {zeta: COR33_PARAMS[zeta], alpha: ALPHA_THM31}
+LEM35_THM31_PRIVACY = _bound(
+    "lem35_thm31_privacy", LEM35_PRIVACY.expr.subs(THM31_PARAMS), _PRIV_TERM,
+    "Lemma 3.5's α-terms at Theorem 3.1's α and Corollary 3.3's ζ, at the step η the run fixes "
+    "in advance (any η ≤ 1/(2R_x²))", privacy=_DP, assumptions=LEM35.assumptions,
+    conditions=(sp.Le(eta, 1 / (2 * RX2)),))
+NAIVE_PRIVACY_BOUNDARY = _bound(
+    "naive_privacy_boundary", NAIVE_PRIVACY.expr.subs(epsilon, _sqrt(_log(n / delta) / n)),
+    _PRIV_TERM, "ours: linreg:naive_privacy along Theorem 3.1's boundary ε = √(log(n/δ)/n): "
+    "without amplification by shuffling the privacy term would not fall with n there",
+    privacy=_DP, notes="the competitor of an n-sweep that holds ε at Theorem 3.1's cap.")
+
 # ------------------------------------------------------------------------------------------------
 # §3.2 DP-AMBSSGD
 # ------------------------------------------------------------------------------------------------
@@ -306,6 +327,30 @@ COR38 = _bound(
     _EXCESS, "Corollary 3.8", assumptions=("x ~ N(0, I), z ~ N(0, σ²)", "w.p. ≥ 1 − n⁻¹⁰⁰"),
     privacy=_DP, conditions=(sp.Ge(n, d * (1 + _sqrt(_log(1 / delta)) / epsilon)),),
     notes="η = 1/(4d) of item 1 contradicts Thm 3.7's η; Thm 3.7's is used (LR-E10).")
+
+COR38_PRIVACY = _bound(
+    "cor38_privacy", 8 * d**2 * sigma**2 * _log(1 / delta) / (epsilon**2 * n**2), _PRIV_TERM,
+    "Corollary 3.8, its privacy term 8dσ²/n · d log(1/δ)/(nε²) alone (Õ constant 1)",
+    assumptions=COR38.assumptions, privacy=_DP, conditions=COR38.conditions,
+    notes="the single term the headline's n-sweep must reject where the statistical term shows.")
+
+#: SSP's norm bound: ‖x‖ ≤ B_x = √(d + 2) + √(2 ln n), the Gaussian norm's high-probability bound.
+SSP_BX2 = (_sqrt(d + 2) + _sqrt(2 * _log(n)))**2
+#: ... and |y| ≤ B_y = √(‖w*‖² + σ²)·√(2 ln 2n) (y ~ N(0, ‖w*‖² + σ²)).
+SSP_BY2 = (w_norm**2 + sigma**2) * 2 * _log(2 * n)
+SSP_PRIVACY = _bound(
+    "ssp_privacy",
+    d * (2 * SSP_BX2**2 + 4 * SSP_BX2 * SSP_BY2) * (1 + w_norm**2) * _log(1 / delta)
+    / (2 * epsilon**2 * n**2), _PRIV_TERM,
+    "§1 and Theorem 3.2 Remark ii: sufficient statistics perturbation (Smith et al. 2017, "
+    "Sheffet 2019), whose privacy term the paper quotes as ≈ d²R_x²‖w*‖²/(ε²n²); written with "
+    "SSP's own sensitivity Δ² = 2B_x⁴ + 4B_x²B_y² of (XᵀX, Xᵀy) on ‖x‖ ≤ B_x, |y| ≤ B_y: "
+    "½‖(XᵀX)⁻¹(e − Ew*)‖²_H ≈ dΔ²α²(1 + ‖w*‖²)/(2n²) with α² ≈ log(1/δ)/ε²",
+    privacy=_DP, assumptions=("x ~ N(0, I), z ~ N(0, σ²)", "B_x = √(d+2) + √(2 ln n), "
+                              "B_y = √(‖w*‖²+σ²)√(2 ln 2n)", "XᵀX ≈ nI (n ≫ d)"),
+    notes="= d³‖w*‖²/(ε²n²)·O(1) once d ≫ log n (B_x² ≈ d), the rate the paper quotes; below "
+          "that the log n in B_x flattens the d-slope.")
+
 
 # ------------------------------------------------------------------------------------------------
 # Fixed-clipping baselines (ours, for the adaptive-vs-fixed claim): Algorithm 2 with ζ_t ≡ ζ and

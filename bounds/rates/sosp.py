@@ -59,10 +59,15 @@ Private model selection (Theorem 4, Remark 4, §7):
                              at a fixed number T of candidates.
 * ``sosp:thm4_hessian_error_tied``  the same with T = c_T UM²/(√ρ α^{5/2}), α = Theorem 3's rate
                              (M_s multiplies eq. 142; M is the landscape's, inside T and α).
+* ``sosp:thm4_hessian_privacy`` eq. 142's privacy term alone; ``sosp:thm4_hessian_sampling`` its
+                             sampling term alone; ``sosp:thm4_hessian_per_client``
+                             eq. 142 at m = 1 (a competitor: no averaging over clients).
 * ``sosp:thm4_gradient_error`` eq. 141: G√(log(d/ω')/(mn)) + G √(d T·log_delta)/(√m nε).
 * ``sosp:rem4_threshold``    Remark 4's dimension limit min{(√m nε)², (√m nε)^{6/13}}.
 """
 from __future__ import annotations
+
+from pathlib import Path
 
 import sympy as sp
 
@@ -74,8 +79,9 @@ from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 register_paper(
     "sosp", "empirical.papers.sosp", algorithms=("algorithms.sosp.nonconvex",),
     title='Tao, Zhang, Yu, Cheng, Dressler, Wang, "Second-Order Convergence in Private Stochastic Non-Convex Optimization"',
-    citation='Youming Tao, Zuyuan Zhang, Dongxiao Yu, Xiuzhen Cheng, Falko Dressler, Di Wang. [Second-Order Convergence in Private Stochastic Non-Convex Optimization](https://arxiv.org/search/?searchtype=title&query=Second-Order+Convergence+in+Private+Stochastic+Non-Convex+Optimization).',
-    url='https://arxiv.org/search/?searchtype=title&query=Second-Order+Convergence+in+Private+Stochastic+Non-Convex+Optimization')
+    citation='Youming Tao, Zuyuan Zhang, Dongxiao Yu, Xiuzhen Cheng, Falko Dressler, Di Wang. [Second-Order Convergence in Private Stochastic Non-Convex Optimization](https://arxiv.org/abs/2505.15647), arXiv:2505.15647.',
+    url='https://arxiv.org/abs/2505.15647',
+    errata=str(Path(__file__).resolve().parents[2] / "docs" / "errata" / "sosp.md"))
 
 n, d, m = sym("n"), sym("d"), sym("m")
 epsilon, delta = sym("epsilon"), sym("delta", UNIT_OPEN)
@@ -375,6 +381,37 @@ THM4_HESSIAN_ERROR = register(Bound(
     notes="At a fixed T the d-exponent is 1 (noise std ∝ √d from the Frobenius sensitivity, "
           "operator norm of a Wigner matrix ∝ √d more).  With T tied to α = Theorem 3's rate "
           "(T ∝ α^{−5/2} ∝ d^{−1/2}) it is 3/4.",
+))
+
+THM4_HESSIAN_PRIVACY = register(Bound(
+    id="sosp:thm4_hessian_privacy",
+    expr=M * d * _sqrt(T * log_delta) / (_sqrt(m) * n * epsilon),
+    quantity="‖∇²F̄(x) − ∇²F(x)‖_op of Algorithm 4's aggregated noisy Hessian, privacy term",
+    source=_THM4_SRC + ", eq. 142's second term (‖H_p‖ ≤ O(Md√(T log(1/δ))/(√m nε)))",
+    assumptions=(_A1, "T candidates, each client's noise calibrated for 2T releases"),
+    privacy=_ICRL, kind="upper",
+    notes="The term that dominates where the privacy noise does (d√(T log_delta)/(ε√n) ≫ "
+          "√log(d/ω')); its exponents are the ones the noise sets: d¹, n⁻¹, ε⁻¹, m^{−1/2}.",
+))
+
+THM4_HESSIAN_SAMPLING = register(Bound(
+    id="sosp:thm4_hessian_sampling",
+    expr=M * _sqrt(_log(d / omega) / (m * n)),
+    quantity="‖∇²F̄(x) − ∇²F(x)‖_op of Algorithm 4's aggregated Hessian, sampling term",
+    source=_THM4_SRC + ", eq. 142's first term (matrix Bernstein over the mn held-out records)",
+    assumptions=(_A1,), privacy=_ICRL, kind="upper",
+    notes="Free of ε and T: what the error would follow if the privacy noise did not (the "
+          "competitor of sosp.select.eps, .n and .T).",
+))
+
+THM4_HESSIAN_PER_CLIENT = register(Bound(
+    id="sosp:thm4_hessian_per_client",
+    expr=(M * _sqrt(_log(d / omega) / n) + M * d * _sqrt(T * log_delta) / (n * epsilon)),
+    quantity="eq. 142 without the server's average over m clients (competitor)",
+    source=_THM4_SRC + ", eq. 142 at m = 1 (competing reading, not the paper's)",
+    assumptions=(_A1,), privacy=_ICRL, kind="upper",
+    notes="What one client's release would carry if averaging did not reduce the m clients' "
+          "independent noises: m-free.  The competitor of sosp.select.m.",
 ))
 
 THM4_GRADIENT_ERROR = register(Bound(

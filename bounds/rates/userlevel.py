@@ -61,6 +61,8 @@ docs/errata.md (UL-E1 …).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import sympy as sp
 
 from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
@@ -70,8 +72,9 @@ from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
 register_paper(
     "userlevel", "empirical.papers.userlevel", algorithms=("algorithms.userlevel.sco",),
     title='Lowy, Liu, Asi, "Faster Algorithms for User-Level Private Stochastic Convex Optimization"',
-    citation='Andrew Lowy, Daogao Liu, Hilal Asi. [Faster Algorithms for User-Level Private Stochastic Convex Optimization](https://arxiv.org/search/?searchtype=title&query=Faster+Algorithms+for+User-Level+Private+Stochastic+Convex+Optimization).',
-    url='https://arxiv.org/search/?searchtype=title&query=Faster+Algorithms+for+User-Level+Private+Stochastic+Convex+Optimization')
+    citation='Andrew Lowy, Daogao Liu, Hilal Asi. [Faster Algorithms for User-Level Private Stochastic Convex Optimization](https://arxiv.org/abs/2410.18391), arXiv:2410.18391.',
+    url='https://arxiv.org/abs/2410.18391',
+    errata=str(Path(__file__).resolve().parents[2] / "docs" / "errata" / "userlevel.md"))
 
 n, m, d = sym("n"), sym("m"), sym("d")
 epsilon, delta = sym("epsilon"), sym("delta", UNIT_OPEN)

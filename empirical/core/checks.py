@@ -10,8 +10,10 @@ values over the kept grid points:
   "variable → ∞" is meaningless: the band is the local slope alone and the result says so.
 
 Verdicts are equivalence tests on the slope's 95% bootstrap interval (``fit_slope``).  A check's
-*acceptance interval* A is [lo − tol, hi + tol] for a two-sided check and (−∞, hi + tol] for a
-one-sided one, [lo, hi] the band between the local slope and the asymptotic exponent.
+*acceptance interval* A is [lo − tol, hi + tol] for a two-sided check, (−∞, hi + tol] for a
+one-sided one (an upper bound) and [lo − tol, +∞) for a ``one-sided-lower`` one (a lower bound:
+the quantity may not fall faster than it), [lo, hi] the band between the local slope and the
+asymptotic exponent.
 
 * the slope **passes** when the whole CI lies inside A, **deviates** when the whole CI lies
   outside A, and is **inconclusive** otherwise;
@@ -69,7 +71,7 @@ import bounds
 from bounds.core import domain as bounds_domain
 from empirical.core.contrasts import (ComparisonAnalysis, ComparisonExperiment, Contrast,
                                       ContrastEstimate, ContrastResult, analyse_contrasts)
-from empirical.core.experiment import PRIVACY_UNITS, Check, Experiment
+from empirical.core.experiment import LOWER, PRIVACY_UNITS, Check, Experiment
 from empirical.core.fitting import SlopeFit, fit_slope, ols_slope
 from empirical.core.results import (_GRIDS, CONTRAST_KINDS, FINDING_LEVEL, INCONCLUSIVE, INFO,
                                     NOT_REPRODUCED, OK_VERDICTS, REFERENCE, REFUSED,
@@ -82,7 +84,7 @@ __all__ = ["CheckResult", "Analysis", "analyse", "check_privacy", "check_setting
            "NOISE_ALPHA", "FAMILIES", "noise_interval",
            "detectable_exponent_error", "OK_VERDICTS", "NOT_REPRODUCED", "INCONCLUSIVE",
            "REFERENCE", "REFUSED", "WIDE_ACCEPTANCE", "FINDING_LEVEL", "UNDERPOWERED_AT",
-           "acceptance_interval", "labels",
+           "acceptance_interval", "judged_sides", "labels", "band_exponent", "declared_too_wide",
            "CONTRAST_KINDS", "INFO", "Contrast", "ContrastEstimate", "ContrastResult",
            "ComparisonExperiment", "ComparisonAnalysis", "analyse_contrasts"]
 
@@ -97,10 +99,18 @@ def _band(local: float, asym: float) -> tuple[float, float]:
 
 def acceptance_interval(kind: str, local: float, asym: float, tol: float
                         ) -> tuple[float, float]:
-    """A check's acceptance interval A: [lo − tol, hi + tol] (two-sided) or (−∞, hi + tol]
-    (one-sided: an upper bound's slope may be beaten), [lo, hi] the band of :func:`_band`."""
+    """A check's acceptance interval A: [lo − tol, hi + tol] (two-sided), (−∞, hi + tol]
+    (one-sided: an upper bound's slope may be beaten) or [lo − tol, +∞) (one-sided-lower: a
+    lower bound's slope may be exceeded), [lo, hi] the band of :func:`_band`."""
     lo, hi = _band(local, asym)
-    return (lo - tol if kind == "two-sided" else -math.inf), hi + tol
+    return (-math.inf if kind == "one-sided" else lo - tol,
+            math.inf if kind == LOWER else hi + tol)
+
+
+def judged_sides(kind: str) -> tuple[bool, bool]:
+    """Whether a check of this kind judges the (downward, upward) direction: a one-sided check
+    only the upward one, a one-sided-lower check only the downward one, a two-sided both."""
+    return kind != "one-sided", kind != LOWER
 
 
 def detectable_exponent_error(result: CheckResult,
@@ -110,7 +120,8 @@ def detectable_exponent_error(result: CheckResult,
     A bug that multiplies the metric by v^e (v the swept variable) moves the fitted slope and
     both ends of its CI by exactly e and every level ratio by v^e.  The check stops passing once
     the shifted CI leaves its acceptance interval (:func:`acceptance_interval`: both ends for a
-    two-sided check, only the upper one for a one-sided one) or once some ratio·v^e leaves the
+    two-sided check, only the upper one for a one-sided one, only the lower one for a
+    one-sided-lower one) or once some ratio·v^e leaves the
     level band.  Returns ``(down, up)``: the largest undetected negative and positive e bound
     (−inf/inf: never detected in that direction); None for ``reject`` checks and for contrasts
     (no slope).
@@ -137,14 +148,15 @@ def detectable_exponent_error(result: CheckResult,
 
 def underpowered(result: CheckResult) -> bool:
     """Whether a check expected to hold cannot detect an exponent error of ±UNDERPOWERED_AT in a
-    direction it judges (a one-sided check judges only the upward one)."""
+    direction it judges (:func:`judged_sides`)."""
     if result.kind == "reject" or result.kind in CONTRAST_KINDS or result.expect != "hold":
         return False
     det = detectable_exponent_error(result)
     if det is None:
         return False
     down, up = det
-    return up >= UNDERPOWERED_AT or (result.kind == "two-sided" and down <= -UNDERPOWERED_AT)
+    judges_down, judges_up = judged_sides(result.kind)
+    return (judges_up and up >= UNDERPOWERED_AT) or (judges_down and down <= -UNDERPOWERED_AT)
 
 
 def labels(check: Check, result: CheckResult) -> tuple[str, ...]:
@@ -163,17 +175,62 @@ def labels(check: Check, result: CheckResult) -> tuple[str, ...]:
 
 def _too_wide(check: Check, local: float, asym: float) -> str:
     """Why ``check``'s acceptance interval is too wide for any plausible bug to fail it (it lets
-    the slope exceed the bound's local slope, or for a two-sided check fall below it, by more
-    than WIDE_ACCEPTANCE), or "" when it is not, or when ``Check.wide_reason`` says why."""
+    the slope exceed the bound's local slope, or fall below it, in a direction the check judges,
+    by more than WIDE_ACCEPTANCE), or "" when it is not, or when ``Check.wide_reason`` says
+    why."""
     if check.kind == "reject" or check.wide_reason:
         return ""
     a = acceptance_interval(check.kind, local, asym, check.tolerance)
-    up, down = a[1] - local, local - a[0]
-    if up > WIDE_ACCEPTANCE or (check.kind == "two-sided" and down > WIDE_ACCEPTANCE):
+    judges_down, judges_up = judged_sides(check.kind)
+    reach = max(a[1] - local if judges_up else 0.0, local - a[0] if judges_down else 0.0)
+    if reach > WIDE_ACCEPTANCE:
         return (f"acceptance interval {_fmt_interval(a)} lets the slope differ from the bound's "
-                f"local slope {local:+.3f} by up to {max(up, down if check.kind == 'two-sided' else 0):.2f} "
-                f"> {WIDE_ACCEPTANCE} with no wide_reason: no plausible bug could fail it")
+                f"local slope {local:+.3f} by up to {reach:.2f} > {WIDE_ACCEPTANCE} with no "
+                "wide_reason: no plausible bug could fail it")
     return ""
+
+
+def band_exponent(exp: Experiment, check: Check, xs, bvals) -> tuple[object, float]:
+    """The band's other end (besides the local slope) for ``check`` over grid values ``xs``
+    with the bound's values ``bvals`` there: (expression or what stands instead, value; NaN
+    when there is none).  See the module docstring for the domain rules."""
+    b = bounds.get(check.bound)
+    fixed = {k: val for k, val in _bound_values(exp, check, exp.point(xs[0])).items()
+             if k != exp.variable}
+    dom = bounds_domain(exp.variable)
+    if (exp.variable in b.variables and not dom.unbounded_above and dom.lo == 0
+            and max(xs) <= 0.1 * dom.hi):
+        # A grid a decade or more below the upper edge heads for the lower edge 0: the
+        # band reaches the exact limit there (e.g. lam_gap = 1 − λ → 0).
+        edge = b.edge_exponent(exp.variable, **fixed)
+        asym = float(sp.N(edge))
+        asym_expr = f"{sp.sstr(edge)} (limit {exp.variable} → 0; {exp.variable} ∈ {dom})"
+    elif exp.variable in b.variables and not dom.unbounded_above:
+        # "variable → ∞" is outside the domain: the band is the local slope alone.
+        asym_expr, asym = f"n/a: {exp.variable} ∈ {dom} is bounded (local slope only)", math.nan
+    elif exp.variable in b.variables:
+        asym_expr = b.exponent(exp.variable, **fixed)
+        asym = float(sp.N(asym_expr))
+    elif np.ptp(np.log(bvals)) == 0.0:   # the bound does not depend on the variable at all
+        asym_expr, asym = sp.Integer(0), 0.0
+    else:  # the variable enters only through check.values (e.g. ε as a function of ρ)
+        asym_expr, asym = "n/a", math.nan
+        if check.kind != "reject":
+            raise ValueError(f"{exp.id}: bound {b.id} has no symbol {exp.variable!r}")
+    if not check.use_asymptotic and check.kind != "reject" and not math.isnan(asym):
+        asym_expr = f"{sp.sstr(asym_expr)} (not used: band on the local slope alone)"
+        asym = math.nan
+    return asym_expr, asym
+
+
+def declared_too_wide(exp: Experiment, check: Check, xs, bvals) -> str:
+    """:func:`_too_wide` at declaration: the local slope is the bound's log-log slope between
+    the grid values ``xs`` (its end points, where ``validate_experiment`` evaluates it, so no
+    run is needed), the band's other end from :func:`band_exponent`.  "" when not too wide."""
+    if check.kind == "reject" or check.wide_reason:
+        return ""
+    local, _ = ols_slope(np.asarray(xs, dtype=float), np.asarray(bvals, dtype=float))
+    return _too_wide(check, local, band_exponent(exp, check, xs, bvals)[1])
 
 
 def _sources(check: Check) -> str:
@@ -181,6 +238,11 @@ def _sources(check: Check) -> str:
     out = f"tolerance: {check.tolerance_source}"
     if check.level is not None:
         out += f"; level band: {check.level_source}"
+        if check.calibration is not None:
+            out += (f" (held-out seeds: {check.calibration.seeds} per point, disjoint from the "
+                    "judged ones)")
+        elif check.level_source == "calibration":
+            out += " (on the judged runs, not held out)"
     return out
 
 
@@ -241,7 +303,8 @@ def _judge_slope(check: Check, observed: SlopeFit, local: float, asym: float,
     interval too (a finding is a claim against a paper)."""
     a = acceptance_interval(check.kind, local, asym, check.tolerance)
     state = _state((observed.ci_low, observed.ci_high), a)
-    side = "two-sided" if check.kind == "two-sided" else "one-sided, lower is allowed"
+    side = {"two-sided": "two-sided", LOWER: "one-sided-lower, higher is allowed"}.get(
+        check.kind, "one-sided, lower is allowed")
     where = {"pass": "inside", "deviates": "OUTSIDE", "inconclusive": "straddles an edge of"}
     msg = (f"95% CI {observed} {where[state]} A = {_fmt_interval(a)} ({side}; tol "
            f"{check.tolerance})")
@@ -359,31 +422,7 @@ def analyse(exp: Experiment, rows: list[dict]) -> Analysis:
         b = bounds.get(check.bound)
         bvals = [b(**_bound_values(exp, check, exp.point(v))) for v in kept]
         local, _ = ols_slope(np.array(kept), np.array(bvals))
-        fixed = {k: val for k, val in _bound_values(exp, check, exp.point(kept[0])).items()
-                 if k != exp.variable}
-        dom = bounds_domain(exp.variable)
-        if (exp.variable in b.variables and not dom.unbounded_above and dom.lo == 0
-                and max(kept) <= 0.1 * dom.hi):
-            # A grid a decade or more below the upper edge heads for the lower edge 0: the
-            # band reaches the exact limit there (e.g. lam_gap = 1 − λ → 0).
-            edge = b.edge_exponent(exp.variable, **fixed)
-            asym = float(sp.N(edge))
-            asym_expr = f"{sp.sstr(edge)} (limit {exp.variable} → 0; {exp.variable} ∈ {dom})"
-        elif exp.variable in b.variables and not dom.unbounded_above:
-            # "variable → ∞" is outside the domain: the band is the local slope alone.
-            asym_expr, asym = f"n/a: {exp.variable} ∈ {dom} is bounded (local slope only)", math.nan
-        elif exp.variable in b.variables:
-            asym_expr = b.exponent(exp.variable, **fixed)
-            asym = float(sp.N(asym_expr))
-        elif np.ptp(np.log(bvals)) == 0.0:   # the bound does not depend on the variable at all
-            asym_expr, asym = sp.Integer(0), 0.0
-        else:  # the variable enters only through check.values (e.g. ε as a function of ρ)
-            asym_expr, asym = "n/a", math.nan
-            if check.kind != "reject":
-                raise ValueError(f"{exp.id}: bound {b.id} has no symbol {exp.variable!r}")
-        if not check.use_asymptotic and check.kind != "reject" and not math.isnan(asym):
-            asym_expr = f"{sp.sstr(asym_expr)} (not used: band on the local slope alone)"
-            asym = math.nan
+        asym_expr, asym = band_exponent(exp, check, kept, bvals)
         ratios = fit.y / np.asarray(bvals, dtype=float)
         verdict, msg = _judge(check, fit, local, asym, ratios, full, strict, seeds)
         wide = _too_wide(check, local, asym)

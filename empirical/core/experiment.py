@@ -1,5 +1,6 @@
 """Declaring an experiment: which bound it checks, on which problem and algorithm, over which
-grid, with which seeds, measuring what, and how its slope is judged.
+grid, with which seeds, measuring what, and how its slope is judged (:class:`Check`, declared
+in :mod:`empirical.core.check_declaration`).
 
 An experiment's ``run`` is a module-level function ``run(point, rngs) -> dict`` that gets the
 full parameter point (fixed parameters plus the swept variable) and one generator per seed, and
@@ -10,175 +11,18 @@ worker only needs the id and the point.
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-__all__ = ["PRIVACY_UNITS", "FINDING_ON", "SOURCES", "Check", "Experiment", "Summary",
+# Check has a module of its own; its names stay importable here.
+from empirical.core.check_declaration import (_EXPECT, _KINDS, FINDING_ON,  # noqa: F401
+                                              LOWER, PRIVACY_UNITS, SOURCES, WIDE_ACCEPTANCE,
+                                              Check)
+from empirical.core.modules import check_code
+
+__all__ = ["LOWER", "PRIVACY_UNITS", "FINDING_ON", "SOURCES", "Check", "Experiment", "Summary",
            "register", "register_summary", "summaries", "get", "ids", "experiments",
-           "validate_experiment", "is_validated", "mark_validated"]
-
-_KINDS = ("two-sided", "one-sided", "reject")
-_EXPECT = ("hold", "finding")
-#: What a finding check is a finding of (``Check.finding_on``).
-FINDING_ON = ("slope", "level", "slope+level")
-#: Where a tolerance or a level band comes from (``Check.tolerance_source``, ``level_source``):
-#: a theorem's constant or its log factors, the instance's exact constant, or a calibration
-#: run (then verdicts resting on it are regression guards, not checks of the theorem).
-SOURCES = ("theorem", "instance", "calibration")
-#: Units a private experiment may state its privacy in: ρ-zCDP, or ε at the run's δ.
-PRIVACY_UNITS = ("rho", "epsilon")
-
-
-@dataclass(frozen=True)
-class Check:
-    """How one fitted slope is judged against one bound.
-
-    kind
-        ``two-sided``: the bound is tight on this instance (an upper bound matched by a lower
-        bound, or an instance where the analysis is exact), so the observed slope must lie within
-        ``tolerance`` of the band between the bound's local slope over the grid and its
-        asymptotic exponent.  ``one-sided``: only an upper bound is claimed; the instance may be
-        easier, so the observed slope must not exceed the band's upper end by more than
-        ``tolerance``.  ``reject``: a competing rate (prior work, the other term, the other
-        reading of an erratum) that the same data must rule out: its slope must lie outside the
-        confidence interval and more than ``tolerance`` from the observed slope.
-    tolerance, reason
-        The allowed deviation and *why* it is that large (log factors, seeds, grid).
-    expect
-        ``hold`` for a claim that should check out; ``finding`` when careful experiments showed
-        it does not (then a failed check is reported as FINDING, documented in docs/errata.md,
-        and does not fail ``dprates verify``).  This is the expectation on the quick grid.
-    expect_full
-        The expectation on the full grid (same values; None: as ``expect``), for a claim that
-        holds in the quick grid's range and is contradicted past it (e.g. LR-E18:
-        ``linreg.amb.d.privacy`` passes for d ≤ 64 and is a finding with d = 128, 256).  The
-        analysis tells the grids apart by the rows' grid values (:meth:`Experiment.is_full`),
-        so an experiment whose expectations differ must have a full-grid value outside its
-        quick grid.
-    finding_on
-        What a finding is a finding *of* (only for a check expected to be a finding on some
-        grid): ``"slope"`` (the slope deviates; a level band, if given, is still enforced: a
-        level outside it FAILS), ``"level"`` (the slope must pass and the level must leave its
-        band, e.g. a hidden constant that blows up) or ``"slope+level"`` (both must deviate).
-        A finding that does not reproduce in every part declared is NOT REPRODUCED.  None: the
-        slope, allowed only on a check without a level band (with one, ValueError: the band
-        could otherwise never fail the check).
-    values
-        Optional map from the experiment's point to the bound's symbol values, when the bound
-        needs different ones than the experiment's primary bound (e.g. a competitor's ``D``).
-    level, level_reason
-        Optional band ``(lo, hi)`` for the *level*: at every kept grid point the aggregated
-        metric divided by the bound's value there must lie in ``[lo, hi]``.  A slope alone misses
-        a wrong constant or a small exponent error over a short grid; the level does not.  The
-        reason states where the band comes from (the bound's hidden constant, a calibration
-        run, the instance's exact constant).  Not allowed on ``reject`` checks.
-    level_source, tolerance_source
-        Where the band and the tolerance come from, as data (one of ``SOURCES``): ``theorem``
-        (a constant or log factor of the statement), ``instance`` (the instance's exact
-        constant) or ``calibration`` (measured on runs: the verdict is a REGRESSION GUARD).
-        ``level_source`` is required with a level band.
-    history
-        For a check redefined after it failed (a grid moved, a range split, a band changed):
-        what it was, what failed and the erratum; shown beside its verdict.
-    reference
-        For a ``reject`` check whose competitor's assumptions do not hold on the instance (a
-        convex lower bound on a strongly convex instance, a reading of a theorem that is not
-        the theorem): why.  It is measured and drawn but shown as REFERENCE, never REJECTED.
-    wide_reason
-        Why an acceptance interval is allowed to be wide (``validate_experiment`` refuses a
-        check that would pass a slope more than ``WIDE_ACCEPTANCE`` above the bound's local
-        slope, or below it for a two-sided one, unless this states why).
-    use_asymptotic
-        False: the grid is far from the regime where the asymptotic exponent describes the
-        bound, so the band is the local slope alone (a narrower acceptance interval; the
-        result shows the exponent, unused).
-    """
-
-    bound: str
-    kind: str
-    tolerance: float
-    reason: str
-    expect: str = "hold"
-    note: str = ""
-    values: Callable[[Mapping[str, float]], dict] | None = None
-    level: tuple[float, float] | None = None
-    level_reason: str = ""
-    expect_full: str | None = None
-    finding_on: str | None = None
-    level_source: str = ""
-    tolerance_source: str = "theorem"
-    history: str = ""
-    reference: str = ""
-    wide_reason: str = ""
-    use_asymptotic: bool = True
-
-    def expectation(self, full: bool = False) -> str:
-        """``hold`` or ``finding`` on the quick (``full=False``) or the full grid."""
-        return (self.expect_full or self.expect) if full else self.expect
-
-    def expected_verdict_for(self, full: bool) -> str:
-        """The verdict this check declares on that grid: REJECTED for a competitor (REFERENCE
-        for one whose assumptions do not hold on the instance), FINDING
-        for a recorded finding, PASS otherwise.  ``verify`` treats any other outcome as a
-        regression."""
-        if self.kind == "reject":
-            return "REFERENCE" if self.reference else "REJECTED"
-        return "FINDING" if self.expectation(full) == "finding" else "PASS"
-
-    @property
-    def expected_verdict(self) -> str:
-        """The verdict declared on the quick grid (:meth:`expected_verdict_for`)."""
-        return self.expected_verdict_for(False)
-
-    def __post_init__(self) -> None:
-        if self.level is not None:
-            lo, hi = self.level
-            if not (0 < lo < hi < float("inf")):
-                raise ValueError(f"level must be a band (lo, hi) with 0 < lo < hi < inf, "
-                                 f"got {self.level!r}")
-            if self.kind == "reject":
-                raise ValueError("a reject check has no level band (it is a competitor's rate)")
-            if not self.level_reason.strip():
-                raise ValueError("a level band must state its reason (level_reason)")
-            if self.level_source not in SOURCES:
-                raise ValueError(f"a level band must state its source (level_source, one of "
-                                 f"{SOURCES}), got {self.level_source!r}")
-        if self.tolerance_source not in SOURCES:
-            raise ValueError(f"tolerance_source must be one of {SOURCES}, "
-                             f"got {self.tolerance_source!r}")
-        if self.reference and self.kind != "reject":
-            raise ValueError("reference is for a reject check (a competitor shown as reference)")
-        if self.kind not in _KINDS:
-            raise ValueError(f"kind must be one of {_KINDS}, got {self.kind!r}")
-        if not self.tolerance > 0:
-            raise ValueError(f"tolerance must be in (0, inf), got {self.tolerance!r}")
-        if self.expect not in _EXPECT:
-            raise ValueError(f"expect must be 'hold' or 'finding', got {self.expect!r}")
-        if self.expect_full is not None and self.expect_full not in _EXPECT:
-            raise ValueError(f"expect_full must be None, 'hold' or 'finding', "
-                             f"got {self.expect_full!r}")
-        self._check_finding_on()
-        if not self.reason.strip():
-            raise ValueError("every check must state the reason for its tolerance")
-
-    def _check_finding_on(self) -> None:
-        if self.finding_on is None:
-            if (self.level is not None and self.kind != "reject"
-                    and "finding" in (self.expect, self.expect_full)):
-                # Else the band could never fail the check: say which part carries the finding
-                # and the other part is enforced.
-                raise ValueError(f"finding_on must be one of {FINDING_ON} for a finding with a "
-                                 "level band (what the finding is a finding of)")
-            return
-        if self.finding_on not in FINDING_ON:
-            raise ValueError(f"finding_on must be None or one of {FINDING_ON}, "
-                             f"got {self.finding_on!r}")
-        if self.kind == "reject" or "finding" not in (self.expect, self.expect_full):
-            raise ValueError("finding_on is only for a check expected to be a finding on some "
-                             "grid (expect or expect_full 'finding', kind not 'reject')")
-        if "level" in self.finding_on and self.level is None:
-            raise ValueError(f"finding_on={self.finding_on!r} needs a level band (level)")
+           "is_validated", "mark_validated"]
 
 
 @dataclass(frozen=True)
@@ -197,6 +41,12 @@ class Experiment:
     data dependent), for a unit in ``PRIVACY_UNITS``.  ``verify`` fails the experiment unless
     every row has guarantee = target (relative ``privacy_rtol``) and spent <= guarantee.
     Non-private runs (baselines, controls) set ``private=False``.
+
+    ``code``: modules (names, e.g. ``("mylib.noise",)``; a package stands for every module in
+    it) whose source can change the rows although ``run``'s module does not import them, or
+    lies outside what the fingerprint follows (another package than the experiment's own): their
+    source is folded into every stored row's fingerprint, so editing them recomputes the rows.
+    Each must be found when the experiment is declared (ValueError naming ``code`` otherwise).
 
     ``version`` is optional and kept for compatibility: stored results carry a fingerprint of the
     code that produced them (empirical/run/runner.py), so changed code is recomputed without a bump.
@@ -223,10 +73,12 @@ class Experiment:
     extra: Mapping[str, object] = field(default_factory=dict)
     private: bool = True
     privacy_rtol: float = 1e-6
+    code: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_id(self.id)
         check_paper_key(self.paper)
+        object.__setattr__(self, "code", check_code(self.id, self.code))
         if not 0 < self.privacy_rtol < 1:
             raise ValueError(f"{self.id}: privacy_rtol must be in (0, 1), got {self.privacy_rtol}")
         if len(self.quick_grid) < 3 or len(self.full_grid) < 3:
@@ -235,6 +87,9 @@ class Experiment:
             raise ValueError(f"{self.id}: seeds must be >= 2 for a confidence interval")
         if not self.checks:
             raise ValueError(f"{self.id}: an experiment must declare at least one check")
+        if any(c.calibration is not None and c.calibration.experiment != self.id
+               for c in self.checks):
+            raise ValueError(f"{self.id}: a check carries another experiment's calibration")
         if self.variable in self.fixed:
             raise ValueError(f"{self.id}: swept variable {self.variable!r} is also fixed")
         if (any(c.expectation(True) != c.expectation(False) for c in self.checks)
@@ -436,65 +291,3 @@ def mark_validated(exp: Experiment, *, full: bool = False) -> bool:
         return False
     _VALIDATED[(id(exp), full)] = exp
     return True
-
-
-def validate_experiment(exp: Experiment, *, full: bool = False) -> None:
-    """Check ``exp`` against its bounds before any point is computed; ValueError naming the
-    experiment, the check and what is wrong.
-
-    Every check's bound must exist; at the grid's two end points ``bound_values`` (or the
-    check's ``values``) must return a mapping giving each of the bound's symbols a value; a
-    check that is not ``reject`` must be on a bound that depends on the swept variable (else its
-    slope is undefined).  Only the end points, because some ``bound_values`` build the problem
-    to read its constants (seconds at large n), and a symbol left out is left out everywhere.
-    Points where a bound is undefined or outside its conditions are not errors: the analysis
-    drops them and says so.
-    """
-    import math
-    import warnings
-
-    import bounds
-    from bounds.core import OutsideConditionsWarning
-
-    if is_validated(exp, full=full):
-        return
-    grid = exp.grid(full)
-    grid = (grid[0], grid[-1])
-    for i, check in enumerate(exp.checks):
-        where = f"{exp.id}: check {i} ({check.kind} on {check.bound!r})"
-        try:
-            b = bounds.get(check.bound)
-        except KeyError as exc:
-            raise ValueError(f"{where}: {exc.args[0]}") from None
-        fn = check.values or exp.bound_values
-        values = []
-        for v in grid:
-            try:
-                vals = fn(exp.point(v))
-            except Exception as exc:
-                raise ValueError(f"{where}: {'values' if check.values else 'bound_values'} "
-                                 f"raised at {exp.variable}={v:g}: {type(exc).__name__}: {exc}"
-                                 ) from None
-            if not isinstance(vals, Mapping):
-                raise ValueError(f"{where}: bound_values must return a mapping of symbol -> "
-                                 f"value, got {type(vals).__name__}")
-            missing = sorted(set(b.variables) - set(vals))
-            if missing:
-                raise ValueError(f"{where}: bound_values leaves out {missing} at "
-                                 f"{exp.variable}={v:g} ({b.id} needs {list(b.variables)}; "
-                                 f"given {sorted(vals)})")
-            values.append(vals)
-        if check.kind == "reject" or exp.variable in b.variables:
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", OutsideConditionsWarning)
-            logs = set()
-            for vals in values:
-                try:
-                    logs.add(round(math.log(b(check_conditions=False, **vals)), 12))
-                except (ValueError, TypeError):
-                    continue
-        if len(logs) > 1:
-            raise ValueError(f"{where}: {b.id} has no symbol {exp.variable!r} (its symbols: "
-                             f"{list(b.variables)}), so its slope in {exp.variable} is undefined")
-    _VALIDATED[(id(exp), full)] = exp

@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from empirical.core.experiment import Check, Experiment  # noqa: F401  (annotations)
+from empirical.core.experiment import WIDE_ACCEPTANCE, Check, Experiment  # noqa: F401
 from empirical.core.fitting import SlopeFit
 
 #: Renders an :class:`Analysis` as HTML for a notebook; set by the package's public face
@@ -33,9 +33,9 @@ REFERENCE = "REFERENCE"
 #: Verdicts that let ``verify`` succeed; everything else (FAIL, NOT REJECTED, NOT REPRODUCED,
 #: INCONCLUSIVE) fails.
 OK_VERDICTS = ("PASS", "REJECTED", "FINDING", REFERENCE)
-#: A check whose acceptance interval reaches farther than this from the bound's local slope is
-#: refused (verdict REFUSED, fails ``verify``) unless ``Check.wide_reason`` says why.
-WIDE_ACCEPTANCE = 0.5
+#: A check whose acceptance interval reaches farther than WIDE_ACCEPTANCE (declared beside
+#: ``Check``) from the bound's local slope is refused (verdict REFUSED at analysis, ValueError at
+#: declaration) unless ``Check.wide_reason`` says why.
 REFUSED = "REFUSED"
 #: Confidence level of a FINDING (a claim against a paper): stricter than the fit's 95%.
 FINDING_LEVEL = 0.99
@@ -132,7 +132,19 @@ def _state(ci: tuple[float, float], a: tuple[float, float]) -> str:
 
 def _fmt_interval(a: tuple[float, float]) -> str:
     left = "(−∞" if a[0] == -math.inf else f"[{a[0]:+.3f}"
-    return f"{left}, {a[1]:+.3f}]"
+    right = "+∞)" if a[1] == math.inf else f"{a[1]:+.3f}]"
+    return f"{left}, {right}"
+
+
+def format_detectable(det: tuple[float, float] | None) -> str:
+    """A check's detectable exponent errors as tables show them: ``down / up``, ∓∞ where no
+    error in that direction would stop a PASS (the direction a one-sided check does not judge),
+    "—" for a check without a slope (a competitor, a contrast)."""
+    if det is None:
+        return "—"
+    down = "−∞" if det[0] == -math.inf else f"{det[0]:+.2f}"
+    up = "+∞" if det[1] == math.inf else f"{det[1]:+.2f}"
+    return f"{down} / {up}"
 
 
 def _resolve(observed: SlopeFit, half_width: float, edges: tuple[float, ...],

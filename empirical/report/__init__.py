@@ -8,10 +8,11 @@ is re-run: grid points not stored are listed as not run) and writes
   MathML, which browsers render natively, so no CDN), its assumptions, source and asymptotic
   exponents; the experiments that check it (local and asymptotic predicted slopes, observed slope
   and CI, tolerance and its reason, level band and observed level range, verdict); the figures
-  (drawn from the same analyses, embedded as base64 PNG); the privacy table; the errata
-  (``docs/errata.md``, rendered by :mod:`empirical.report.markdown`, experiment ids linked to
-  their verdicts); the environment (versions, git commit, grid, seeds, storage).  No network access is
-  needed to view it.
+  (drawn from the same analyses, embedded as base64 PNG); the privacy table; the paper's errata
+  page (``register_paper(errata=...)``, this project's ``docs/errata/<paper>.md``, rendered by
+  :mod:`empirical.report.markdown`, experiment ids linked to their verdicts); then the errata
+  conventions (``docs/errata.md``) and the environment (versions, git commit, grid, seeds,
+  storage).  No network access is needed to view it.
 * ``docs/results.md``: the same summary in Markdown for a code host, figures linked from the
   committed ``figures/<paper>/<experiment>.png``.
 
@@ -25,7 +26,9 @@ public names importable from here.  The work is split by concern:
 * :mod:`empirical.report.privacy`: the privacy and audit tables;
 * :mod:`empirical.report.page`: the HTML page (``render_html``);
 * :mod:`empirical.report.summary`: the Markdown summary (``render_markdown``);
-* :mod:`empirical.report.markdown`: the small Markdown-to-HTML converter for the errata.
+* :mod:`empirical.report.markdown`: the small Markdown-to-HTML converter for the errata;
+* :mod:`empirical.report.errata`: the errata as data (ids, status, kind, experiments);
+* :mod:`empirical.report.doc_tables`: the documentation's generated tables.
 """
 from __future__ import annotations
 

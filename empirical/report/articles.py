@@ -15,6 +15,7 @@ import sympy as sp
 import bounds
 from empirical.core.checks import Analysis, CheckResult
 from empirical.core.experiment import Experiment
+from empirical.core.results import format_detectable
 from empirical.report.cache import ExponentCache
 from empirical.report.data import ExperimentState
 from empirical.report.mathml import exponents_html
@@ -65,7 +66,7 @@ def _check_cells(r: CheckResult, lead: str, inline_style: bool = False,
     det = getattr(r, "detectable", None)
     extra = "".join(f"<br><small>{x}</small>" for x in (
         _e(getattr(r, "sources", "")),
-        "" if det is None else _e(f"detects exponent errors beyond {det[0]:+.2f} / {det[1]:+.2f}"),
+        "" if det is None else _e(f"detects exponent errors beyond {format_detectable(det)}"),
         _e("history: " + r.history) if getattr(r, "history", "") else "") if x)
     cells = [lead, _e(r.variable), _e(kind), _num(r.local, signed=True),
               _asymptotic_html(r), _e(str(r.observed)),

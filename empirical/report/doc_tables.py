@@ -1,28 +1,149 @@
-"""Tables and counts in the documentation, generated from the registries so they cannot go
-stale: the audit targets and mutants of docs/privacy.md, the experiments and bounds per paper.
+"""Tables and counts in the documentation, generated from the registries so that they cannot go
+stale: each paper's bounds, experiments, audit targets and mutants on ``docs/papers/<paper>.md``,
+all audit targets and mutants on docs/privacy.md, the counts per paper on docs/methodology.md.
 
-A generated block in a Markdown file sits between ``<!-- generated: NAME -->`` and
-``<!-- end: NAME -->``; ``python -m empirical.report.doc_tables FILE ...`` rewrites every block of the
-files named; ``--check FILE ...`` only names the stale ones (exit 1), which tests/test_docs.py
-runs in a fresh process, so that nothing a test registers leaks into the tables.
+A generated block sits between two markers::
+
+    <!-- generated: KIND [PAPER] -->
+    ...
+    <!-- end generated -->
+
+with the kinds of :data:`BLOCKS`: ``bounds``, ``experiments`` and ``audits`` take a paper key;
+``mutants`` takes one or, without, lists every paper's; ``audit-targets``, ``audit-counts`` and
+``registry-counts`` take none.  :func:`refresh` re-renders every block of a text,
+:func:`stale_blocks` names the blocks that differ.  ``python -m empirical.report.doc_tables
+[FILE ...]`` rewrites the blocks of the files named (default: every Markdown file under docs/
+with a block); ``--check`` only names the stale ones (exit 1).  tests/test_docs.py and
+tests/test_paper_pages.py run it in a fresh process, so that nothing a test registers leaks into
+the tables.
 """
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
-__all__ = ["BLOCKS", "render", "refresh", "stale_blocks"]
+import bounds
+from empirical.report import errata
 
-_BLOCK = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(.*?)(<!-- end: \2 -->)", re.S)
+__all__ = ["DOCS", "PAGES", "BLOCKS", "bounds_table", "experiments_table", "audits_table",
+           "mutants_table", "audit_targets", "audit_counts", "registry_counts", "render",
+           "refresh", "stale_blocks", "main"]
+
+#: The documentation directory of this checkout, and its per-paper pages.
+DOCS = errata.ERRATA.parent
+PAGES = DOCS / "papers"
+
+_BLOCK = re.compile(r"(<!-- generated: (?P<kind>[a-z][\w-]*)(?: (?P<paper>[a-z][a-z0-9_]*))? -->\n)"
+                    r"(?P<body>.*?)"
+                    r"(?P<end><!-- end generated -->)", re.S)
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return re.sub(r"\s+", " ", str(text)).replace("|", "\\|").strip()
 
 
-def audit_targets() -> str:
+def _source(text: str) -> str:
+    # Only the paper is cited on the pages; a trailing reference to other reading material is cut.
+    return re.split(r";\s*(?:the\s+)?notes\b|,?\s*notes'? (?:§|E\d)", text)[0].rstrip(" ;,")
+
+
+# ---------------------------------------------------------------------------------------------
+# One paper's tables (docs/papers/<paper>.md)
+# ---------------------------------------------------------------------------------------------
+
+def bounds_table(paper: str) -> list[str]:
+    """Markdown rows: every registered bound of ``paper`` with its kind and source."""
+    bounds.core._load_all(paper)
+    ids = bounds.ids(paper)
+    if not ids:
+        raise ValueError(f"paper must be one of {bounds.papers()} with registered bounds, "
+                         f"got {paper!r}")
+    rows = ["| id | kind | source |", "|---|---|---|"]
+    for bid in ids:
+        b = bounds.get(bid)
+        rows.append(f"| `{bid}` | {b.kind} | {_cell(_source(b.source))} |")
+    return rows
+
+
+def _checks_cell(exp) -> str:
+    contrasts = getattr(exp, "contrasts", ())
+    if contrasts:
+        return "; ".join(f"{_cell(c.name)} ({c.kind}"
+                         + (", finding" if c.expect == "finding" else "") + ")"
+                         for c in contrasts)
+    parts = []
+    for c in exp.checks:
+        quick, full = c.expectation(False), c.expectation(True)
+        tag = ("finding" if quick == full == "finding" else
+               "finding on the full grid" if full == "finding" else
+               "finding on the quick grid" if quick == "finding" else "")
+        parts.append(f"`{c.bound}` {c.kind}" + (f" ({tag})" if tag else ""))
+    return "; ".join(parts)
+
+
+def experiments_table(paper: str) -> list[str]:
+    """Markdown rows: every registered experiment of ``paper`` with its swept variable and its
+    checks (bound and kind; ``finding`` where a finding is declared)."""
+    from empirical.core import experiment as registry
+
+    exps = [e for e in registry.experiments(paper) if e.id.startswith(f"{paper}.")]
+    if not exps:
+        raise ValueError(f"paper {paper!r} has no registered experiments")
+    rows = ["| experiment | swept | checks |", "|---|---|---|"]
+    for e in exps:
+        rows.append(f"| `{e.id}` | `{e.variable}` | {_checks_cell(e)} |")
+    return rows
+
+
+def audits_table(paper: str) -> list[str]:
+    """Markdown rows: every registered audit target of ``paper`` with the algorithm, neighbouring
+    relation, view, claimed ε and whether it is an honest target or a broken control."""
+    from empirical.privacy import audit
+
+    audit._load(paper)
+    targets = [t for t in audit.targets() if t.paper == paper]
+    if not targets:
+        raise ValueError(f"paper {paper!r} has no registered audit targets")
+    rows = ["| target | algorithm | relation | view | claimed ε | kind |",
+            "|---|---|---|---|---|---|"]
+    for t in sorted(targets, key=lambda t: (t.expect != "private", t.name)):
+        kind = "honest" if t.expect == "private" else "broken control"
+        rows.append(f"| `{t.name}` | {_cell(t.algorithm)} | {t.relation} | {t.view} | "
+                    f"{t.claimed_epsilon():.3g} at δ = {t.delta:.3g} | {kind} |")
+    return rows
+
+
+def mutants_table(paper: str | None = None) -> list[str]:
+    """Markdown rows: every registered mutant of ``paper`` (None: of every paper, with a paper
+    column), what it breaks, and the experiments, audits and tests it is run against (any of
+    them failing counts as caught)."""
+    from empirical.privacy import mutants
+
+    mutants._load()
+    ms = [m for m in mutants.mutants() if paper is None or m.paper == paper]
+    if not ms:
+        raise ValueError(f"paper {paper!r} has no registered mutants")
+    if paper is not None:
+        ms = sorted(ms, key=lambda m: m.name)
+    rows = (["| mutant | what it breaks | run against |", "|---|---|---|"] if paper else
+            ["| mutant | paper | the bug injected | re-run to catch it |", "|---|---|---|---|"])
+    for m in ms:
+        against = [f"`{e}`" for e in m.experiments] + [f"audit `{a}`" for a in m.audits]
+        against += [f"`{t.split('::')[-1] if paper is None else t}`" for t in m.tests]
+        middle = _cell(m.description) if paper else f"{m.paper} | {_cell(m.description)}"
+        rows.append(f"| `{m.name}` | {middle} | {', '.join(against)} |")
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables over all papers (docs/privacy.md, docs/methodology.md)
+# ---------------------------------------------------------------------------------------------
+
+def audit_targets() -> list[str]:
+    """Markdown rows: every registered audit target, claims and broken controls."""
     from empirical.privacy.audit import targets
 
     rows = ["| target | paper | relation | view | kind | what is run |", "|---|---|---|---|---|---|"]
@@ -30,34 +151,24 @@ def audit_targets() -> str:
         kind = "control (must be caught)" if t.expect == "broken" else "claim"
         rows.append(f"| `{t.name}` | {t.paper} | {t.relation} | {t.view} | {kind} | "
                     f"{_cell(t.algorithm)} |")
-    return "\n".join(rows)
+    return rows
 
 
-def mutants() -> str:
-    from empirical.privacy.mutants import mutants as registered
-
-    rows = ["| mutant | paper | the bug injected | re-run to catch it |", "|---|---|---|---|"]
-    for m in registered():
-        by = [f"`{e}`" for e in m.experiments] + [f"audit `{a}`" for a in m.audits]
-        by += [f"`{t.split('::')[-1]}`" for t in m.tests]
-        rows.append(f"| `{m.name}` | {m.paper} | {_cell(m.description)} | {', '.join(by)} |")
-    return "\n".join(rows)
-
-
-def audit_counts() -> str:
+def audit_counts() -> list[str]:
+    """One sentence: how many audit targets (claims, controls) and mutants, over which papers."""
     from empirical.privacy.audit import targets
     from empirical.privacy.mutants import mutants as registered
 
     ts, ms = targets(), registered()
     controls = sum(t.expect == "broken" for t in ts)
     papers = sorted({t.paper for t in ts})
-    return (f"{len(ts)} audit targets ({len(ts) - controls} claims, {controls} broken controls) "
+    return [f"{len(ts)} audit targets ({len(ts) - controls} claims, {controls} broken controls) "
             f"over {', '.join(papers)}; {len(ms)} mutants over "
-            f"{', '.join(sorted({m.paper for m in ms}))}.")
+            f"{', '.join(sorted({m.paper for m in ms}))}."]
 
 
-def registry_counts() -> str:
-    import bounds
+def registry_counts() -> list[str]:
+    """Markdown rows: bounds, experiments and grid points per paper, and in all."""
     from empirical.core import experiment as registry
 
     rows = ["| paper | bounds | experiments | quick-grid points | full-grid points |",
@@ -70,55 +181,87 @@ def registry_counts() -> str:
                     f" | {sum(len(e.grid(True)) for e in mine)} |")
     rows.append(f"| all | {len(bounds.ids())} | {len(exps)} | {sum(len(e.grid()) for e in exps)}"
                 f" | {sum(len(e.grid(True)) for e in exps)} |")
-    return "\n".join(rows)
+    return rows
 
 
-BLOCKS: dict[str, Callable[[], str]] = {
-    "audit-targets": audit_targets,
-    "mutants": mutants,
-    "audit-counts": audit_counts,
-    "registry-counts": registry_counts,
+#: kind -> (renderer, whether it takes a paper: True required, False none, None optional)
+BLOCKS: dict[str, tuple[Callable[..., list[str]], bool | None]] = {
+    "bounds": (bounds_table, True),
+    "experiments": (experiments_table, True),
+    "audits": (audits_table, True),
+    "mutants": (mutants_table, None),
+    "audit-targets": (audit_targets, False),
+    "audit-counts": (audit_counts, False),
+    "registry-counts": (registry_counts, False),
 }
 
 
-def render(name: str) -> str:
-    if name not in BLOCKS:
-        raise ValueError(f"name must be one of {sorted(BLOCKS)}, got {name!r}")
+def render(kind: str, paper: str | None = None) -> str:
+    """The body of the block ``kind`` (``paper``'s where it takes one), newline-terminated."""
+    if kind not in BLOCKS:
+        raise ValueError(f"block kind must be one of {sorted(BLOCKS)}, got {kind!r}")
+    fn, takes = BLOCKS[kind]
+    if (takes is True and paper is None) or (takes is False and paper is not None):
+        raise ValueError(f"block {kind!r} takes {'a paper key' if takes else 'no paper'}, "
+                         f"got {paper!r}")
     from bounds.core import LOAD_ERRORS
 
-    text = BLOCKS[name]().rstrip("\n") + "\n"
+    text = "\n".join(fn(paper) if paper is not None else fn()) + "\n"
     if LOAD_ERRORS:      # a table missing a paper whose module failed to import would be wrong
-        raise RuntimeError(f"cannot render {name!r}: {dict(LOAD_ERRORS)}")
+        raise RuntimeError(f"cannot render {kind!r}: {dict(LOAD_ERRORS)}")
     return text
+
+
+def _name(m: re.Match) -> str:
+    return m.group("kind") + (f" {m.group('paper')}" if m.group("paper") else "")
 
 
 def refresh(text: str) -> str:
     """``text`` with every generated block re-rendered."""
-    return _BLOCK.sub(lambda m: m.group(1) + render(m.group(2)) + m.group(4), text)
+    return _BLOCK.sub(lambda m: m.group(1) + render(m.group("kind"), m.group("paper"))
+                      + m.group("end"), text)
 
 
 def stale_blocks(text: str) -> list[str]:
-    """Names of the blocks of ``text`` whose content differs from a fresh rendering."""
-    return [m.group(2) for m in _BLOCK.finditer(text) if m.group(3) != render(m.group(2))]
+    """Names (``kind [paper]``) of the blocks of ``text`` whose content differs from a fresh
+    rendering."""
+    return [_name(m) for m in _BLOCK.finditer(text)
+            if m.group("body") != render(m.group("kind"), m.group("paper"))]
 
 
-def _main(argv: list[str]) -> int:
-    if argv[:1] == ["--check"]:          # exit 1 naming the stale blocks, rewrite nothing
-        stale = {n: s for n in argv[1:] if (s := stale_blocks(Path(n).read_text("utf-8")))}
-        for name, blocks in stale.items():
-            print(f"{name}: stale: {', '.join(blocks)}")
-        return 1 if stale else 0
-    for name in argv:
-        path = Path(name)
-        text = path.read_text(encoding="utf-8")
-        new = refresh(text)
-        if new != text:
-            tmp = path.with_suffix(path.suffix + ".tmp")
-            tmp.write_text(new, encoding="utf-8")
-            tmp.replace(path)
-            print(f"{path}: refreshed")
-    return 0
+def _files() -> list[Path]:
+    return [p for p in sorted(DOCS.rglob("*.md"))
+            if p.name != "results.md" and "<!-- generated: " in p.read_text(encoding="utf-8")]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Rewrite the generated blocks of the files named (default: every file under docs/ with
+    one); ``--check``: only name the stale files and blocks (exit status 1)."""
+    p = argparse.ArgumentParser(prog="python -m empirical.report.doc_tables",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--check", action="store_true", help="report stale blocks, change nothing")
+    p.add_argument("files", nargs="*", type=Path, help="Markdown files (default: docs/**/*.md)")
+    args = p.parse_args(argv)
+    stale = []
+    for path in args.files or _files():
+        old = path.read_text(encoding="utf-8")
+        try:
+            blocks = stale_blocks(old)
+        except bounds.core.OptionalExtraMissing as exc:    # scikit-learn for `real`
+            print(f"skipped: {path.name}: {exc}")
+            continue
+        if not blocks:
+            continue
+        stale.append(path)
+        if args.check:
+            print(f"stale: {path.name}: {', '.join(blocks)}")
+            continue
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(refresh(old), encoding="utf-8")
+        tmp.replace(path)                   # atomic: a reader never sees half a page
+        print(f"rewrote: {path.name}")
+    return 1 if (args.check and stale) else 0
 
 
 if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+    sys.exit(main())

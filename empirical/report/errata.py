@@ -1,10 +1,13 @@
-"""The errata (``docs/errata.md``) as data, for all five papers and the real-data experiments.
+"""The errata as data, for all five papers and the real-data experiments: one page per paper,
+``docs/errata/<paper>.md`` (:data:`PAGES`), and the conventions with an index, ``docs/errata.md``
+(:data:`ERRATA`).
 
-Each entry is a heading ``### <ID> — <title>`` (ID like ``KL-E32``, ``UL-E13``) followed by one
+Each entry is a heading ``## <ID> — <title>`` (ID like ``KL-E32``, ``UL-E13``) followed by one
 line ``Status: <status> · Kind: <kind> · Experiments: `id`, `id` …`` (the experiments part is
-optional).  Code, tests and experiment reasons cite entries by id; the report links them
-(:mod:`empirical.report.page`).  :func:`entries` reads the file; :func:`cited_ids` finds the ids a
-text cites, so a test can require every cited id to exist.
+optional).  Code, tests and experiment reasons cite entries by id; each paper names its page with
+``bounds.register_paper(errata=...)`` and the report renders it (:mod:`empirical.report.page`).
+:func:`entries` reads the pages; :func:`cited_ids` finds the ids a text cites, so a test can
+require every cited id to exist.
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ERRATA", "STATUSES", "KINDS", "Erratum", "entries", "cited_ids"]
+__all__ = ["ERRATA", "PAGES", "STATUSES", "KINDS", "Erratum", "pages", "entries", "cited_ids"]
 
 def _checkout() -> Path:
     # the directory holding docs/ and bounds/, however deep this module sits in empirical/
@@ -21,8 +24,15 @@ def _checkout() -> Path:
                 here.parents[1])
 
 
-#: The errata file of this checkout.
+#: The conventions and the index of the per-paper pages, in this checkout.
 ERRATA = _checkout() / "docs" / "errata.md"
+#: The directory of the per-paper pages ``<paper>.md``.
+PAGES = _checkout() / "docs" / "errata"
+
+
+def pages() -> list[Path]:
+    """The per-paper errata pages of this checkout, by file name."""
+    return sorted(PAGES.glob("*.md"))
 
 #: open: the evidence does not settle it; decided: settled by a derivation, test or experiment;
 #: re-opened: was decided, later evidence unsettled it; superseded: replaced by the entry named.
@@ -50,6 +60,8 @@ class Erratum:
     kind: str
     experiments: tuple[str, ...]
     body: str
+    #: the page the entry is written on
+    page: Path | None = None
 
     @property
     def paper(self) -> str:
@@ -58,17 +70,23 @@ class Erratum:
 
 
 def entries(path: Path | str | None = None) -> dict[str, Erratum]:
-    """Every entry of the errata file, by id, in file order.  ValueError (naming the entry) on a
-    duplicate id, a missing or malformed status line, or a status or kind outside the allowed
-    sets."""
-    text = Path(path or ERRATA).read_text(encoding="utf-8")
-    lines = text.splitlines()
-    heads = [(i, m) for i, ln in enumerate(lines) if (m := _HEADING.match(ln))]
+    """Every entry of one errata page (``path``), or of every page of :func:`pages` (by page,
+    then in page order), by id.  ValueError (naming the entry) on a duplicate id, a missing or
+    malformed status line, or a status or kind outside the allowed sets."""
     out: dict[str, Erratum] = {}
+    for page in ([Path(path)] if path is not None else pages()):
+        _read(page, out)
+    return out
+
+
+def _read(page: Path, out: dict[str, Erratum]) -> None:
+    lines = page.read_text(encoding="utf-8").splitlines()
+    heads = [(i, m) for i, ln in enumerate(lines) if (m := _HEADING.match(ln))]
     for k, (i, m) in enumerate(heads):
         eid, title = m.group(1), m.group(2).strip()
         if eid in out:
-            raise ValueError(f"errata: {eid} appears twice")
+            raise ValueError(f"errata: {eid} appears twice ({out[eid].page.name} and "
+                             f"{page.name})")
         meta = _META.match(lines[i + 1]) if i + 1 < len(lines) else None
         if meta is None:
             raise ValueError(f"errata: {eid} needs the line 'Status: … · Kind: …' under its "
@@ -82,8 +100,8 @@ def entries(path: Path | str | None = None) -> dict[str, Erratum]:
         # the body runs to the next heading of any level
         end = next((j for j in range(i + 2, len(lines)) if lines[j].startswith("#")),
                    len(lines))
-        out[eid] = Erratum(eid, title, status, kind, exps, "\n".join(lines[i + 2:end]).strip())
-    return out
+        out[eid] = Erratum(eid, title, status, kind, exps, "\n".join(lines[i + 2:end]).strip(),
+                           page)
 
 
 def cited_ids(text: str) -> set[str]:

@@ -181,7 +181,9 @@ def _contrast_tally(states: list[ExperimentState]) -> str:
 
 def _paper_section(paper: str, states: list[ExperimentState], audits: AuditView,
                    summaries: dict[str, bytes | str], refs, checks: dict[str, dict[str, list]],
-                   owner: dict[str, str], html_dir: Path | None = None) -> str:
+                   owner: dict[str, str], html_dir: Path | None = None,
+                   errata: dict[str, str] | None = None) -> str:
+    errata = errata or {}
     all_ids = {i for i, p in owner.items() if p == paper}
     checked = sorted((i for i in all_ids if i in checks), key=_natural_key)
     unchecked = sorted((i for i in all_ids if i not in checks), key=_natural_key)
@@ -224,10 +226,8 @@ def _paper_section(paper: str, states: list[ExperimentState], audits: AuditView,
                  "\"not audited\" where none is stored.</p>")
     parts.append(_privacy_table(states, audits))
     parts.append(_audits_section(paper, audits))
-    page = paper_errata(paper)
-    if page is not None:      # a paper's own errata page (this project's are docs/errata.md)
-        parts.append(f'<h3 id="errata-{_slug(paper)}">Errata</h3>'
-                     + markdown_to_html(page.read_text(encoding="utf-8"), heading_offset=2))
+    if paper in errata:       # the paper's registered errata page (this project's: docs/errata/)
+        parts.append(f'<h3 id="errata-{_slug(paper)}">Errata</h3>' + errata[paper])
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -269,13 +269,24 @@ def _coverage_html(paper: str, states: list[ExperimentState]) -> str:
 # Errata
 # ---------------------------------------------------------------------------------------------
 
-def _errata_html(states: list[ExperimentState], shown_bounds: set[str]
-                 ) -> tuple[str, Callable[[str], str]]:
-    """The errata rendered, experiment ids linked with their verdicts; and a function linking
-    erratum labels (KL-E10) in other text to their headings."""
-    text = _ERRATA.read_text(encoding="utf-8") if _ERRATA.exists() else ""
+def _in_page(text: str) -> str:
+    """Markdown links between the errata files made links inside the page: the conventions
+    (docs/errata.md) to the errata section, a paper's errata page to the paper's errata."""
+    text = re.sub(r"\]\((?:\.\./)?errata\.md\)", "](#errata)", text)
+    return re.sub(r"\]\((?:\.\./)?errata/(\w+)\.md\)", lambda m: f"](#errata-{_slug(m.group(1))})",
+                  text)
+
+
+def _errata_html(states: list[ExperimentState], shown_bounds: set[str], papers: list[str]
+                 ) -> tuple[str, dict[str, str], Callable[[str], str]]:
+    """The errata conventions (docs/errata.md) and each paper's registered errata page rendered,
+    experiment ids linked with their verdicts; and a function linking erratum labels (KL-E10)
+    in other text to their headings."""
+    pages = {p: page.read_text(encoding="utf-8") for p in papers
+             if (page := paper_errata(p)) is not None}
     by_id = {st.experiment.id: st for st in states}
-    labels = set(re.findall(r"^#{2,6}\s+([A-Z][A-Za-z]*-E\d+)\b", text, flags=re.M))
+    labels = set(re.findall(r"^#{2,6}\s+([A-Z][A-Za-z]*-E\d+)\b", "\n".join(pages.values()),
+                            flags=re.M))
 
     def refs(s: str) -> str:
         return re.sub(r"\b([A-Z][A-Za-z]*-E\d+)\b",
@@ -303,10 +314,18 @@ def _errata_html(states: list[ExperimentState], shown_bounds: set[str]
         m = re.match(r"([A-Z][A-Za-z]*-E\d+)\b", h)
         return f"erratum-{m.group(1)}" if m else "errata-" + _slug(h)
 
-    body = markdown_to_html(text, code=code, refs=refs, heading_id=heading_id, heading_offset=1)
-    # The file's own title duplicates the section's.
-    body = re.sub(r"^<h2[^>]*>Errata and readings</h2>\n?", "", body)
-    return body, refs
+    def render(text: str, offset: int) -> str:
+        # the file's own title duplicates the section's heading
+        text = re.sub(r"\A#\s[^\n]*\n", "", text.lstrip())
+        return markdown_to_html(_in_page(text), code=code, refs=refs, heading_id=heading_id,
+                                heading_offset=offset)
+
+    conventions = _ERRATA.read_text(encoding="utf-8") if _ERRATA.exists() else ""
+    # its index table names every paper's page; here only the papers on this page, linked
+    conventions = re.sub(r"^\|.*\n", "", conventions, flags=re.M).replace(
+        "One page per paper:", "One page per paper, in the paper's section: "
+        + ", ".join(f"[{p}](#errata-{_slug(p)})" for p in pages) + "." if pages else "")
+    return (render(conventions, 1), {p: render(text, 2) for p, text in pages.items()}, refs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,7 +349,7 @@ def render_html(states: list[ExperimentState], env: dict[str, str], audits: Audi
         for p, msg in sorted((errors or {}).items()))
     broken = f'<ul class="errors">{broken}</ul>' if broken else ""
     papers = sorted({st.experiment.paper for st in states})
-    errata, refs = _errata_html(states, _shown_bounds(states, papers))
+    conventions, errata, refs = _errata_html(states, _shown_bounds(states, papers), papers)
     worst_counts: dict[str, int] = {}
     for st in states:
         for _, v in st.verdicts():
@@ -359,7 +378,7 @@ def render_html(states: list[ExperimentState], env: dict[str, str], audits: Audi
     checks, owner = _checks_by_bound(states), _bound_owners(states, papers)
     paper_sections = "\n".join(
         _paper_section(p, [st for st in states if st.experiment.paper == p], audits, summaries,
-                       refs, checks, owner, html_dir)
+                       refs, checks, owner, html_dir, errata)
         for p in papers) + _harness_audits_html(audits, papers)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -380,12 +399,14 @@ except fits of stored rows.</p>
 <p class="meta">Checks: <b>two-sided</b>, the bound is tight on this instance (observed slope within
 the tolerance of the band between the bound's local slope over the grid and its asymptotic
 exponent); <b>one-sided</b>, only an upper bound is claimed (the observed slope may be steeper);
+<b>one-sided-lower</b>, only a lower bound is claimed (the observed slope may be flatter);
 <b>reject</b>, a competing rate the same data must rule out.</p>
 </section>
 {paper_sections}
 <section id="errata" class="errata"><h2>Errata and readings</h2>
-<p class="meta">docs/errata.md, with the verdicts of the experiments each entry names.</p>
-{errata}
+<p class="meta">docs/errata.md; each paper's entries are in its section, with the verdicts
+of the experiments each entry names.</p>
+{conventions}
 </section>
 <section id="environment"><h2>Environment</h2>
 <table>{env_rows}</table>

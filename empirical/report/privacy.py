@@ -28,7 +28,8 @@ def _audit_cell(st: ExperimentState, audits: AuditView) -> str:
         claimed = _NA if a.claimed is None else f"{a.claimed:.3g}"
         stale = ' <span class="v finding">stale</span>' if a.status == "stale" else ""
         parts.append(f'<a href="#{_anchor_audit(n)}">{_e(n)}</a>: ε<sub>lo</sub> '
-                     f"{_e(a.audited)} (claimed {claimed}) {_badge(a.verdict)}{stale}")
+                     f"{_e(a.audited)} (claimed {claimed}, power {_e(audit_power(a))}) "
+                     f"{_badge(a.verdict)}{stale}")
     return "<br>".join(parts)
 
 
@@ -63,11 +64,24 @@ def _privacy_table(states: list[ExperimentState], audits: AuditView) -> str:
     return _table(head, rows)
 
 
+def audit_power(a) -> str:
+    """A stored audit's power as tables show it: the fraction of the exact ε this many runs
+    certify on a correctly calibrated reference mechanism, LOW below the flag, and the exact ε
+    from which a bug is certain to be caught (power × E > claimed); "—" when not computed."""
+    p = getattr(a, "power", None)
+    if p is None:
+        return "—"
+    out = f"{p:.2f}" + (" LOW" if getattr(a, "low_power", False) else "")
+    if a.claimed is not None and p > 0:
+        out += f"; catches exact ε ≥ {a.claimed / p:.3g}"
+    return out
+
+
 def _audit_table(stored: list) -> str:
     """Every stored audit of one paper: the claim, the audited lower bound with its confidence,
     the verdict, the runs and seeding, the code fingerprint (stale ones marked)."""
     head = ("audit target", "algorithm", "relation / view", "δ", "claimed ε",
-            "audited ε<sub>lo</sub> (confidence)", "exact ε", "runs/side", "verdict",
+            "audited ε<sub>lo</sub> (confidence)", "exact ε", "power", "runs/side", "verdict",
             "code fingerprint")
     rows = []
     for a in stored:
@@ -79,7 +93,7 @@ def _audit_table(stored: list) -> str:
                      f"{_e(a.relation)} / {_e(a.view)}", f"{a.delta:g}",
                      _NA if a.claimed is None else f"{a.claimed:.3f}",
                      f"{_e(a.audited)} ({100 * a.confidence:g}%)",
-                     _NA if a.exact is None else f"{a.exact:.3f}",
+                     _NA if a.exact is None else f"{a.exact:.3f}", _e(audit_power(a)),
                      f"{a.trials:,}" + (f" (pair: {_e(rec.get('pair', ''))})"
                                         if rec.get("pair") not in (None, "given") else ""),
                      _badge(a.verdict), fp])
@@ -90,7 +104,10 @@ _AUDIT_NOTE = ("<p class=\"meta\">Stored by <code>dprates audit</code> (results/
                "ε<sub>lo</sub> is a lower bound on the true ε(δ) at the stated confidence "
                "(Clopper–Pearson on held-out runs of one neighbouring pair); ε<sub>lo</sub> &gt; "
                "claimed proves a violation, ε<sub>lo</sub> ≤ claimed is evidence, not proof, of "
-               "privacy. Broken controls must be CAUGHT. Each audit runs at its own parameters, "
+               "privacy; its power is the fraction of the exact ε the same number of runs "
+               "certifies on a correctly calibrated reference mechanism (LOW: weak evidence), "
+               "and a bug is certain to be caught once the exact ε exceeds claimed/power. "
+               "Broken controls must be CAUGHT. Each audit runs at its own parameters, "
                "so its claimed ε is not an experiment's; runs are seeded from "
                "SeedSequence([h(target), h(pair), h(tag), side, block]).</p>")
 
@@ -130,13 +147,17 @@ def _md_audits(stored: list) -> list[str]:
     if not stored:
         return []
     out = ["", "### Privacy audits", "",
-           "| audit target | δ | claimed ε | audited ε_lo (confidence) | runs/side | verdict |",
-           "|---|---|---|---|---|---|"]
+           "| audit target | δ | claimed ε | audited ε_lo (confidence) | power | runs/side "
+           "| verdict |",
+           "|---|---|---|---|---|---|---|"]
     for a in stored:
         name = (f"`{a.target}`" if re.fullmatch(r"[\w.:\-]+", str(a.target))
                 else md_text(a.target)) + (" (broken control)" if a.expect == "broken" else "")
         claimed = "—" if a.claimed is None else f"{a.claimed:.3f}"
         stale = " (stale)" if a.status == "stale" else ""
         out.append(f"| {name} | {a.delta:g} | {claimed} | {md_text(a.audited)} "
-                   f"({100 * a.confidence:g}%) | {a.trials:,} | **{md_text(a.verdict)}**{stale} |")
+                   f"({100 * a.confidence:g}%) | {md_text(audit_power(a))} | {a.trials:,} | **{md_text(a.verdict)}**{stale} |")
+    out += ["", "power: the fraction of the exact ε the same number of runs certifies on a correctly "
+            "calibrated reference mechanism (LOW: an OK verdict is weak evidence); a bug is "
+            "certain to be caught once the exact ε exceeds claimed/power."]
     return out

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from empirical.core import experiment as registry
+from empirical.core.results import format_detectable
 from empirical.report.data import AuditView, ExperimentState
 from empirical.report.format import (_CSS_CLASS, _ERRATA, _REPO, _cell_summary, _matrix_entries,
                                      _natural_key, _paper_title, _var_order,
@@ -149,8 +150,7 @@ def _md_checks(pstates: list[ExperimentState], figures_root: Path,
             if st.analysis.privacy_error:
                 verdict += ", PRIVACY FAIL"
             det = getattr(r, "detectable", None)
-            det_txt = "—" if det is None else (
-                ("−∞" if det[0] == float("-inf") else f"{det[0]:+.2f}") + f" / {det[1]:+.2f}")
+            det_txt = format_detectable(det)
             hist = getattr(r, "history", "")
             table.append(f"| `{exp.id}` | `{r.bound}` | {r.variable} | {kind} | {r.local:+.3f} "
                          f"| {_md(r.asymptotic_expr)} | {r.observed} | {r.tolerance:g} "
@@ -163,11 +163,12 @@ def _md_checks(pstates: list[ExperimentState], figures_root: Path,
                 "|---|---|---|---|---|---|---|---|---|---|---|---|", *table]
     else:
         out.append("No stored results could be analysed for this paper.")
-    out += ["", "`*` recorded finding (docs/errata.md). local: the bound's least-squares "
+    out += ["", "`*` recorded finding (docs/errata/<paper>.md). local: the bound's least-squares "
             "log-log slope over the same grid points (log factors included); asymptotic: its "
             "exponent as the variable → ∞ (n/a for a bounded variable such as λ ∈ [0, 1)); "
             "detects: the smallest exponent errors that would stop a PASS; sources: where the "
-            "tolerance and the level band come from (theorem, instance, calibration)."]
+            "tolerance and the level band come from (theorem, instance, calibration: on held-out "
+            "seeds, or on the judged runs where not yet held out)."]
     if not_run:
         out += ["", "Not run or not analysable:", "", *not_run]
     return out

@@ -53,7 +53,9 @@ CACHE_FORMAT = 2
 #: (``experiment.validate_experiment``), this module's encoding, the bounds' core.
 _HARNESS = ("empirical.core.checks", "empirical.core.results", "empirical.core.rowchecks",
             "empirical.core.contrasts", "empirical.core.fitting", "empirical.core.experiment",
-            "empirical.store.analysis_cache", "empirical.store.integrity", "bounds.core")
+            "empirical.core.check_declaration",
+            "empirical.store.analysis_cache", "empirical.store.integrity", "bounds.core",
+            "bounds.symbols", "bounds.exponents")
 _VERSIONED = ("numpy", "scipy", "sympy")
 #: Modules whose dataclasses an analysis may hold (Analysis, CheckResult, SlopeFit, the
 #: comparison experiments' ContrastResult, ...).
@@ -124,6 +126,9 @@ def analysis_fingerprint(exp: Experiment) -> str:
         # the bounds this process imported; the first 16 hex digits of SHA-256, as before
         rel = path.relative_to(_bounds_root()).as_posix()     # bounds/rates/kl.py, ...
         code.setdefault(f"bounds/{rel}", runner._scan_file(f"bounds/{rel}", path)[0])
+    # A band read from a data file (a held-out calibration) is not in any module's source.
+    code["declared levels"] = _sha(repr([(c.bound, c.kind, c.level) for c in exp.checks]
+                                        ).encode())
     return _sha(json.dumps({"code": code, "versions": _versions()}, sort_keys=True).encode())
 
 
@@ -131,7 +136,7 @@ def worker_fingerprint(exp: Experiment) -> dict[str, str]:
     """What a worker's analysis and figure of ``exp`` were produced by: the analysis
     fingerprint and the digest of ``empirical.store.figures`` (both pinned at first read).  A parent
     accepts a worker's analysis only when this equals its own."""
-    from empirical.run import runner
+    from empirical.store import rows as runner  # imported late, as above
 
     path = runner._module_file("empirical.store.figures")
     fig = runner._scan_file("empirical.store.figures", path)[0] if path is not None else "absent"
@@ -286,7 +291,7 @@ def load(exp: Experiment, key: str, full: bool,
     parse within :data:`empirical.store.integrity.MAX_DEPTH`, or holds records that do not decode
     into an analysis of ``exp`` is corrupt: named on ``say`` (default stderr), moved aside,
     and the analysis recomputed."""
-    from empirical.run.runner import stderr_progress
+    from empirical.store.rows import stderr_progress
 
     say = say or stderr_progress
     path = cache_path(exp, full, results)

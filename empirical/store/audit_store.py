@@ -10,8 +10,9 @@ a stored audit beside the privacy an experiment spent without ever running an au
 
 Fingerprint: the runner's ``code_fingerprint`` of the module that registered the target (its
 release function's module, every algorithm module it imports, the numerical core and the
-numpy/scipy/dp-accounting versions) combined with the SHA-256 of ``empirical/privacy/audit.py`` (the
-statistics and the seeding, which the runner treats as harness code).  A stored audit whose
+numpy/scipy/dp-accounting versions) combined with the SHA-256 of the audit harness's modules
+(:data:`_HARNESS`: the statistics, the seeding, the registry, the core targets; the runner treats
+them as harness code).  A stored audit whose
 fingerprint differs from the current code is loaded as ``stale`` and shown as such, not hidden.
 """
 from __future__ import annotations
@@ -54,10 +55,18 @@ def _target_module(target: "AuditTarget") -> str:
     return getattr(fn, "__module__", None) or "empirical.privacy.audit"
 
 
+#: The audit harness's modules: the statistics, the seeding, the registry and the core targets.
+_HARNESS = ("empirical.privacy.audit", "empirical.privacy.statistics", "empirical.privacy.targets",
+            "empirical.privacy.core_targets")
+
+
 def _harness_sha() -> str:
-    # The harness's source is hashed as a file: the store does not import the harness above it.
-    spec = importlib.util.find_spec("empirical.privacy.audit")
-    return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()[:16]
+    # The harness's source is hashed as files: the store does not import the harness above it.
+    h = hashlib.sha256()
+    for name in _HARNESS:
+        spec = importlib.util.find_spec(name)
+        h.update(name.encode() + b"\0" + Path(spec.origin).read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def audit_fingerprint(module: str) -> dict:

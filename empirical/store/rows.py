@@ -19,7 +19,6 @@ nothing.
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib
 import importlib.machinery
@@ -32,13 +31,18 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 from empirical.core import experiment as _registry
 from empirical.core.experiment import Experiment
+# Finding and reading source files lives in the core; the old names stay importable here.
+from empirical.core.modules import _FILE_CACHE  # noqa: F401
+from empirical.core.modules import module_file as _module_file
+from empirical.core.modules import module_imports as _imports  # noqa: F401
+from empirical.core.modules import scan_file as _scan_file
 
 __all__ = ["TIMING_COLUMNS", "RESULT_FORMAT", "SweepError", "ResultWriteError", "results_dir",
-           "point_key", "code_fingerprint", "forget_fingerprints", "installed_versions",
+           "point_key", "code_fingerprint", "experiment_fingerprint", "forget_fingerprints", "installed_versions",
            "check_writable", "load_rows", "stderr_progress"]
 
 
@@ -101,7 +105,6 @@ _CORE = ("algorithms.base", "algorithms.accounting", "algorithms.primitives",
          "algorithms.validation")
 _PROJECT = ("algorithms", "empirical")
 _VERSIONED = ("numpy", "scipy", "dp-accounting")
-_FILE_CACHE: dict[str, tuple[tuple, str, tuple[str, ...]]] = {}
 
 
 def _is_paper_audit(name: str) -> bool:
@@ -125,77 +128,6 @@ def _is_row_code(name: str) -> bool:
             or _is_paper_package(name):
         return False
     return name.split(".")[0] in _PROJECT
-
-
-def _module_file(name: str) -> Path | None:
-    """The source file of module ``name``, found without importing anything.
-
-    (``importlib.util.find_spec`` would import parent modules: fingerprinting must not run
-    code, least of all while a paper module is still being imported.)
-    """
-    mod = sys.modules.get(name)
-    path = getattr(mod, "__file__", None)
-    if path is None:
-        parent, _, leaf = name.rpartition(".")
-        search = None
-        if parent:
-            pmod = sys.modules.get(parent)
-            search = getattr(pmod, "__path__", None) if pmod is not None else None
-            if search is None:
-                ppath = _module_file(parent)
-                if ppath is None or ppath.name != "__init__.py":
-                    return None      # `from module import function`: not a module
-                search = [str(ppath.parent)]
-        try:
-            spec = importlib.machinery.PathFinder.find_spec(leaf, search)
-            if spec is None and not parent:
-                # A top-level package installed in editable mode is found by its own meta-path
-                # finder, not on sys.path; find_spec of a top-level name imports nothing.
-                spec = importlib.util.find_spec(leaf)
-        except (ImportError, ValueError):
-            return None
-        path = spec.origin if spec is not None else None
-    return Path(path) if path and str(path).endswith(".py") else None
-
-
-def _imports(tree: ast.AST, package: str) -> set[str]:
-    """Absolute names of the modules an AST imports (anywhere, including inside functions)."""
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parent = ".".join(parts[: len(parts) - node.level + 1])
-                base = f"{parent}.{base}" if base else parent
-            out.add(base)
-            out.update(f"{base}.{a.name}" for a in node.names)   # `from pkg import module`
-    return out
-
-
-def _scan_file(name: str, path: Path) -> tuple[str, tuple[str, ...]]:
-    """(SHA-256 of the source, imported module names), read once per process.
-
-    Pinned, not re-read when the file changes: a process runs the code it imported, so a file
-    edited under a running sweep must not relabel rows computed by the old code.  Forked pool
-    workers inherit the pins, so they agree with their parent.  Experiments pin their modules
-    when registered (close to import time); :func:`forget_fingerprints` drops the pins (after
-    ``importlib.reload``).
-    """
-    hit = _FILE_CACHE.get(str(path))
-    if hit is not None:
-        return hit[1], hit[2]
-    src = path.read_bytes()
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    try:
-        imported = tuple(sorted(_imports(ast.parse(src), package)))
-    except SyntaxError:
-        imported = ()
-    sha = hashlib.sha256(src).hexdigest()[:16]
-    _FILE_CACHE[str(path)] = ((), sha, imported)
-    return sha, imported
 
 
 def forget_fingerprints() -> None:
@@ -223,19 +155,26 @@ def _package_versions() -> dict[str, str]:
     return installed_versions(_VERSIONED)
 
 
-def code_fingerprint(module: str) -> dict:
+def code_fingerprint(module: str, code: Sequence[str] = ()) -> dict:
     """What a row computed by ``module``'s ``run`` depends on, and its digest.
 
     Covered: ``module`` itself; every ``algorithms.*`` / ``empirical.*`` module it imports,
     transitively (imports inside functions count); for a module outside this project (a
-    researcher's paper), every module of its top-level package; the numerical core
+    researcher's paper), every module of its top-level package; the modules in ``code`` (what
+    the experiment declares, :attr:`Experiment.code`: each one's source, every module of a
+    package, and the modules of this project they import); the numerical core
     (``algorithms.base``, ``accounting``, ``primitives``, ``validation``); the versions of
     numpy, scipy and dp-accounting.  Not covered, because they cannot change a row: the harness (``experiment``,
     ``runner``, ``checks``, ``fitting``, ``figures``, ``cli``, audits) and ``bounds``.
     Returns ``{"digest", "code": {module: sha}, "versions": {dist: version}}``.
     """
     with _FINGERPRINT_LOCK:
-        return _code_fingerprint(module)
+        return _code_fingerprint(module, tuple(code))
+
+
+def experiment_fingerprint(exp: Experiment) -> dict:
+    """:func:`code_fingerprint` of ``exp``'s rows: its ``run``'s module and its declared code."""
+    return code_fingerprint(exp.run.__module__, exp.code)
 
 
 #: ast.parse is not thread-safe on CPython 3.11 ("AST constructor recursion depth mismatch"),
@@ -243,9 +182,14 @@ def code_fingerprint(module: str) -> dict:
 _FINGERPRINT_LOCK = threading.Lock()
 
 
-def _code_fingerprint(module: str) -> dict:
+def _code_fingerprint(module: str, declared: tuple[str, ...] = ()) -> dict:
     code: dict[str, str] = {}
     todo = [module, *_CORE, *_package_modules(module)]
+    for name in declared:
+        path = _module_file(name)
+        if path is None:       # Experiment checks its code when declared; gone since
+            raise ValueError(f"code names module {name!r}, which cannot be found")
+        todo += [name, *(_modules_under(name, path.parent) if path.name == "__init__.py" else ())]
     while todo:
         name = todo.pop()
         if name in code:
@@ -273,13 +217,17 @@ def _package_modules(module: str) -> list[str]:
     init = _module_file(top)
     if init is None or init.name != "__init__.py":
         return []
-    root = init.parent
+    return _modules_under(top, init.parent)
+
+
+def _modules_under(package: str, root: Path) -> list[str]:
+    """Every module of ``package``, whose directory is ``root``."""
     out = []
     for path in sorted(root.rglob("*.py")):
         parts = path.relative_to(root).with_suffix("").parts
         if any(not p.isidentifier() for p in parts):
             continue                      # not importable as a module of the package
-        out.append(".".join((top,) + (parts[:-1] if parts[-1] == "__init__" else parts)))
+        out.append(".".join((package,) + (parts[:-1] if parts[-1] == "__init__" else parts)))
     return out
 
 
@@ -488,7 +436,7 @@ def load_rows(exp: Experiment, *, full: bool = False, results: str | os.PathLike
     ``progress`` (default: stderr) and moved aside.
     """
     root = results_dir(results)
-    fp = code_fingerprint(exp.run.__module__)
+    fp = experiment_fingerprint(exp)
     scan = _scan(exp, exp.grid(full), root, fp, progress or stderr_progress,
                  recompute_hint=f"`dprates run {exp.id}` recomputes it")
     rows = [r for v in exp.grid(full) if v in scan.rows for r in scan.rows[v]]
@@ -500,7 +448,7 @@ def stderr_progress(msg: str) -> None:
 
 
 def _pin_registered(exp: Experiment) -> None:
-    code_fingerprint(exp.run.__module__)
+    experiment_fingerprint(exp)
 
 
 # Experiments registered from now on are pinned as they register, those registered before now.

@@ -26,6 +26,7 @@ so the band's lower edge is conservative); slope two-sided against −κ.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -35,8 +36,24 @@ from algorithms.base import Problem
 from algorithms.validation import check_int, check_interval
 from empirical.core.experiment import Check, Experiment
 from empirical.core.experiment import register as _register
+from empirical.store.calibration import calibrations
 
 __all__ = ["Thm8Construction", "run_thm8", "thm8_values"]
+
+#: Calibrated band ends, fit on held-out seeds (calibration.json beside this module, recomputed
+#: by python -m empirical.run.calibration; docs/methodology.md, "Level bands").
+_HELD_OUT = calibrations(__file__)
+_THM2_UPPER = ("Theorem 2 with O-constant 1 (a run above it would contradict the theorem at the "
+               "constant the code base uses)")
+
+
+def _held(eid: str, bound: str, kind: str, hi: float, why: str) -> dict:
+    """Level-band fields whose lower end is ``eid``'s held-out calibration and whose upper end
+    ``hi`` is not a calibration (``why``); the record states the combined band."""
+    r = _HELD_OUT[(eid, bound, kind)]
+    r = dataclasses.replace(r, band=(r.band[0], hi))
+    return dict(level=r.band, level_source="calibration", calibration=r,
+                level_reason=f"lower end: {r.describe()}; upper end {hi:g}: {why}")
 
 
 class Thm8Construction(Problem):
@@ -117,7 +134,7 @@ def run_thm8(point: dict, rngs: list) -> dict:
     """Algorithm 2 (proximal point, inner noisy GD capped at ``inner_max_steps``) on S and on S′
     from w₀ = point["w0"], each seed's generator spawned into two streams (one per dataset);
     per seed ½(exc_S + exc_S′) and both excesses."""
-    from algorithms.kl.condition import proximal_point
+    from algorithms.kl.proximal import proximal_point
 
     n, kappa = int(point["n"]), float(point["kappa"])
     eps, delta = float(point["epsilon"]), float(point["delta"])
@@ -194,13 +211,11 @@ THM8_N = _register(Experiment(
               "its local slope −1.57 (log factors) and its exponent −2; 0.15 ≈ the CI "
               "half-width (0.11) plus the cap's effect (none measured: inner cap 300 and 1500 "
               "give slopes −1.856 and −1.853)",
-              values=_thm2_values, level=(0.03, 1.0),
+              values=_thm2_values,
               wide_reason="the interval is Theorem 2's own bend between its local slope (log "
                           "factors over n = 100…1000) and its exponent −2, which Theorem 8 makes "
                           "tight; the main check of this experiment is kl:thm8's",
-              level_source="calibration", level_reason="upper: Theorem 2 with O-constant 1 (a run above it would contradict "
-                           "the theorem at the constant the code base uses); lower: the quick "
-                           "grid's calibration run (0.086–0.15), widened by 3×")),
+              **_held("kl.thm8lb.n.k2", "kl:thm2", "two-sided", 1.0, _THM2_UPPER))),
     problem="Thm8Construction(κ = 2, ε = 0.5): f(w;±1) = |w ∓ a| or (w ∓ a)², ρ_f = 1/(nε), "
             "S and S′ differ in 2 records; w₀ = 1",
     algorithm="algorithms.kl.condition.proximal_point (Algorithm 2 + Algorithm 4), inner T ≤ 300, "
@@ -214,7 +229,7 @@ def run_thm8_nonprivate(point: dict, rngs: list) -> dict:
     private ρ (as :func:`run_thm8`) and at ρ = point["rho_run"] (far from (0.5, δ)-DP: Theorem 8
     does not apply), same inner cap, each from its own spawned streams.  The privacy columns
     are the non-private run's (what this experiment's rows spend)."""
-    from algorithms.kl.condition import proximal_point
+    from algorithms.kl.proximal import proximal_point
 
     n, kappa, eps = int(point["n"]), float(point["kappa"]), float(point["epsilon"])
     rho_priv = epsilon_to_zcdp_closed_form(eps, float(point["delta"]))

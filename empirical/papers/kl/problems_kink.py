@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from algorithms.base import Problem
-from algorithms.kl.condition import noisy_gd
+from algorithms.kl.noisy_gd import noisy_gd
 from algorithms.validation import check_finite_array, check_positive
 from algorithms.noise_meter import NoiseMeter, release_hook
 

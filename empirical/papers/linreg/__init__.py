@@ -1,3 +1,4 @@
 """The adaptive-clipping linear-regression paper: importing the
-unit registers its experiments and audits (:mod:`empirical.papers.linreg.experiments`)."""
-from empirical.papers.linreg import audit, experiments  # noqa: F401
+unit registers its experiments and audits (:mod:`empirical.papers.linreg.experiments`,
+:mod:`empirical.papers.linreg.headline`)."""
+from empirical.papers.linreg import audit, experiments, headline  # noqa: F401

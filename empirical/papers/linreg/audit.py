@@ -52,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import sys
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -66,7 +67,13 @@ __all__ = ["FixedStream", "EPSILON", "DELTA", "noise_scaled", "dp_stat_bypassed"
 
 EPSILON = 2.0        # α ≈ 2.149, μ = 1/α ≈ 0.47: exact ε(1e-5) ≈ 1.84; halved noise ≈ 4.03
 DELTA = 1e-5
-_MOD = "algorithms.linreg.adaptive_clipping"
+
+
+def _home(attr: str) -> str:
+    """The module that defines ``lr.<attr>``: a mutant patches it there and, with
+    ``everywhere``, in every module that imported it (``algorithms.linreg.adaptive_clipping``
+    re-exports the pieces)."""
+    return getattr(lr, attr).__module__
 
 
 # =============================================================================================
@@ -151,13 +158,19 @@ def dp_stat_bypassed(orig):
 
 @contextlib.contextmanager
 def _patched(attr: str, make: Callable) -> Iterator[None]:
-    """Replace ``lr.<attr>`` by ``make(lr.<attr>)`` for the duration (one release call)."""
+    """Replace ``lr.<attr>`` by ``make(lr.<attr>)`` for the duration (one release call), in every
+    ``algorithms.linreg`` module bound to it (each algorithm imports the shared pieces)."""
     orig = getattr(lr, attr)
-    setattr(lr, attr, make(orig))
+    new = make(orig)
+    mods = [m for k, m in list(sys.modules.items())
+            if k.startswith("algorithms.linreg") and getattr(m, attr, None) is orig]
+    for m in mods:
+        setattr(m, attr, new)
     try:
         yield
     finally:
-        setattr(lr, attr, orig)
+        for m in mods:
+            setattr(m, attr, orig)
 
 
 # =============================================================================================
@@ -508,17 +521,17 @@ _TESTS = "tests/test_audit_linreg.py"
 register_mutant(Mutant(
     "linreg.noise_halved", "linreg",
     "DP-AMBSSGD/DP-STAT/DP-SSGD draw half the noise the accountant sees",
-    (Patch(_MOD, "_streams", noise_scaled(0.5), everywhere=False),),
+    (Patch(_home("_streams"), "_streams", noise_scaled(0.5)),),
     experiments=("linreg.sigma0.fixed",), audits=("linreg.dp_ambssgd", "linreg.fixed_clip"),
     tests=(f"{_TESTS}::test_injected_noise_matches_alpha",),
     audit_trials=70_000))   # exact ε 4.0 vs claimed 2: as many runs as the noise_halved control
 register_mutant(Mutant(
     "linreg.dpstat_skipped", "linreg", "DP-STAT returns the true max residual (not private)",
-    (Patch(_MOD, "dp_stat", dp_stat_bypassed),),
+    (Patch(_home("dp_stat"), "dp_stat", dp_stat_bypassed),),
     audits=("linreg.dp_ambssgd", "linreg.dp_stat")))
 register_mutant(Mutant(
     "linreg.clip_not_applied", "linreg", "per-example gradients are not clipped (ζ = ∞)",
-    (Patch(_MOD, "_clipped_mean_gradient",
+    (Patch(_home("_clipped_mean_gradient"), "_clipped_mean_gradient",
            lambda orig: (lambda design, gens, W, Wref, m, zeta:
                          orig(design, gens, W, Wref, m, np.full_like(zeta, np.inf)))),),
     experiments=("linreg.sigma0.fixed",), audits=("linreg.dp_ambssgd", "linreg.fixed_clip")))
@@ -527,13 +540,14 @@ register_mutant(Mutant(
     "the module's ρ → ε conversion under-reports ε by 4× (α unchanged)",
     # (Scaling the module's _gaussian_rho instead is stopped at run time: PrivacySpent recomputes
     # ρ of the Gaussian event with dp-accounting and refuses a guarantee below it.)
-    (Patch(_MOD, "_zcdp_to_epsilon", lambda orig: (lambda rho, delta: 0.25 * orig(rho, delta))),),
+    (Patch(_home("_zcdp_to_epsilon"), "_zcdp_to_epsilon",
+           lambda orig: (lambda rho, delta: 0.25 * orig(rho, delta))),),
     experiments=("linreg.sigma0.fixed",), audits=("linreg.dp_ambssgd", "linreg.fixed_clip"),
     tests=(f"{_TESTS}::test_claims_match_independent_accounting",)))
 register_mutant(Mutant(
     "linreg.phase_count_doubled", "linreg",
     "Algorithm 2 runs 2T phases with T's batch sizes (reads 2n records)",
-    (Patch(_MOD, "ambssgd_schedule",
+    (Patch(_home("ambssgd_schedule"), "ambssgd_schedule",
            lambda orig: (lambda *a, **k: (lambda s: lr.AmbssgdSchedule(2 * s.T, s.b, s.s, s.eta,
                                                                         s.log_a_n))(orig(*a, **k)))),),
     experiments=("linreg.sigma0.fixed", "linreg.sigma0.adaptive"), audits=("linreg.dp_ambssgd",),
@@ -542,12 +556,12 @@ register_mutant(Mutant(
     "linreg.clip_scale_skipped", "linreg",
     "clip_limits returns inf: neither DP-SSGD nor DP-AMBSSGD clips (the module-level clip limit "
     "ζ/‖x‖ of the residual)",
-    (Patch(_MOD, "clip_limits",
+    (Patch(_home("clip_limits"), "clip_limits",
            lambda orig: (lambda xnorm, zeta: np.full(np.broadcast_shapes(
                np.shape(xnorm), np.shape(zeta)), np.inf))),),
     audits=("linreg.dp_ssgd", "linreg.fixed_clip")))
 register_mutant(Mutant(
     "linreg.noise_removed", "linreg",
     "DP-AMBSSGD/DP-STAT/DP-SSGD draw 10⁻⁶ of the noise the accountant sees",
-    (Patch(_MOD, "_streams", noise_scaled(1e-6), everywhere=False),),
+    (Patch(_home("_streams"), "_streams", noise_scaled(1e-6)),),
     audits=("linreg.dp_ambssgd", "linreg.fixed_clip"), bug_class="noise omitted"))

@@ -181,8 +181,7 @@ def run_ssgd(point: dict, rngs: list) -> dict:
     alpha = math.log(n / DELTA) / (point["epsilon"] * math.sqrt(n))
     zeta = math.sqrt(d) * math.sqrt(des.w_norm**2 + des.sigma**2) * math.log(n)
     eta = 1.0 / (4 * d)
-    if int(point.get("eta_rule", 0)) == 1:
-        eta = min(1 / (2 * des.rx2), 0.5 / (d * des.rx2 * alpha**2))
+    eta = _ssgd_eta(point, n, d, des.rx2, alpha, eta)
     R = len(rngs)
     meter = NoiseMeter(R)
     theory = ssgd_values(point)
@@ -202,6 +201,21 @@ def run_ssgd(point: dict, rngs: list) -> dict:
             "epsilon_amplified": full(info["epsilon_amplified"]), "epsilon0": full(info["epsilon0"])}
 
 
+def _ssgd_eta(point: dict, n: int, d: int, rx2: float, alpha: float, eta: float) -> float:
+    """DP-SSGD's step: Corollary 3.3's ``eta`` (rule 0), Theorem 3.2's min{1/(2R_x²),
+    c₁/(dR_x²α²)} with c₁ = ``eta_c`` (rule 1, its log^{4a+2} n dropped), a fixed ``eta_fixed``
+    (rule 2) or ``eta_K``/n, a fixed number of relaxation times over the run (rule 3).  Lemma 3.5
+    holds for any η ≤ 1/(2R_x²) fixed in advance, so rules 2 and 3 stay inside it."""
+    rule = int(point.get("eta_rule", 0))
+    if rule == 1:
+        return min(1 / (2 * rx2), point.get("eta_c", 0.5) / (d * rx2 * alpha**2))
+    if rule == 2:
+        return float(point["eta_fixed"])
+    if rule == 3:
+        return float(point["eta_K"]) / n
+    return eta
+
+
 def _ssgd_meter(meter: NoiseMeter, std: float):
     """Observe hook of DP-SSGD measuring each step's noise (release − clipped gradient) against
     Theorem 3.1's local-randomizer std 2ζα, ζ and α of Corollary 3.3 recomputed here."""
@@ -218,8 +232,7 @@ def ssgd_values(point: dict) -> dict:
     d = int(round(point["d"]))
     alpha = math.log(n / DELTA) / (point["epsilon"] * math.sqrt(n))
     eta = 1.0 / (4 * d)
-    if int(point.get("eta_rule", 0)) == 1:
-        eta = min(1 / (2 * (d + 2)), 0.5 / (d * (d + 2) * alpha**2))
+    eta = _ssgd_eta(point, n, d, d + 2.0, alpha, eta)
     return {"n": n, "d": d, "epsilon": point["epsilon"], "delta": DELTA, "sigma": point["sigma"],
             "condition_number": 1.0, "w_norm": point["w_norm"], "alpha": alpha, "eta": eta,
             "zeta": math.sqrt(d) * math.sqrt(point["w_norm"]**2 + point["sigma"]**2) * math.log(n),

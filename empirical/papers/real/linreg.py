@@ -22,12 +22,15 @@ dp-accounting.
 from __future__ import annotations
 
 import importlib
+import math
 import warnings
 from typing import Sequence
 
 import numpy as np
 
+from algorithms import accounting
 from algorithms.linreg.adaptive_clipping import dp_ambssgd
+from algorithms.noise_meter import NoiseMeter, observer
 from empirical.core.checks import ComparisonExperiment, Contrast
 from empirical.core.experiment import Summary, register, register_summary
 from empirical.papers.real.data import PAPER, prepared
@@ -117,6 +120,31 @@ def _diffprivlib_runs(Xtr, ytr, epsilon: float, rngs: list) -> tuple[np.ndarray,
     return np.stack(W), np.asarray(spent)
 
 
+def _multiplier(epsilon: float, delta: float) -> float:
+    """α of a ½α⁻²-zCDP run that is (ε, δ)-DP, recomputed here by bisection on dp-accounting's
+    ρ → ε (not through the algorithm's ``alpha_for_epsilon``)."""
+    from scipy.optimize import brentq
+
+    return brentq(lambda a: accounting.zcdp_to_epsilon(0.5 / a**2, delta) - epsilon, 1e-4, 1e4,
+                  xtol=1e-300, rtol=1e-15, maxiter=500)
+
+
+def _meter_hook(meter: NoiseMeter, method: str, alpha: float, levels: int | None):
+    """Observe hook measuring one method's noise (release − noise-free value on the same draws):
+    DP-STAT's counts against Lemma 3.10's α√(L + 1), α recomputed here; the gradient steps
+    against the std α·2ζ_t/b the accountant priced (ζ_t is data dependent: the algorithm's)."""
+    meter.channel(f"grad_{method}")
+    if levels is not None:
+        meter.channel(f"stat_{method}")
+    stat_std = alpha * math.sqrt(levels + 1) if levels is not None else 0.0
+
+    def handle(kind, t, rows, released, sigma, *, clean):
+        e = np.asarray(released, dtype=float) - np.asarray(clean, dtype=float)
+        meter.add(f"{kind}_{method}", rows, e, stat_std if kind == "stat" else sigma)
+
+    return observer(meter, handle)
+
+
 def run_linreg(point: dict, rngs: list) -> dict:
     """One ε: every method on each seed; excess empirical risk and test MSE per method."""
     Xtr, ytr, Xte, yte = _data()
@@ -136,12 +164,17 @@ def run_linreg(point: dict, rngs: list) -> dict:
     kw = dict(epsilon=eps, delta=delta, T=T)
     # Each method gets its own child stream of the seed, so adding a method moves no other.
     kids = [g.spawn(len(METHODS)) for g in rngs]
-    runs = {"adaptive": dp_ambssgd(FiniteSample(Xtr, ytr), n, rng=[k[0] for k in kids], **kw),
+    meter = NoiseMeter(S)
+    alpha = _multiplier(eps, delta)
+    runs = {"adaptive": dp_ambssgd(FiniteSample(Xtr, ytr), n, rng=[k[0] for k in kids],
+                                   observe=_meter_hook(meter, "adaptive", alpha, 40), **kw),
             "adaptive_L6": dp_ambssgd(FiniteSample(Xtr, ytr), n, rng=[k[1] for k in kids],
-                                      levels=6, **kw),
+                                      levels=6, observe=_meter_hook(meter, "adaptiveL6", alpha, 6),
+                                      **kw),
             "fixed": dp_ambssgd(FiniteSample(Xtr, ytr), n, rng=[k[2] for k in kids],
-                                clip="fixed", zeta=point["zeta"], **kw)}
-    out: dict = {}
+                                clip="fixed", zeta=point["zeta"],
+                                observe=_meter_hook(meter, "fixed", alpha, None), **kw)}
+    out: dict = meter.columns()
     for name, r in runs.items():
         out[f"excess_{name}"] = excess(r.w)
         out[f"testmse_{name}"] = test_mse(r.w)

@@ -9,8 +9,10 @@ import math
 from functools import lru_cache
 
 import numpy as np
+from scipy.optimize import brentq
 
 from algorithms import accounting
+from algorithms.noise_meter import NoiseMeter, observer
 from algorithms.real_models import (MLPShape, accuracy, clip_rows, clipped_hessian_columns,
                                     kaiming_init, per_example_gradients)
 from algorithms.sosp.nonconvex import (AdaDPSpider, ClientData, SpiderPlan, gauss_psgd,
@@ -122,11 +124,63 @@ def _plan(n_c: int, d: int, m: int, *, z: float, epsilon: float, delta: float, e
                       M_sens=M_sens, max_steps=10 * n_c)
 
 
+def _claimed_multiplier(epsilon: float, delta: float, count: int) -> float:
+    """z with dp-accounting's ε(Gaussian(z)^{⊗count}, δ) = ε, by bisection here (independent of
+    the algorithms' calibration code): the multiplier the privacy columns price."""
+    return float(brentq(lambda v: accounting.epsilon(accounting.gaussian_event(v, count), delta)
+                        - epsilon, 1e-6, 1e5, xtol=1e-14, rtol=1e-13))
+
+
+def _spider_meter(meter: NoiseMeter, tag: str, *, z: float, n_c: int, batches: int,
+                  clip: float, M_sens: float):
+    """Observe hook of Ada-DP-SPIDER measuring each client's O₁ and O₂ noise (release minus its
+    noise-free value) against σ₁ = z·2G_s/b1 and σ₂ = z·2M_s‖x_{t−1} − x_{t−2}‖/b2, with z the
+    accountant's multiplier for E passes (:func:`_claimed_multiplier`) and b1 = ⌊n_c/batches⌋,
+    b2 = ⌊b1/4⌋ recomputed here; channels ``o1<tag>``, ``o2<tag>``."""
+    b1 = max(1, n_c // batches)
+    b2 = max(1, b1 // 4)
+    o1, o2 = f"o1{tag}", f"o2{tag}"
+    meter.channel(o1)
+    meter.channel(o2)
+
+    def handle(kind, rows, answer, sigma, X, X_prev, *, clean):
+        e = np.asarray(answer) - np.asarray(clean)
+        if kind == "o1":
+            meter.add(o1, rows, e, z * 2.0 * clip / b1)
+            return
+        step = np.linalg.norm(np.asarray(X) - np.asarray(X_prev), axis=-1)
+        meter.add(o2, rows, e, z * 2.0 * M_sens * step / b2)
+
+    return observer(meter, handle)
+
+
+def _selection_meter(meter: NoiseMeter, row: int, P: int, *, z: float, n_h: int, clip: float,
+                     M_hess: float):
+    """Observe hook of Algorithm 4 (one seed row per call, recorded as ``row``): the gradient
+    releases against σ_g = z·2G_s/n_h and the Hessians' upper triangles (the lower one mirrors
+    it) against σ_H = z·2M_s√P/n_h, z the accountant's for its 2T releases (channels
+    ``sel_gradient``, ``sel_hessian``)."""
+    iu = np.triu_indices(P)
+    meter.channel("sel_gradient")
+    meter.channel("sel_hessian")
+
+    def handle(kind, _row, answer, sigma, X, _prev, *, clean):
+        e = np.asarray(answer) - np.asarray(clean)
+        if kind == "hessian":
+            meter.add("sel_hessian", row, e[..., iu[0], iu[1]][None],
+                      z * 2.0 * M_hess * math.sqrt(P) / n_h)
+        else:
+            meter.add("sel_gradient", row, e[None], z * 2.0 * clip / n_h)
+
+    return observer(meter, handle)
+
+
 def _train(data: DigitsClients, gens: list, theta0: np.ndarray, *, epochs: int, z: float,
-           epsilon: float, delta: float, eta: float, batches: int) -> tuple[list, dict]:
+           epsilon: float, delta: float, eta: float, batches: int,
+           observe=None) -> tuple[list, dict]:
     """E passes of Gauss-PSGD + (distributed) Ada-DP-SPIDER; iterates after each pass (R, P)
     and diagnostics.  ``gens``: per row, one generator per pass; ``batches``: O₁ batches per
-    client per pass."""
+    client per pass; ``observe``: the oracle's hook (measured noise)."""
     # the same number of O₁ batches per pass at every m (b1 = ⌊n_c/batches⌋ fits exactly), so
     # every learner takes the same number of steps; b2 = b1/4 for the SPIDER corrections
     b1 = max(1, data.n // batches)
@@ -138,7 +192,7 @@ def _train(data: DigitsClients, gens: list, theta0: np.ndarray, *, epochs: int, 
             "steps": np.zeros(len(gens))}
     for e in range(epochs):
         data._state.clear()
-        oracle = AdaDPSpider(data, plan, [g[e] for g in gens])
+        oracle = AdaDPSpider(data, plan, [g[e] for g in gens], observe=observe)
         res = gauss_psgd(oracle, X, chi=CHI, eta=eta, radius=plan.radius, Gamma=GAMMA,
                          Q=Q_ROUNDS, max_steps=plan.max_steps)
         X = res.x
@@ -152,7 +206,7 @@ def _train(data: DigitsClients, gens: list, theta0: np.ndarray, *, epochs: int, 
 
 def _select(shape: MLPShape, cands: np.ndarray, Xh: np.ndarray, yh: np.ndarray, *, gen,
             epsilon: float, delta: float, clip: float, M_hess: float,
-            buffers: dict | None = None) -> tuple[int, dict]:
+            buffers: dict | None = None, observe=None) -> tuple[int, dict]:
     """Algorithm 4 over ``cands`` (T, P) with the clients' held-out shards (m, n_h, D).
     ``buffers``: a dict reused across calls to hold the (m, T, P, P) Hessians (60 MB at m = 10:
     a fresh one per seed costs more in page faults than the copy it replaces)."""
@@ -180,7 +234,7 @@ def _select(shape: MLPShape, cands: np.ndarray, Xh: np.ndarray, yh: np.ndarray, 
     sel = private_model_selection(cands, client_grad_hess=client_grad_hess,
                                   true_grad_hess=true_grad_hess, m=m, n=n_h, epsilon=epsilon,
                                   delta=delta, alpha=4 * CHI, G_sens=clip, M_sens=M_hess,
-                                  hessian_lipschitz=1.0, rng=[gen])
+                                  hessian_lipschitz=1.0, rng=[gen], observe=observe)
     return int(sel.selected[0]), sel.privacy
 
 
@@ -203,8 +257,11 @@ def run_sosp(point: dict, rngs: list) -> dict:
     # Gauss-PSGD: all of every shard, (ε, δ) over E passes
     z = selection_multiplier(eps, delta, E)
     data = DigitsClients(Xs, ys, shape, clip, M_sens)
+    meter = NoiseMeter(R)
+    hook = _spider_meter(meter, "", z=_claimed_multiplier(eps, delta, E), n_c=data.n,
+                         batches=kw["batches"], clip=clip, M_sens=M_sens)
     iters, diag = _train(data, [k[1].spawn(E) for k in kids], theta0, epochs=E, z=z,
-                         epsilon=eps, delta=delta, **kw)
+                         epsilon=eps, delta=delta, observe=hook, **kw)
     eps_psgd = accounting.epsilon(accounting.gaussian_event(z, E), delta)
     acc = np.array([accuracy(shape, X, Xte, yte) for X in iters])          # (E, R)
     out = {"acc_psgd": acc[-1], "acc_init": accuracy(shape, theta0, Xte, yte),
@@ -219,26 +276,32 @@ def run_sosp(point: dict, rngs: list) -> dict:
         out[f"acc_psgd_e{e + 1}"] = acc[e]
     if int(point.get("baseline", 1)):
         out.update(_baseline(point, shape, Xs, ys, theta0, kids, E=E, eps=eps, delta=delta,
-                             kw=kw, clip=clip, M_sens=M_sens))
+                             kw=kw, clip=clip, M_sens=M_sens, meter=meter))
         # the row's claim covers both methods: each must be (ε, δ)-DP by dp-accounting
         out["epsilon_guarantee"] = np.maximum(eps_psgd, out["epsilon_baseline"])
         out["epsilon_spent"] = out["epsilon_guarantee"]
+    out.update(meter.columns())
     return out
 
 
 def _baseline(point: dict, shape: MLPShape, Xs: np.ndarray, ys: np.ndarray,
               theta0: np.ndarray, kids: list, *, E: int, eps: float, delta: float, kw: dict,
-              clip: float, M_sens: float) -> dict:
+              clip: float, M_sens: float, meter: NoiseMeter) -> dict:
     """The learner on 1 − holdout of each shard at (ε/2, δ/2), Algorithm 4 at (ε/2, δ/2) on the
-    held-out rest."""
+    held-out rest; every release's noise measured into ``meter`` (channels ``o1_baseline``,
+    ``o2_baseline``, ``sel_gradient``, ``sel_hessian``)."""
     _, _, Xte, yte = load_digits_split()
     R = len(kids)
     n_tr = int(round((1.0 - float(point["holdout"])) * Xs.shape[1]))
     z_b = selection_multiplier(eps / 2, delta / 2, E)
     bdata = DigitsClients(Xs[:, :n_tr], ys[:, :n_tr], shape, clip, M_sens)
+    hook = _spider_meter(meter, "_baseline", z=_claimed_multiplier(eps / 2, delta / 2, E),
+                         n_c=bdata.n, batches=kw["batches"], clip=clip, M_sens=M_sens)
     biters, bdiag = _train(bdata, [k[2].spawn(E) for k in kids], theta0, epochs=E, z=z_b,
-                           epsilon=eps / 2, delta=delta / 2, **kw)
+                           epsilon=eps / 2, delta=delta / 2, observe=hook, **kw)
     cand_epochs = _candidate_epochs(E, int(point.get("n_candidates", 4)))
+    z_sel = _claimed_multiplier(eps / 2, delta / 2, 2 * len(cand_epochs))
+    n_h = Xs.shape[1] - n_tr
     eps_train = accounting.epsilon(accounting.gaussian_event(z_b, E), delta / 2)
     acc_sel, sel_epoch, eps_b = [], [], []
     buffers: dict = {}
@@ -246,7 +309,9 @@ def _baseline(point: dict, shape: MLPShape, Xs: np.ndarray, ys: np.ndarray,
         cands = np.stack([biters[e - 1][r] for e in cand_epochs])
         sel, priv = _select(shape, cands, Xs[:, n_tr:], ys[:, n_tr:], gen=kids[r][3],
                             epsilon=eps / 2, delta=delta / 2, clip=clip,
-                            M_hess=float(point["M_hess"]), buffers=buffers)
+                            M_hess=float(point["M_hess"]), buffers=buffers,
+                            observe=_selection_meter(meter, r, shape.P, z=z_sel, n_h=n_h,
+                                                     clip=clip, M_hess=float(point["M_hess"])))
         chosen = cands[sel] if sel >= 0 else biters[-1][r]
         acc_sel.append(float(accuracy(shape, chosen, Xte, yte)))
         sel_epoch.append(cand_epochs[sel] if sel >= 0 else -1)

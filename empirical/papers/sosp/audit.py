@@ -588,3 +588,4 @@ register_mutant(Mutant(
            everywhere=False),),
     audits=("sosp.spider.stepwise",), audit_trials=100_000,
     bug_class="relation factor slipped"))
+

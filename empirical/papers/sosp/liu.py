@@ -20,7 +20,9 @@ import numpy as np
 
 from algorithms.sosp.liu import liu_design, liu_plan, liu_privacy, liu_sosp
 from empirical.core.experiment import Check, Experiment
-from empirical.papers.sosp.common import RATE_BASE, geom_grid, problem, rate_values, register_experiment
+from algorithms.noise_meter import LAPLACE, NoiseMeter
+from empirical.papers.sosp.common import (RATE_BASE, accountant_multiplier, geom_grid, problem,
+                                          rate_values, register_experiment, spider_meter)
 from empirical.papers.sosp.escape import _SaddlePerRow
 from empirical.papers.sosp.problems import CosineSaddle
 
@@ -85,16 +87,52 @@ def run_liu_family(point: dict, rngs: list) -> dict:
     }
 
 
+def liu_theory(n: int, epsilon: float, delta: float, alpha: float, kappa: float,
+               prob: CosineSaddle) -> dict:
+    """[29]'s noise scales recomputed here from the parametrization of
+    :mod:`algorithms.sosp.liu` (not through its plan): n_sel = min{⌈n/10⌉, 2000} held out,
+    n_tr = n − n_sel, η = 1/M, b1 = min{n_tr, ⌈n_tr κ/(2Uη)⌉}, b2 = min{n_tr, ⌈n_tr ηχ²/(2U)⌉}
+    (χ = α/4), z by bisection of the accountant at (ε, δ), σ₁ = z·2G_s/b1; AboveThreshold's
+    Δ = max{2G_s, √(α/ρ)·2M_s}/n_sel, b_T = 2Δ/ε, b_q = 4Δ/ε."""
+    n_sel = min(max(1, math.ceil(0.1 * n)), 2000)
+    n_tr = n - n_sel
+    eta = 1.0 / prob.M
+    b1 = min(n_tr, max(1, math.ceil(n_tr * kappa / (2.0 * prob.U * eta))))
+    b2 = min(n_tr, max(1, math.ceil(n_tr * eta * (alpha / 4.0) ** 2 / (2.0 * prob.U))))
+    z = accountant_multiplier(epsilon, delta)
+    sens = max(2.0 * prob.G_sens,
+               math.sqrt(alpha / prob.hessian_lipschitz) * 2.0 * prob.M_sens) / n_sel
+    return {"z": z, "b1": b1, "b2": b2, "sigma1": z * 2.0 * prob.G_sens / b1,
+            "b_threshold": 2.0 * sens / epsilon, "b_query": 4.0 * sens / epsilon}
+
+
+def liu_meters(meter: NoiseMeter, th: dict, prob: CosineSaddle):
+    """(oracle hook, AboveThreshold hook) measuring every release of [29]'s algorithm against
+    :func:`liu_theory`'s scales: O₁/O₂ as Ada-DP-SPIDER's (:func:`spider_meter`), the
+    threshold's and each query's Laplace noise (channels ``svt_threshold``, ``svt_query``)."""
+    meter.channel("svt_threshold", LAPLACE)
+    meter.channel("svt_query", LAPLACE)
+
+    def svt(row, nt, nq):
+        meter.add("svt_threshold", row, np.array([nt]), th["b_threshold"], family=LAPLACE)
+        meter.add("svt_query", row, np.asarray(nq), th["b_query"], family=LAPLACE)
+    return spider_meter(meter, th, prob), svt
+
+
 def run_liu(point: dict, rngs: list) -> dict:
     """[29]'s algorithm on CosineSaddle(γ = 1) from the exact saddle, at the design
     :func:`algorithms.sosp.liu.liu_design` (c_χ = point["c_chi"], no exponent supplied)."""
     prob = problem({**point, "m": 1})
     alpha, kappa, psi, plan = _design(point, prob)
+    R = len(rngs)
+    meter = NoiseMeter(R)
+    th = liu_theory(int(point["n"]), float(point["epsilon"]), float(point["delta"]), alpha,
+                    kappa, prob)
+    hook, svt_hook = liu_meters(meter, th, prob)
     res = liu_sosp(prob, plan, rngs,
                    held_out=lambda g, X, k, _row: prob.held_out_grad_hess(g, X, k),
-                   true_gradient=prob.gradient)
+                   true_gradient=prob.gradient, observe=hook, observe_svt=svt_hook)
     o = res.oracle
-    R = len(rngs)
     best = prob.alpha_emp(res.candidates).min(axis=1)
     grad_sel = np.linalg.norm(prob.gradient(res.x), axis=1)
     neg_sel = -prob.lambda_min(res.x)
@@ -102,6 +140,13 @@ def run_liu(point: dict, rngs: list) -> dict:
     priv = liu_privacy(res)
     full = lambda v: np.full(R, float(v))  # noqa: E731
     return {
+        **meter.columns(),
+        "used_b1": full(plan.spider.b1), "theory_b1": full(th["b1"]),
+        "used_b2": full(plan.spider.b2), "theory_b2": full(th["b2"]),
+        "used_sigma1": full(plan.spider.sigma1), "theory_sigma1": full(th["sigma1"]),
+        "used_svt_b_threshold": full(plan.b_threshold),
+        "theory_svt_b_threshold": full(th["b_threshold"]),
+        "used_svt_b_query": full(plan.b_query), "theory_svt_b_query": full(th["b_query"]),
         "alpha_best": best, "alpha": full(alpha), "psi_design": full(psi),
         "psi_emp": np.sqrt(o.err_sq_sum / np.maximum(o.n_queries, 1)),
         "grad_selected": grad_sel, "neg_lambda_selected": neg_sel,

@@ -16,6 +16,7 @@ from empirical.papers.userlevel import sensitivity as uls
 from empirical.papers.userlevel.common import (_QUAD_L, _QUAD_R, PAPER, PRIVACY_RTOL, _int,
                                                _phase_epsilon, _privacy_cols,
                                                _sensitivity_limits)
+from empirical.papers.userlevel.routes import gaussian_route_columns
 from empirical.papers.userlevel.problems import StreamingLeastSquares, StreamingQuadratic
 
 def _alg1_settings(point: dict, res, L: float, R: float) -> dict:
@@ -39,7 +40,18 @@ def _alg1_settings(point: dict, res, L: float, R: float) -> dict:
             "used_T_1": float(ph["T_i"]), "theory_T_1": float(T1),
             "used_eta_1": float(ph["eta_i"]), "theory_eta_1": eta1,
             **_sensitivity_limits(float(ph["sensitivity"]), sens),
-            "max_epsilon_1": e1, "limit_epsilon_1": eps * (1 + PRIVACY_RTOL)}
+            "max_epsilon_1": e1, "limit_epsilon_1": eps * (1 + PRIVACY_RTOL),
+            **_alg1_routes(res)}
+
+
+def _alg1_routes(res) -> dict:
+    """Second routes of the output noise's calibration (:mod:`empirical.papers.userlevel.routes`):
+    the Gaussian part of the ε charged to phase 1 (one release at the multiplier the search
+    found, δ/2), recomputed by the Gaussian's RDP written out and bounded by the exact ε; the
+    Laplace score's ε/10 is a closed form (its scale 20/ε is measured by the noise meter)."""
+    p1 = res.privacy.phases[0]
+    return gaussian_route_columns("gauss_1", p1.z, p1.count, p1.delta_gauss,
+                                  p1.guarantee - p1.eps_pure)
 
 
 def _run_alg1(point: dict, rngs: list) -> dict:

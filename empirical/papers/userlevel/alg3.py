@@ -16,12 +16,29 @@ rows' code fingerprint; they are re-exported here under their old names.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from empirical.core.experiment import Check, Experiment, register
 from empirical.papers.userlevel.alg3_runs import (_alg3_settings, _alg3_theory_phase1,  # noqa: F401
                                             _run_alg3_counts, _run_alg3_quadratic)
 from empirical.papers.userlevel.common import PAPER, PRIVACY_RTOL, _risk_vacuous, quadratic_values
+from empirical.store.calibration import calibrations
+
+#: Calibrated level bands, each fit on held-out seeds (calibration.json beside this module,
+#: recomputed by python -m empirical.run.calibration; docs/methodology.md, "Level bands").
+_HELD_OUT = calibrations(__file__)
+
+
+def _held(eid: str, bound: str, kind: str, judged: str | None = None) -> dict:
+    """The level-band fields of check (bound, kind) from experiment ``eid``'s record; ``judged``
+    names the experiment whose check takes ``eid``'s band unchanged (its seeds are neither)."""
+    r = _HELD_OUT[(eid, bound, kind)]
+    why = r.describe() if judged is None else f"the band of {eid}: {r.describe()}"
+    if judged is not None:
+        r = dataclasses.replace(r, experiment=judged)
+    return dict(level=r.band, level_source="calibration", level_reason=why, calibration=r)
 
 # =============================================================================================
 # Experiments
@@ -67,7 +84,7 @@ ALG3_M = _risk_experiment(
     description="The point of user-level DP: the noise shrinks with m (τ ∝ 1/√m).",
     checks=(
         Check("userlevel:thm3.2_privacy", "one-sided", 0.1, _ONE_SIDED_SC,
-              level=(450.0, 8000.0), level_source="calibration", level_reason=_ALG3_M_LEVEL_REASON),
+              **_held("userlevel.alg3.m", "userlevel:thm3.2_privacy", "one-sided")),
         Check("userlevel:trivial_sc_privacy", "reject", 0.15,
               "competitor: the user-as-item baseline's privacy error does not shrink with m "
               "(slope 0); 0.15 = 1.5× the main tolerance"),
@@ -93,12 +110,7 @@ BASELINE_M = _risk_experiment(
               "two-sided: the baseline's noise is calibrated for sensitivity 2L/K_i, which does "
               "not involve m, so its privacy excess is exactly m-free (slope 0) up to seed "
               "noise; 0.1 as for Algorithm 3",
-              level=(2800.0, 12500.0),
-              level_source="calibration", level_reason="observed/bound = the instance's constant over footnote 3's "
-                           "L²d log(1/δ)/(με²n²) (the calibrated z, the phase schedule at "
-                           "m = 1 and the AC-SA averaging), m-free: measured 5690–6214 on the "
-                           "quick grid.  Band ×2 beyond the measured range: a 1.5× error in "
-                           "the noise (2.25× in the level) fails"),
+              **_held("userlevel.baseline.m", "userlevel:trivial_sc_privacy", "two-sided")),
         Check("userlevel:rem3.6_privacy", "reject", 0.15,
               "the user-level rate's m-slope −1 (squared −1/2) must be ruled out for the "
               "baseline on the same problem and schedule"),
@@ -125,13 +137,7 @@ ALG3_EPS = _risk_experiment(
               "grows (3 → 6 phases on this grid), so the fit is a chord of a piecewise curve, "
               "and 24 seeds give a bootstrap half-width ≈ 0.2 (8 and 16 gave 0.41 and 0.26: "
               "inconclusive)",
-              level=(190.0, 10000.0),
-              level_source="calibration", level_reason="observed/bound = the Õ factor, here growing towards small ε: the "
-                           "strongly convex excess falls as ε^{−2} against the bound's ε^{−1} "
-                           "and the corrected Lemma C.2 factor Δ_1K_1/τ falls from 503 to 282 "
-                           "(UL-E13).  Measured 568–3368 (quick grid); band ×3 beyond each "
-                           "end, so a 2× error in the sensitivity or z (4× in the level) at "
-                           "either end fails", history='UL-E23: the full grid held ε = 2, where the level leaves the band near the certification threshold; split at the pole: ε ≥ 2.83 here, ε ≤ 2.83 in userlevel.alg3.eps.pole (a recorded finding)'),
+              **_held("userlevel.alg3.eps", "userlevel:thm3.2_privacy", "one-sided"), history='UL-E23: the full grid held ε = 2, where the level leaves the band near the certification threshold; split at the pole: ε ≥ 2.83 here, ε ≤ 2.83 in userlevel.alg3.eps.pole (a recorded finding)'),
         Check("userlevel:thm2.1_proof", "reject", 0.15,
               "competitor: the linear-time Algorithm 1's proven ε^{−1/2} (UL-E1); the "
               "accelerated algorithm's error must fall faster in ε"),
@@ -161,10 +167,7 @@ ALG3_EPS_POLE = _risk_experiment(
               "one-sided and 0.25 as userlevel.alg3.eps (same problem and schedule; the claim "
               "is an upper bound).  16 seeds over 2–8: CI half-width 0.18 (quick) / 0.14 "
               "(full), so the slope alone passes (−3.27 / −3.14) and the level decides",
-              level=ALG3_EPS.checks[0].level,
-              level_source="calibration", level_reason="the band of userlevel.alg3.eps, unchanged (calibrated on 2.83–8, "
-                           "×3 beyond each end): the finding is that Theorem 3.2's Õ factor "
-                           "leaves it near the certification threshold",
+              **_held("userlevel.alg3.eps", "userlevel:thm3.2_privacy", "one-sided", judged="userlevel.alg3.eps.pole"),
               expect="finding", finding_on="level",
               note="UL-E23: at ε = 2 the level observed/bound is 1.65·10^4 (> 10^4; 592–3439 "
                    "on 2.83–8; full grid also 1.43·10^4 at 2.19, 5.0·10^3 at 1.9): the "
@@ -198,13 +201,7 @@ ALG3_N = _risk_experiment(
               "phase count grows along the grid (3 → 9 phases as n_i ≥ K_min admits more), so "
               "the fitted slope is a chord of a piecewise curve, and 10 seeds of χ²_16-like "
               "noise give a bootstrap half-width ≈ 0.16 at these four points",
-              level=(90.0, 6500.0),
-              level_source="calibration", level_reason="observed/bound = the Õ factor, growing towards small n: the "
-                           "strongly convex excess falls as n^{−2} against the bound's n^{−1} "
-                           "and Δ_1K_1/τ falls from 1175 to 275 along the grid (UL-E13).  "
-                           "Measured 274–2172 (quick grid); band ×3 beyond each end: a 2× "
-                           "error in the sensitivity or z (4× in the level) at either end "
-                           "fails"),
+              **_held("userlevel.alg3.n", "userlevel:thm3.2_privacy", "one-sided")),
         Check("userlevel:thm2.1", "reject", 0.15,
               "competitor: Algorithm 1's linear-time rate has n-slope −1/2; the accelerated "
               "algorithm's privacy error must fall faster"),
@@ -231,13 +228,7 @@ ALG3_D = _risk_experiment(
               "depends on d only through τ ∝ √log(ndm) and λ's √d term (< 3% of λ here), so "
               "Remark 3.6's d-slope 1 is exact up to those logs (≤ +0.05 over the grid); 0.1 "
               "covers them and 24-seed noise of a χ²_d-like excess (bootstrap half-width 0.05)",
-              level=(4.0e8, 5.0e9),
-              level_source="calibration", level_reason="observed/bound = the rates mode's Õ factor squared, d-free: phase "
-                           "1's σ_1 = zΔ_1 with Δ_1 = Sτ/K_1 (S = Δ_1K_1/τ ≈ 330, τ ∝ "
-                           "√log(ndm)/√m, K_1 = n_1 ≈ 0.2n) against the bound's "
-                           "L√log(1/δ)/(εn√m): (zSε√log(ndm)/(0.2√log(1/δ)))² ≈ 10⁹.  "
-                           "Measured 1.30e9–1.58e9 (quick grid); band ×3 beyond each end, so "
-                           "a 2× sensitivity or z error (4× in the level) fails", history='UL-E18: first swept at m = 32768, where the noise norm reached 5.4 at d = 256 and the projection onto 𝒳 flattened the slope to 0.79 (FAIL); moved to m = 2^20 (nm < 1/δ), where the noise stays inside 𝒳 up to d = 128'),
+              **_held("userlevel.alg3.d", "userlevel:rem3.6_privacy", "two-sided"), history='UL-E18: first swept at m = 32768, where the noise norm reached 5.4 at d = 256 and the projection onto 𝒳 flattened the slope to 0.79 (FAIL); moved to m = 2^20 (nm < 1/δ), where the noise stays inside 𝒳 up to d = 128'),
         Check("userlevel:thm3.2_privacy", "reject", 0.15,
               "competitor: the convex rate's √d (slope 1/2); on this strongly convex instance "
               "the squared rate's d must be seen, so 1/2 must be ruled out; 0.15 = 1.5× the "
@@ -288,7 +279,7 @@ ALG3_LOGISTIC_M = _risk_experiment(
               "one-sided (upper bound, convex loss): the slope may be steeper than −1/2, not "
               "flatter; 0.15 covers 40 seeds of an excess whose log has sd 0.5–0.9 (bootstrap "
               "half-width 0.145) and the ceil() of T_i", expect="finding", finding_on="slope",
-              level=_LOGISTIC_LEVEL, level_source="calibration", level_reason=_LOGISTIC_LEVEL_REASON,
+              **_held("userlevel.alg3.logistic.m", "userlevel:thm3.2_privacy", "one-sided"),
               note="UL-E21: the excess falls only as m^{−0.19} here: the last phase's noise "
                    "σ_4 ∝ τ ∝ m^{−1/2} enters as σ_4/λ_4 and λ_4 = λ2^{4p} with "
                    "p = 4 + log_n √m falls more "
@@ -298,11 +289,7 @@ ALG3_LOGISTIC_M = _risk_experiment(
               "one-sided: the user-level algorithm's excess must fall at least as fast in m as "
               "the item-level rate's (slope 0, footnote 3); 0.15 as above (40 seeds: bootstrap "
               "half-width 0.145)",
-              level=(14.0, 200.0),
-              level_source="calibration", level_reason="observed/bound = the excess over LR√(d log(1/δ))/(εn) ≈ 1.2e-3: "
-                           "measured 42–67 (a noise norm ≈ 0.3–1 on a loss of curvature "
-                           "≈ 0.06); band ×3 beyond each end, so a 2× noise error (4× in the "
-                           "level) fails"),
+              **_held("userlevel.alg3.logistic.m", "userlevel:trivial_privacy", "one-sided")),
         Check("userlevel:trivial_privacy", "reject", 0.1,
               "competitor: the item-level m-slope 0 must be ruled out (Algorithm 3 still gains "
               "from m here, only less than Theorem 3.2 says); 0.1: outside the CI and ≥ 0.1 "

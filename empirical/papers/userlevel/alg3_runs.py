@@ -27,6 +27,9 @@ from empirical.papers.userlevel.common import (PRIVACY_RTOL, _USER_PROBLEMS, _al
                                                _sensitivity_limits)
 from empirical.papers.userlevel.problems import QuadraticUsers
 
+from empirical.papers.userlevel.routes import (above_threshold_columns, gaussian_route_columns,
+                                               rdp_gaussian_epsilon)
+
 __all__ = ["_run_alg3_quadratic", "_run_alg3_counts", "_alg3_settings", "_alg3_theory_phase1"]
 
 
@@ -129,7 +132,27 @@ def _alg3_settings(point: dict, res, L: float, R: float, beta: float) -> dict:
     out["used_sensitivity_1"] = float(ph["sensitivity"])
     out.update(_sensitivity_limits(float(ph["sensitivity"]), th["sensitivity_1"]))
     out["max_epsilon_1"], out["limit_epsilon_1"] = e1, eps * (1 + PRIVACY_RTOL)
+    out.update(_alg3_routes(res, eps, th["baseline"]))
     return out
+
+
+def _alg3_routes(res, eps: float, baseline: bool) -> dict:
+    """Second routes of phase 1's calibration (:mod:`empirical.papers.userlevel.routes`): the
+    Gaussian part of the ε the accountant charged, at the multiplier it found, recomputed by the
+    Gaussian's RDP written out and bounded by the exact ε; where the accountant used WOR
+    amplification (2K_1 ≤ n_1) it may only be below the unamplified route, so the gap is
+    one-sided there.  Algorithm 2's AboveThreshold: its pure ε from the scales 8/ε, 16/ε that
+    the noise meter measures against equals the ε/2 charged."""
+    p1 = res.privacy.phases[0]
+    acc = p1.guarantee - p1.eps_pure
+    cols = gaussian_route_columns("gauss_1", p1.z, p1.count, p1.delta_gauss, acc)
+    if p1.population is not None and p1.sample is not None and 2 * p1.sample <= p1.population:
+        rdp = rdp_gaussian_epsilon(p1.z, p1.count, p1.delta_gauss)
+        cols["max_gauss_1_rdp_route_gap"] = (acc - rdp) / acc
+        cols["max_gauss_1_exact_over_rdp"] = 0.0     # the exact ε of the unamplified pair
+    if not baseline:
+        cols.update(above_threshold_columns(2.0, 8.0 / eps, 16.0 / eps, p1.eps_pure))
+    return cols
 
 
 def _run_alg3_counts(point: dict, rngs: list) -> dict:

@@ -22,8 +22,20 @@ from empirical.core.experiment import Check, Experiment, register
 from empirical.papers.userlevel.alg1_privacy import alg1_privacy_values, run_alg1_coupled
 from empirical.papers.userlevel.common import PAPER, PRIVACY_RTOL, _risk_vacuous, quadratic_values
 from empirical.papers.userlevel.risk_runs import run_gain_pair
+from empirical.store.calibration import calibrations
 
 __all__ = ["ALG1_RISK_N", "GAIN_M", "FKT20_GROUP_M"]
+
+#: Calibrated level bands, each fit on held-out seeds (calibration.json beside this module,
+#: recomputed by python -m empirical.run.calibration; docs/methodology.md, "Level bands").
+_HELD_OUT = calibrations(__file__)
+
+
+def _held(eid: str, bound: str, kind: str) -> dict:
+    """The level-band fields of check (bound, kind) of experiment ``eid`` from its record."""
+    r = _HELD_OUT[(eid, bound, kind)]
+    return dict(level=r.band, level_source="calibration", level_reason=r.describe(),
+                calibration=r)
 
 #: c_C = 60, c_η = 200, c_τ = 0.02, ≤ 6 phases: UL-E19's setting (empirical.papers.userlevel.alg1_privacy),
 #: at ε = 8, m = 2, d = 16 instead of ε = 1, m = 16, d = 5: C ≈ 280 certifies from n = 2¹⁴, m = 2
@@ -66,12 +78,7 @@ ALG1_RISK_N = register(Experiment(
                    "(σ_1 = 0.143 → 0.135) and the noise-free run keeps 43–71% of "
                    "F(0) − F* (η_2T_2 = 0.04–0.11 ≪ 1: the phases barely localise).  Both "
                    "parts are in the rows (coupled runs); the theorem's rate needs η_iT_i ≫ 1",
-              level=(1.2, 24.0),
-              level_source="calibration", level_reason="calibration (regression guard): observed/bound, the bound "
-                           "LR√d/√(nmε) without its hidden constant, measured 3.6–8.0 on "
-                           "the quick grid (12 seeds); band ×3 beyond each end, so a 2× "
-                           "error in the noise (4× in its part of the level) or a run that "
-                           "stops optimising fails"),
+              **_held("userlevel.alg1.risk.n", "userlevel:thm2.1_proof", "one-sided")),
         Check("userlevel:rem3.6", "reject", 0.15,
               "competitor: the strongly convex rate of Remark 3.6 (privacy term n^{−2}), which "
               "an algorithm localising fully on this quadratic would approach; Algorithm 1's "
@@ -107,15 +114,7 @@ GAIN_M = register(Experiment(
               "m^{−1/2}; the instance is strongly convex, so the ratio may fall faster (Remark "
               "3.6's squares give m^{−1}).  0.1 covers 12-seed noise of a ratio of two "
               "χ²_16-like excesses (bootstrap half-width ≈ 0.05) and the ceil() steps of T_i",
-              level=(60.0, 5000.0),
-              level_source="calibration", level_reason="derived from the two declared bands, not calibrated: gain·√m = "
-                           "(excess_3·√m)/excess_b.  userlevel.alg3.m bounds Algorithm 3's "
-                           "excess by [450, 8000] × Theorem 3.2's privacy term (9.37·10⁻³/√m "
-                           "here), so excess_3·√m ∈ [4.2, 75]; userlevel.baseline.m bounds the "
-                           "baseline's by [2800, 12500] × footnote 3's strongly convex term "
-                           "(5.49·10⁻⁶ here), so excess_b ∈ [0.0154, 0.0686]; hence "
-                           "gain·√m ∈ [61, 4870].  A gain outside it means one of the two "
-                           "algorithms left its own band"),
+              **_held("userlevel.gain.m", "userlevel:gain_ratio", "one-sided")),
         Check("userlevel:trivial_sc_privacy", "reject", 0.15,
               "competitor: no gain (ratio m-free), i.e. user-level DP no better than the "
               "user-as-item baseline as m grows; 1.5× the main tolerance"),
@@ -157,11 +156,7 @@ FKT20_GROUP_M = register(Experiment(
               "quadratic (the output noise enters the excess as ½‖ξ‖²), is m-free; group "
               "privacy's log(1/δ') = log(1/δ) + log m + (m−1)ε/m adds ≤ +0.03 over the grid; "
               "0.1 covers that and 40-seed noise of a χ²_16-like excess (bootstrap half-width ≈ 0.05; 12 seeds gave 0.09)",
-              level=(1750.0, 17500.0),
-              level_source="calibration", level_reason="calibration (regression guard): observed/bound, the bound "
-                           "L²d log(1/δ)/(με²n²) without FKT20's constant, measured "
-                           "5280–5830 on the quick grid (40 seeds); band ×3 beyond each end, "
-                           "so a 2× error in the noise (4× in the level) fails"),
+              **_held("userlevel.fkt20.m", "userlevel:trivial_sc_privacy", "two-sided")),
         Check("userlevel:rem3.6_privacy", "reject", 0.15,
               "competitor: the user-level rate's m^{−1} (Remark 3.6's privacy term), which "
               "group privacy does not give; 1.5× the main tolerance"),

@@ -1,74 +1,14 @@
-"""Bounds of Menart, Ullah, Arora, Bassily, Guzmán, "Differentially Private Non-Convex
-Optimization under the KL Condition with Optimal Rates".
-
-Setting: private empirical risk minimisation, F(w;S) = (1/n) Σ_i f(w;x_i), under ρ-zCDP with the
-*replace-one* neighbouring relation (the paper's Definition 2).  (γ, κ)-KL means
-F(w) − F* ≤ γ^κ ‖∇F(w)‖^κ.  Symbols: ``L0`` Lipschitz, ``L1`` smoothness, ``L1t`` weak
-convexity L̃1, ``F0`` ≥ F(w0) − F*, ``beta`` failure probability, ``T`` an iteration count,
-``tau``/``lambda_g`` the exponent/constant of (λ, τ)-growth, ``epsilon``/``delta`` (ε, δ)-DP.
-
-Big-O constants the paper hides are taken as 1; log factors are kept exactly as printed (so
-``log(F0)`` may be negative and a bound may be undefined at small n: evaluating it there raises
-``ValueError``, which the harness treats as a vacuous point).
-
-Registered ids (one line each)
-------------------------------
-Upper bounds (excess empirical risk unless stated):
-
-* ``kl:thm1``              Theorem 1, KL Spider (κ ∈ [1,2]): (γL0√(dK log(1/β'))/(n√ρ))^κ, K, β' of Alg. 1.
-* ``kl:thm1_simplified``   Theorem 1's Õ form (γL0√d √(1+(1/F0)^{(2−κ)/κ}γ²L1)/(n√ρ))^κ.
-* ``kl:thm2``              Theorem 2, private proximal point (κ ≥ 2): (γL0√(Td log(n²log²(1/β')/(dβ')))/(n√ρ))^κ.
-* ``kl:thm2_simplified``   Theorem 2's Õ form (γL0√(d(1+F0^{(κ−2)/κ}γ²L̃1))/(n√ρ))^κ.
-* ``kl:lem3``              Lemma 3 inside Alg. 2: inner solver's excess at budget ρ/T, failure β' = β/T.
-* ``kl:thm4``              Theorem 4, adaptive noisy GD: main + floor + iteration-cap terms (A, p_max).
-* ``kl:thm4_main``         Theorem 4's first (d-dependent) term (γL0√(dA p_max)/(n√ρ))^{2κ/(4−κ)}.
-* ``kl:thm4_floor``        Theorem 4's second (d-free) term (max{γ²,1}L0²A/(min{L1,1}n√ρ))^{κ/2}.
-* ``kl:thm4_simplified``   Theorem 4's Õ form (√d/(n√ρ))^{2κ/(4−κ)} + (1/(n√ρ))^{κ/2}.
-* ``kl:thm4_intro``        the introduction's statement, d-free term (1/n)^{κ/2} (competing reading, KL-E10).
-* ``kl:thm4_kappa1``       Theorem 4 at κ = 1: (√d/(n√ρ))^{2/3} + 1/(√n ρ^{1/4}).
-* ``kl:thm4_kappa2``       Theorem 4 at κ = 2 (PL): d/(n²ρ) + 1/(n√ρ).
-* ``kl:thm5``              Theorem 5, gradient norm of Alg. 3 + exponential mechanism, in terms of T.
-* ``kl:thm5_best``         Theorem 5's best case (T = Θ̃(min{n√ρ, n²ρ/d})): √d/(n√ρ) + 1/(√n ρ^{1/4}).
-* ``kl:thm5_worst``        Theorem 5's worst case: d^{1/4}/(√n ρ^{1/4}) + 1/(√n ρ^{1/4}).
-* ``kl:thm9``              Theorem 9, Alg. 4 noisy projected GD on the L̃1-strongly convex F̃.
-* ``kl:prior_pl``          [WYX17] noisy GD under PL: d/(n²ε²), as the paper cites it.
-* ``kl:prior_stationary``  [ABG+23] best known stationary-point rate (√d/(n√ρ))^{2/3}.
-* ``kl:prior_stationary_noisy_gd``  [WYX17] noisy-GD stationary-point rate (√d/(n√ρ))^{1/2}.
-
-Lower bounds:
-
-* ``kl:cor1``              Corollary 1 (1 < κ ≤ 2, ρ-zCDP): Ω̃((γL0√d/(n√ρ))^κ).
-* ``kl:cor1_dp``           Corollary 1 in (ε, δ) form (App. B.5): [κ/(κ−1)]^{1−κ}(γL0√d/(nε))^κ.
-* ``kl:thm6``              Theorem 6 (smooth convex (λ,τ)-growth): τ^{−1/(τ−1)}(L0√d/(λnε))^{τ/(τ−1)}.
-* ``kl:thm7``              Theorem 7 (unconstrained convex Lipschitz): L0 D min{√d/(nε), 1}.
-* ``kl:thm8``              Theorem 8 (κ ≥ 2, (1,κ)-KL, 1-D): (1/4)(1/(nε))^κ.
-* ``kl:lb_stationary``     stationary-point lower bound the paper quotes: √d/(nε).
-* ``kl:prior_nonconvex_global``  [GTU23] global minimisation of non-convex Lipschitz losses: d/(nε).
-
-Conversions:
-
-* ``kl:zcdp_to_dp``        ρ-zCDP ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP [BS16, Prop. 1.3].
-* ``kl:dp_to_zcdp``        the largest ρ with ρ + 2√(ρ log(1/δ)) ≤ ε: (√(log(1/δ)+ε) − √log(1/δ))².
-* ``kl:lem14``             Lemma 14: (ε, 0)-DP ⇒ (ε²/2)-zCDP [BS16, Prop. 1.4].
-
-Readings where the paper contradicts itself are stated in each bound's ``notes`` and collected
-in docs/errata.md (KL-E1, KL-E2, KL-E10…).
+"""Upper bounds of the KL paper (Menart, Ullah, Arora, Bassily, Guzmán, "Differentially Private
+Non-Convex Optimization under the KL Condition with Optimal Rates"): Theorem 1 (KL Spider),
+Theorem 2 and Lemma 3 (proximal point), Theorems 4 and 5 (adaptive noisy GD), Theorem 9
+(Algorithm 4), and the shared sub-expressions of the algorithms' parameter choices.  The ids and
+the conventions (constants 1, logs as printed) are listed in :mod:`bounds.rates.kl`.
 """
 from __future__ import annotations
 
 import sympy as sp
 
-from bounds.core import UNIT_OPEN, Bound, register, register_paper, sym
-
-# The paper's experiments and audits (imported with its bounds when its experiments are
-# asked for) and the algorithms the report links.
-register_paper(
-    "kl", "empirical.papers.kl", algorithms=("algorithms.kl.condition",),
-    # Theorem 8's control is drawn with the real-data unit's line plot.
-    uses=("real",),
-    title='Menart, Ullah, Arora, Bassily, Guzmán, "Differentially Private Non-Convex Optimization under the KL Condition with Optimal Rates"',
-    citation='Michael Menart, Enayat Ullah, Raman Arora, Raef Bassily, Cristóbal Guzmán. [Differentially Private Non-Convex Optimization under the KL Condition with Optimal Rates](https://arxiv.org/search/?searchtype=title&query=Differentially+Private+Non-Convex+Optimization+under+the+KL+Condition+with+Optimal+Rates).',
-    url='https://arxiv.org/search/?searchtype=title&query=Differentially+Private+Non-Convex+Optimization+under+the+KL+Condition+with+Optimal+Rates')
+from bounds.core import UNIT_OPEN, Bound, register, sym
 
 n, d, rho, beta = sym("n"), sym("d"), sym("rho"), sym("beta")
 kappa, gamma = sym("kappa"), sym("gamma")
@@ -163,42 +103,6 @@ THM1_SIMPLIFIED = register(Bound(
     notes="The Õ form printed in Theorem 1; equals kl:thm1 up to the factor "
           "(K log(1/β')/(1 + (1/F0)^{(2−κ)/κ}γ²L1))^{κ/2}, i.e. polylog(n) up to constants.  With "
           "F0 = (L0γ)^κ, (1/F0)^{(2−κ)/κ}γ²L1 = γ^κ L1/L0^{2−κ} (the paper's remark).",
-))
-
-_COR1_ASSUMPTIONS = (
-    "1 < κ ≤ 2 with κ = 1 + Ω(1); B, L0, L1 > 0 arbitrary",
-    "hard instance: f L0-Lipschitz and L1-smooth on B_B(w0), F(·;S) convex with "
-    "(1/γ, κ/(κ−1))-growth, hence (γ, κ)-KL (Lemma 6)",
-    "via Theorem 6 with λ = 1/γ, τ = κ/(κ−1) (τ ≥ 2, τ = O(1)), and ρ-zCDP ⇒ (ε, δ)-DP",
-)
-
-COR1 = register(Bound(
-    id="kl:cor1",
-    expr=(gamma * L0 * _sqrt(d) / (n * _sqrt(rho)))**kappa,
-    quantity="expected excess empirical risk E[F(A(S);S) − F(w*;S)] of any ρ-zCDP algorithm on "
-             "the worst instance (Ω̃: polylog factors and constants dropped)",
-    source="KL paper, Corollary 1 (Section 3.1; details in App. B.5)",
-    assumptions=_COR1_ASSUMPTIONS,
-    privacy=_ZCDP,
-    kind="lower",
-    conditions=(sp.Gt(kappa, 1), sp.Le(kappa, 2)),
-    notes="Independent of B and L1.  The ρ form follows from the (ε, δ) form (kl:cor1_dp) with "
-          "ε ≈ √ρ up to log(1/δ) factors, which Ω̃ hides; the factor [κ/(κ−1)]^{1−κ} is dropped "
-          "because κ = 1 + Ω(1).  Matches kl:thm1 up to logs for κ ∈ (1, 2].",
-))
-
-COR1_DP = register(Bound(
-    id="kl:cor1_dp",
-    expr=(kappa / (kappa - 1))**(1 - kappa) * (gamma * L0 * _sqrt(d) / (n * epsilon))**kappa,
-    quantity="expected excess empirical risk of any (ε, δ)-DP algorithm on the worst "
-             "(γ, κ)-KL instance (Ω̃)",
-    source="KL paper, App. B.5 (Corollary 1 before the zCDP conversion)",
-    assumptions=_COR1_ASSUMPTIONS + ("0 < ε ≤ 1, 2^{−Ω(n)} ≤ δ < 1/n (from Theorem 6)",),
-    privacy=_DP,
-    kind="lower",
-    conditions=(sp.Gt(kappa, 1), sp.Le(kappa, 2), sp.Le(epsilon, 1)),
-    notes="Theorem 6 with λ = 1/γ, τ = κ/(κ−1): τ^{−1/(τ−1)} = [κ/(κ−1)]^{1−κ} and "
-          "τ/(τ−1) = κ (checked symbolically in tests).",
 ))
 
 
@@ -431,62 +335,6 @@ THM5_WORST = register(Bound(
 
 
 # ------------------------------------------------------------------------------------------------
-# Appendices B, C: lower bounds
-# ------------------------------------------------------------------------------------------------
-
-THM6 = register(Bound(
-    id="kl:thm6",
-    expr=tau**(-1 / (tau - 1)) * (L0 * _sqrt(d) / (lambda_g * n * epsilon))**(tau / (tau - 1)),
-    quantity="expected excess empirical risk E[F(A(S);S) − inf F] of any (ε, δ)-DP algorithm, "
-             "worst case over convex L0-Lipschitz, L1-smooth losses with (λ, τ)-growth",
-    source="KL paper, Theorem 6 (App. B.4)",
-    assumptions=("L0, L1, B, λ ≥ 0; τ ≥ 2, τ = O(1)", "0 < ε ≤ 1, 2^{−Ω(n)} ≤ δ < 1/n",
-                 "f convex, L0-Lipschitz and L1-smooth on a set 𝒲 containing a ball of radius B; "
-                 "F(·;S) has (λ, τ)-growth F(w) − F(w_p) ≥ λ^τ‖w − w_p‖^τ"),
-    privacy=_DP,
-    kind="lower",
-    conditions=(sp.Ge(tau, 2), sp.Le(epsilon, 1)),
-    notes="Symbols: tau = τ, lambda_g = λ (growth constant).  Dictionary to KL (Lemma 6, convex): "
-          "λ = 1/γ, τ = κ/(κ−1), so τ/(τ−1) = κ and this is kl:cor1_dp.  Exponent in n: "
-          "−τ/(τ−1).",
-))
-
-THM8 = register(Bound(
-    id="kl:thm8",
-    expr=sp.Rational(1, 4) * (1 / (n * epsilon))**kappa,
-    quantity="expected excess empirical risk E[F(A(S);S) − inf F] of any (ε, δ)-DP algorithm on "
-             "the worst convex 1-Lipschitz (1, κ)-KL instance",
-    source="KL paper, Theorem 8 (App. C.3)",
-    assumptions=("κ ≥ 2, 0 < ε ≤ ln 2, 0 < δ ≤ (1 − e^{−ε})/16, d ∈ ℕ, B > 0",
-                 "one-dimensional construction (ALD21 Thm 5): f(w;±1) = |w ∓ a| or |w ∓ a|^τ, "
-                 "τ = κ/(κ−1) ∈ (1, 2], a = (nε)^{−1/(τ−1)}/2",
-                 "f convex and 1-Lipschitz on 𝒲 ⊇ ball of radius B; F(·;S) (1, κ)-KL"),
-    privacy=_DP,
-    kind="lower",
-    conditions=(sp.Ge(kappa, 2), sp.Le(epsilon, sp.log(2))),
-    notes="Constant 1/4 is stated.  The proof names the class-imbalance fraction ρ = 1/(nε); it "
-          "is not the privacy parameter.  Shows Theorem 2's rate is tight for d = 1.",
-))
-
-#: Theorem 7 (App. B.6): lower bound for unconstrained convex Lipschitz ERM (no strong convexity,
-#: no KL).  Its n-exponent −1 is the competing rate that Theorem 9's experiments must reject.
-THM7 = register(Bound(
-    id="kl:thm7",
-    expr=L0 * D * sp.Min(sp.sqrt(d) / (n * epsilon), 1),
-    quantity="expected excess empirical risk E[F(A(S)) − F(w*)] of any (ε,δ)-DP algorithm, "
-             "worst case over convex L0-Lipschitz losses with ‖w*‖ ≤ D",
-    source="KL paper, Theorem 7 (Appendix B.6)",
-    assumptions=("0 < ε ≤ 1, δ < 1/n", "f convex, L0-Lipschitz, √d L0/(nεD)-smooth, ‖w*‖ ≤ D",
-                 "unconstrained domain"),
-    privacy="(ε, δ)-DP, replace-one",
-    kind="lower",
-    notes="Used in the proof of Theorem 6.  The construction's Huber regulariser is printed as "
-          "‖w‖² inside 4D and 4D‖w‖ outside, which is continuous but not C¹ at 4D (the C¹ form is "
-          "8D‖w‖ − 16D²); the rate is unaffected.",
-))
-
-
-# ------------------------------------------------------------------------------------------------
 # Appendix E: Algorithm 4 (inner solver)
 # ------------------------------------------------------------------------------------------------
 
@@ -509,139 +357,3 @@ THM9 = register(Bound(
     notes="The paper's σ² spends ρ/2, not ρ (per-step sensitivity 2L0/n, T−1 steps); "
           "algorithms.kl.condition.noisy_gd spends exactly ρ. See docs/errata.md (KL-E1).",
 ))
-
-
-# ------------------------------------------------------------------------------------------------
-# Prior rates the paper compares with
-# ------------------------------------------------------------------------------------------------
-
-PRIOR_PL = register(Bound(
-    id="kl:prior_pl",
-    expr=d / (n**2 * epsilon**2),
-    quantity="excess empirical risk of noisy gradient descent under the PL condition (Õ)",
-    source="KL paper, Section 1 and 1.2, citing [48] = WYX17 (Wang, Ye, Xu 2017)",
-    assumptions=("F L0-Lipschitz, L1-smooth and PL (κ = 2)",),
-    privacy=_DP,
-    kind="upper",
-    notes="As the paper cites it (ε form; ε ≈ √ρ up to log(1/δ) makes it d/(n²ρ), the first "
-          "term of kl:thm4_kappa2).  Optimal by the strongly convex lower bound [12] = BST14.",
-))
-
-PRIOR_STATIONARY = register(Bound(
-    id="kl:prior_stationary",
-    expr=(_sqrt(d) / (n * _sqrt(rho)))**sp.Rational(2, 3),
-    quantity="gradient norm ‖∇F(w;S)‖ of the output: best known rate for approximate stationary "
-             "points of smooth non-convex ERM (Õ)",
-    source="KL paper, discussion after Theorem 5 (Section 5.1), citing [1] = ABG+23",
-    assumptions=("f L0-Lipschitz and L1-smooth, possibly non-convex; variance-reduced method",),
-    privacy=_ZCDP,
-    kind="upper",
-))
-
-PRIOR_STATIONARY_NOISY_GD = register(Bound(
-    id="kl:prior_stationary_noisy_gd",
-    expr=(_sqrt(d) / (n * _sqrt(rho)))**sp.Rational(1, 2),
-    quantity="gradient norm ‖∇F(w;S)‖ of the output of noisy gradient descent (no variance "
-             "reduction) on smooth non-convex ERM (Õ)",
-    source="KL paper, discussion after Theorem 5 (Section 5.1), citing [48] = WYX17",
-    assumptions=("f L0-Lipschitz and L1-smooth, possibly non-convex",),
-    privacy=_ZCDP,
-    kind="upper",
-    notes="kl:thm5_worst recovers this rate (d^{1/4}/(√n ρ^{1/4})).",
-))
-
-LB_STATIONARY = register(Bound(
-    id="kl:lb_stationary",
-    expr=_sqrt(d) / (n * epsilon),
-    quantity="gradient norm ‖∇F(w;S)‖ any (ε, δ)-DP algorithm can guarantee (Ω) for approximate "
-             "stationary points",
-    source="KL paper, discussion after Theorem 5 (Section 5.1) ('an existing work showed', no "
-           "citation given)",
-    assumptions=("f Lipschitz and smooth, possibly non-convex",),
-    privacy=_DP,
-    kind="lower",
-    notes="The paper notes it is not directly comparable with kl:thm5_best, which does not hold "
-          "for all functions.",
-))
-
-PRIOR_NONCONVEX_GLOBAL = register(Bound(
-    id="kl:prior_nonconvex_global",
-    expr=d / (n * epsilon),
-    quantity="excess empirical risk achievable for global minimisation of non-convex Lipschitz "
-             "losses, even with exponential running time (best possible rate, up to constants)",
-    source="KL paper, Section 1, citing [31] = GTU23",
-    assumptions=("f Lipschitz, non-convex, no KL condition",),
-    privacy=_DP,
-    kind="lower",
-    notes="The paper says the best possible rate is only O(d/(nε)); encoded as the lower bound "
-          "that motivates the KL assumption.",
-))
-
-
-# ------------------------------------------------------------------------------------------------
-# Privacy conversions
-# ------------------------------------------------------------------------------------------------
-
-ZCDP_TO_DP = register(Bound(
-    id="kl:zcdp_to_dp",
-    expr=rho + 2 * _sqrt(rho * _log(1 / delta)),
-    quantity="ε such that a ρ-zCDP algorithm is (ε, δ)-DP",
-    source="KL paper, Section 2 ('Differential Privacy'), citing [11] = BS16, Proposition 1.3",
-    assumptions=("δ ∈ (0, 1)",),
-    privacy="ρ-zCDP ⇒ (ε, δ)-DP, same neighbouring relation",
-    kind="conversion",
-    conditions=(sp.Lt(delta, 1),),
-    notes="The paper prints only 'ρ = O(ε²/log(1/δ)) for ε ≤ √log(1/δ)'; the exact map is BS16's "
-          "Proposition 1.3.  kl:dp_to_zcdp is its inverse in ρ.",
-))
-
-DP_TO_ZCDP = register(Bound(
-    id="kl:dp_to_zcdp",
-    expr=(_sqrt(_log(1 / delta) + epsilon) - _sqrt(_log(1 / delta)))**2,
-    quantity="the largest ρ whose zCDP guarantee implies (ε, δ)-DP by kl:zcdp_to_dp",
-    source="inverse of BS16 Proposition 1.3; the KL paper (Section 2) states it as "
-           "ρ = O(ε²/log(1/δ)) for ε ≤ √log(1/δ)",
-    assumptions=("δ ∈ (0, 1), ε > 0",),
-    privacy="(ε, δ)-DP target ⇒ ρ-zCDP budget, same neighbouring relation",
-    kind="conversion",
-    conditions=(sp.Lt(delta, 1),),
-    notes="Solves ρ + 2√(ρL) = ε with L = log(1/δ): √ρ = √(L + ε) − √L.  Since "
-          "(√(L+ε) − √L)² = ε²/(√(L+ε) + √L)², it is Θ(ε²/log(1/δ)) for ε ≤ log(1/δ), the "
-          "paper's statement.",
-))
-
-LEM14 = register(Bound(
-    id="kl:lem14",
-    expr=epsilon**2 / 2,
-    quantity="ρ such that an (ε, 0)-DP (pure DP) algorithm is ρ-zCDP",
-    source="KL paper, Lemma 14 (App. D.6), citing [11] = BS16, Proposition 1.4",
-    assumptions=("pure ε-DP",),
-    privacy="(ε, 0)-DP ⇒ (ε²/2)-zCDP",
-    kind="conversion",
-    notes="Used for Theorem 5's exponential mechanism: ε = √ρ gives ρ/2.",
-))
-
-
-# Corollaries from their theorems, for `dprates bounds derive` (bounds/explain.py).
-from bounds.explain import DerivationSpec, register_derivation  # noqa: E402
-
-_nd_rho = ("n", "d", "rho")
-for _spec in (
-    DerivationSpec("kl:cor1", "kl:thm1", {}, _nd_rho,
-                   note="no parameter choice: Thm 1's rate up to its log factors"),
-    DerivationSpec("kl:thm1_simplified", "kl:thm1", {}, _nd_rho),
-    DerivationSpec("kl:thm2_simplified", "kl:thm2", {}, _nd_rho),
-    DerivationSpec("kl:thm4_kappa1", "kl:thm4_simplified", {"kappa": 1}, _nd_rho),
-    DerivationSpec("kl:thm4_kappa2", "kl:thm4_simplified", {"kappa": 2}, _nd_rho),
-    DerivationSpec("kl:thm5_best", "kl:thm5", {"T": sym("n")**2 * sym("rho") / sym("d")}, _nd_rho,
-                   note="best case: gradients Ω(1), T = n²ρ/d iterations (budget-limited)"),
-    DerivationSpec("kl:thm5_worst", "kl:thm5",
-                   {"T": sym("n") * sp.sqrt(sym("rho")) / sp.sqrt(sym("d"))}, _nd_rho,
-                   note="worst case: equal gradient norms N = d^{1/4}/(√n ρ^{1/4}), "
-                        "T = N²n²ρ/d"),
-    DerivationSpec("kl:cor1_dp", "kl:thm6",
-                   {"tau": sym("kappa") / (sym("kappa") - 1), "lambda_g": 1 / sym("gamma")},
-                   ("n", "d", "epsilon"),
-                   note="the lower bound's dictionary: τ = κ/(κ−1), λ = 1/γ"),
-):
-    register_derivation(_spec)

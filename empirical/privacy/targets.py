@@ -1,0 +1,195 @@
+"""The registry of privacy-audit targets: what a target declares (:class:`AuditTarget`), what
+an audit of it found (:class:`AuditResult`), and how targets are registered and selected.  A
+paper's audit module registers its targets with :func:`register_audit` when it is imported."""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from algorithms.validation import check_int, check_open_interval
+from bounds.core import papers
+from empirical.privacy.statistics import EpsilonBound
+
+
+#: Neighbouring relations an algorithm may claim.
+RELATIONS = ("replace-one", "add-remove", "zero-out", "user-replace", "user-add-remove")
+_VIEWS = ("final", "stepwise", "mechanism")
+_EXPECT = ("private", "broken")
+_REFERENCES = ("gaussian", "laplace")
+#: Search settings: ``quick`` (tests, default) tries a target's ``candidates``; ``full`` adds its
+#: ``full_candidates`` and runs ``full_trials`` per side.
+SEARCHES = ("quick", "full")
+#: An audit whose power (:func:`reference_power`) is below this is flagged LOW POWER.
+POWER_FLAG = 0.7
+
+ReleaseFn = Callable[[int, np.random.Generator, int], np.ndarray]
+
+
+
+# =============================================================================================
+# registry
+# =============================================================================================
+@dataclass(frozen=True)
+class AuditTarget:
+    """One private mechanism and one (or several candidate) neighbouring pairs to audit it on.
+
+    ``release(side, rng, trials)`` returns the scores of ``trials`` independent runs on D
+    (side 0) or D′ (side 1), drawing only from ``rng``.  ``claimed_epsilon()`` is the ε(δ) the
+    algorithm claims, from dp-accounting.  ``candidates`` replaces ``release`` when the pair (or
+    the statistic) is searched for.  ``expect="broken"`` marks a deliberately broken control
+    that the audit must catch.  ``exact_epsilon``/``min_fraction`` state a power requirement.
+    """
+
+    name: str
+    paper: str
+    algorithm: str
+    relation: str
+    delta: float
+    claimed_epsilon: Callable[[], float]
+    release: ReleaseFn | None = None
+    candidates: Mapping[str, ReleaseFn] | None = None
+    view: str = "final"
+    trials: int = 100_000
+    search_trials: int = 4_000
+    expect: str = "private"
+    exact_epsilon: Callable[[], float] | None = None
+    min_fraction: float | None = None
+    note: str = ""
+    #: extra candidates tried only under ``search="full"`` (``dprates audit --search full``)
+    full_candidates: Mapping[str, ReleaseFn] | None = None
+    #: runs per side under ``search="full"`` (default: ``trials``)
+    full_trials: int | None = None
+    #: shape of the power reference (:func:`reference_power`): "gaussian" or "laplace"
+    reference: str = "gaussian"
+
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise ValueError(f"relation must be one of {RELATIONS}, got {self.relation!r}")
+        if self.view not in _VIEWS:
+            raise ValueError(f"view must be one of {_VIEWS}, got {self.view!r}")
+        if self.expect not in _EXPECT:
+            raise ValueError(f"expect must be one of {_EXPECT}, got {self.expect!r}")
+        if (self.release is None) == (self.candidates is None):
+            raise ValueError("give exactly one of release and candidates")
+        if self.candidates is not None and not self.candidates:
+            raise ValueError("candidates must be non-empty")
+        check_open_interval("delta", self.delta, 0.0, 1.0)
+        check_int("trials", self.trials, minimum=8)
+        if self.reference not in _REFERENCES:
+            raise ValueError(f"reference must be one of {_REFERENCES}, got {self.reference!r}")
+        if self.full_candidates is not None and self.candidates is None:
+            raise ValueError("full_candidates needs candidates")
+        if self.full_trials is not None:
+            check_int("full_trials", self.full_trials, minimum=8)
+        if self.min_fraction is not None:
+            check_open_interval("min_fraction", self.min_fraction, 0.0, 1.0)
+            if self.exact_epsilon is None:
+                raise ValueError("min_fraction needs exact_epsilon")
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    target: AuditTarget
+    claimed: float
+    bound: EpsilonBound
+    alpha: float
+    trials: int
+    pair: str
+    exact: float | None
+    verdict: str
+    seconds: float
+    search: dict = field(default_factory=dict)
+    block: int = 50_000          # runs per seeded block (part of how the runs were seeded)
+    power: float | None = None   # fraction of the exact ε certified on the reference mechanism
+    setting: str = "quick"       # the search setting (SEARCHES)
+
+    @property
+    def low_power(self) -> bool:
+        """Power below :data:`POWER_FLAG`: an ε_lo far below the claim is weak evidence."""
+        return self.power is not None and self.power < POWER_FLAG
+
+    @property
+    def audited(self) -> float:
+        return self.bound.epsilon
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict in ("OK", "CAUGHT", "POWER OK")
+
+
+_AUDITS: dict[str, AuditTarget] = {}
+#: Modules registering audit targets beyond the paper modules (the core targets are registered
+#: when empirical.privacy.audit is imported).
+_EXTRA_MODULES: list[str] = []
+
+
+def register_audit(target: AuditTarget) -> AuditTarget:
+    from empirical.core.experiment import check_id
+
+    check_id(target.name, "audit target name")     # its stored file is audits/<name>.json
+    if target.name in _AUDITS and _AUDITS[target.name] is not target:
+        old = _AUDITS[target.name]
+        if (old.paper, old.algorithm) != (target.paper, target.algorithm):
+            raise ValueError(f"audit target {target.name!r} registered twice")
+    _AUDITS[target.name] = target
+    return target
+
+
+def _load(paper: str | None = None) -> None:
+    from empirical.core import experiment as registry
+
+    registry._load_all(paper if paper in papers() else None)
+    for m in _EXTRA_MODULES:
+        importlib.import_module(m)
+
+
+def targets(selection: Sequence[str] | None = None) -> list[AuditTarget]:
+    """Targets by name or paper key (``"core"``, ``"kl"``, ...); all when empty."""
+    from empirical.core import experiment as registry
+
+    sel = list(selection or [])
+    keys = [s for s in sel if s in papers()]
+    _load(keys[0] if len(keys) == 1 and len(sel) == 1 else None)
+    return select_registered(_AUDITS, sel, "audit target or paper")
+
+
+def select_registered(registry: Mapping[str, Any], selection: Sequence[str] | None,
+                      what: str) -> list:
+    """The entries of ``registry`` (name → entry with a ``paper``) that ``selection`` names, in
+    order, each once: a name, a name prefix ending before a ``.``, or a paper key; all entries
+    (sorted by name) when ``selection`` is empty.  KeyError naming ``what`` for a selector that
+    matches nothing (audit targets here, mutants in :mod:`empirical.privacy.mutants`)."""
+    if not selection:
+        return [e for _, e in sorted(registry.items())]
+    out: list = []
+    for s in selection:
+        hits = [e for n, e in sorted(registry.items())
+                if e.paper == s or n == s or n.startswith(s + ".")]
+        if not hits:
+            raise KeyError(f"no {what} {s!r}; known: {sorted(registry)}")
+        out += [e for e in hits if e not in out]
+    return out
+
+
+def get_target(name: str) -> AuditTarget:
+    _load(name.split(".", 1)[0])
+    if name not in _AUDITS:
+        _load()
+    try:
+        return _AUDITS[name]
+    except KeyError:
+        raise KeyError(f"no audit target {name!r}; known: {sorted(_AUDITS)}") from None
+
+
+
+# =============================================================================================
+# building blocks of release functions
+# =============================================================================================
+def spawn_rows(rng: np.random.Generator, trials: int) -> list[np.random.Generator]:
+    """``trials`` independent Generators spawned from ``rng``'s SeedSequence (for algorithms
+    that take one generator per row)."""
+    return [np.random.Generator(np.random.PCG64(s))
+            for s in rng.bit_generator.seed_seq.spawn(check_int("trials", trials))]
