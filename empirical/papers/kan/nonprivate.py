@@ -15,6 +15,18 @@ from algorithms.kan.correlated_noise import dp_sgd_correlated
 from empirical.core.experiment import Check, Experiment, register
 from empirical.papers.kan.problems import (PLAIN_GD, _instance, estimate_margin, held_out,
                                            nonprivate_columns, sample_rows)
+from empirical.store.calibration import calibrations
+
+#: Calibrated bands, fit on held-out seeds (calibration.json beside this module, recomputed by
+#: python -m empirical.run.calibration; docs/methodology.md, "Level bands").
+_HELD_OUT = calibrations(__file__)
+
+
+def _held(eid: str, bound: str, kind: str) -> dict:
+    """The level-band fields of check (bound, kind) of experiment ``eid`` from its record."""
+    r = _HELD_OUT[(eid, bound, kind)]
+    return dict(level=r.band, level_source="calibration", level_reason=r.describe(),
+                calibration=r)
 
 
 # =============================================================================================
@@ -127,13 +139,7 @@ ETAT_COLLAPSE = register(Experiment(
               "discretisation drift (on fixed data the risk moves by < 1% over η ∈ [1/4, 4]) and "
               "8 seeds whose data sets differ between grid points (CI half-width ≈ 0.05); the "
               "competitor's slope +1 is 10 tolerances away",
-              level=(1.0, 10.0),
-              level_source="calibration", level_reason="observed/(1/(γ₀²ηT)) is the hidden constant of the 1/(γ²ηT) term at "
-                           "this ηT: measured 4.6–4.9; it is the pre-asymptotic factor KAN-E27 "
-                           "records (3–13 along T at η = 2).  ≥ 1: the risk cannot beat the "
-                           "bound's shape at constant 1 by more than the averaging start at log 2 "
-                           "allows; ≤ 10: a constant beyond KAN-E27's range would mean the level is "
-                           "not set by ηT"),
+              **_held("kan.nonpriv.etaT", "kan:fullbatch_gd_etaT", "two-sided")),
         Check("kan:fullbatch_gd_T_only", "reject", 0.1,
               "competitor: App. E as printed, 1/(γ²T) with η ≍ 1 absorbed — a function of T "
               "alone, slope +1 in η along ηT = const; the same data must rule it out"),
