@@ -214,7 +214,7 @@ _CURV_N = _exp(
            "SOSP-E11), so the slope may be steeper, not flatter; 0.15 because 6 seeds × a "
            "10-value γ grid (factor 1.39 per step) resolve this threshold's slope to ±0.1",
            level=(0.1, 2.0),
-           level_source="calibration", level_reason="upper: Lemma 1 escapes every γ above √(ρα_design) and α_design/bound "
+           level_source="instance", level_reason="upper: Lemma 1 escapes every γ above √(ρα_design) and α_design/bound "
                         "= 2.0–2.1 on this grid (data-free), so ≤ √2.1 = 1.45 times one γ-grid "
                         "step 1.39: 2.0; lower: with no curvature a round's frozen push Γησ₁ "
                         "stays ≤ 0.2R on this grid, so curvatures ≥ 0.1√(ρ·bound) are never all "
@@ -279,7 +279,7 @@ _CURV_EPS_PLAN = _exp(
            "bound (errata SOSP-E11: shallower saddles may be escaped); the bound at the noise "
            "added (errata SOSP-E12); 0.15 as for sosp.out.curv.n; control: "
            "sosp.out.curv.eps_frozen (the noise alone moves the curvature)",
-           values=rate_values_effective, level=(0.1, 2.2), level_source="calibration",
+           values=rate_values_effective, level=(0.1, 2.2), level_source="instance",
            level_reason="upper: Lemma 1 escapes every γ above √(ρα_design) and α_design/bound "
                         "= 1.95–2.35 on the full grid (data-free), so ≤ √2.35 = 1.53 times one "
                         "γ-grid step 1.39: 2.2; lower: as for sosp.out.curv.n"),),
