@@ -32,7 +32,8 @@ import numpy as np
 from scipy import optimize, stats
 
 __all__ = ["pair_epsilon_lower", "gaussian_epsilon_exact", "cyclic_sensitivity",
-           "cyclic_epsilon_exact", "kappa_thm_d9", "kappa_thm_f12", "RELATIONS"]
+           "cyclic_epsilon_exact", "fresh_truncation_epsilon", "block_sensitivity_exact",
+           "kappa_thm_d9", "kappa_thm_f12", "RELATIONS"]
 
 RELATIONS = ("replace-one", "zero-out")
 
@@ -133,6 +134,71 @@ def cyclic_epsilon_exact(noise_multiplier: float, lam: float, steps: int, n: int
     mult = 2.0 if relation == "replace-one" else 1.0
     return gaussian_epsilon_exact(noise_multiplier / (mult * cyclic_sensitivity(lam, steps, n, B)),
                                   delta)
+
+
+def _binomial_tail(steps: int, r: float, tau: int) -> float:
+    """P(Bin(steps, r) > τ), summed term by term from log-gamma (no scipy.stats)."""
+    if r >= 1.0:
+        return 0.0 if tau >= steps else 1.0
+    lr, l1r = math.log(r), math.log1p(-r)
+    return math.fsum(math.exp(math.lgamma(steps + 1) - math.lgamma(k + 1) - math.lgamma(steps - k + 1)
+                              + k * lr + (steps - k) * l1r) for k in range(tau + 1, steps + 1))
+
+
+def block_sensitivity_exact(lam: float, steps: int, tau: int) -> float:
+    """max over contiguous blocks of τ participation steps (every start) of ‖C 1_P‖, C[t, s] =
+    λ^{t−s}, by the recursion v_t = λ v_{t−1} + 1[t ∈ P] run for all starts at once."""
+    tau = min(int(tau), steps)
+    starts = np.arange(steps - tau + 1)
+    v = np.zeros(starts.size)
+    sq = np.zeros(starts.size)
+    for t in range(steps):
+        v = lam * v + ((starts <= t) & (t < starts + tau))
+        sq += v * v
+    return float(math.sqrt(sq.max()))
+
+
+#: The fractions f of δ at which the truncation route puts its participation cap τ (the least τ
+#: with P(Bin(steps, r) > τ) ≤ f·δ), as in the accountant being cross-checked.
+TRUNCATION_FRACTIONS = (0.02, 0.1, 0.3, 0.5, 0.8)
+
+
+def fresh_truncation_epsilon(noise_multiplier: float, lam: float, steps: int, n: int, B: int,
+                             delta: float, relation: str = "zero-out") -> float:
+    """ε(δ) of Algorithm 1 with fresh batches (B of n without replacement at every step) by the
+    truncation argument of Theorems F.8–F.12, recomputed on a route of its own: with
+    probability 1 − P(Bin(steps, B/n) > τ) the example takes part at most τ times; the releases
+    are then one Gaussian mechanism of sensitivity mult·max_P ‖C 1_P‖ (mult = 2 replace-one, 1
+    zero-out), so ε ≤ min_τ ε_Gauss(κ/(mult·sens_τ), δ − tail_τ).  Tail by exact binomial sums,
+    sensitivity by :func:`block_sensitivity_exact`, ε by :func:`gaussian_epsilon_exact`; τ at
+    :data:`TRUNCATION_FRACTIONS` of δ.  An upper bound on ε, valid for every λ ∈ [0, 1)."""
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
+    if not 1 <= B <= n:
+        raise ValueError(f"B must be in [1, n={n}], got {B!r}")
+    if not 0 <= lam < 1:
+        raise ValueError(f"lam must be in [0, 1), got {lam!r}")
+    mult = 2.0 if relation == "replace-one" else 1.0
+    r = B / n
+    if r >= 1.0:
+        caps = [steps]
+    else:
+        caps = set()
+        for f in TRUNCATION_FRACTIONS:
+            tau = 0
+            while tau < steps and _binomial_tail(steps, r, tau) > f * delta:
+                tau += 1
+            caps.add(tau)
+    best = math.inf
+    for tau in sorted(caps):
+        if tau < 1:
+            continue
+        tail = _binomial_tail(steps, r, tau)
+        if tail >= delta:
+            continue
+        sens = block_sensitivity_exact(lam, steps, tau)
+        best = min(best, gaussian_epsilon_exact(noise_multiplier / (mult * sens), delta - tail))
+    return best
 
 
 def kappa_thm_d9(B: int, n: int, T: int, epsilon: float, delta: float) -> float:

@@ -5,7 +5,7 @@ under Opacus' ghost clipping, at batch 64/256/4096 and d = 100/1000; and the B-s
 against scipy's design matrix and a scalar Cox–de Boor loop.
 
 Model size: the suite's KAN experiments use width m = 32 and p = 6 splines per input
-(``empirical/papers/kan/experiments.py``: m ∈ {16, 32, 64}, p = 6 throughout), so the trainable
+(the unit ``empirical/papers/kan/``: m ∈ {16, 32, 64}, p = 6 throughout), so the trainable
 first layer W has m·d·p = 19 200 (d = 100) or 192 000 (d = 1000) parameters.
 
 What "one step" is, on both sides: the batch's features h(x_i) ∈ R^{dp} are given (the

@@ -5,8 +5,6 @@ the note beside it in the errata) must then go."""
 import pytest
 
 OPEN = {
-    "kan.lam.tight.cyclic": "FAIL: declared one-sided (must fall at least as fast as 1−λ) while "
-                            "its reason claims the opposite direction, which the data follow",
     "kan.nonpriv.B": "INCONCLUSIVE: CI ±0.18 straddles local −0.85 + 0.2; 16 seeds did not decide",
     "linreg.amb.epsilon.privacy_quantile": "INCONCLUSIVE: estimate within 0.03 of the edge of A; "
                                            "36 seeds did not decide",

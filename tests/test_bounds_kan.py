@@ -21,6 +21,7 @@ import bounds
 from bounds import Bound, follows_from, sym
 from bounds.rates.kan import calibration_corollaries as kcc
 from bounds.rates.kan import correlated_noise as kb
+from bounds.rates.kan import population as kpop
 
 n, d, m, T, eta, B = (sym(s) for s in ("n", "d", "m", "T", "eta", "B"))
 lam, kappa, gamma, epsilon, delta = (sym(s) for s in ("lam", "noise_multiplier", "gamma",
@@ -37,7 +38,7 @@ CONTRACT_IDS = (
     "kan:cor5.3", "kan:cor5.5", "kan:cor5.6", "kan:A_van", "kan:A_non", "kan:thmC.22",
     "kan:fullbatch_dpgd", "kan:fullbatch_gd", "kan:wang_gd", "kan:wang_dpgd", "kan:dpsco_lower",
 )
-KAN_BOUNDS = {v.id: v for mod in (kb, kcc) for v in vars(mod).values() if isinstance(v, Bound)}
+KAN_BOUNDS = {v.id: v for mod in (kb, kpop, kcc) for v in vars(mod).values() if isinstance(v, Bound)}
 
 #: A point where every symbol of every bound has a legal value.
 GENERIC = dict(n=1e4, d=16.0, m=256.0, T=500.0, eta=0.5, B=2500.0, lam=0.5, noise_multiplier=2.0,
@@ -153,22 +154,22 @@ def test_c13_carries_the_width_condition_theorem41_omits():
 
 def test_f12_conditions_and_calibrated_noise_multiplier():
     at = dict(lam=0.5, T=200.0, B=250.0, n=1000.0, epsilon=0.5, delta=1e-3)
-    k = kb.calibrated_noise_multiplier("kan:thmF.12_noise", **at)
+    k = kcc.calibrated_noise_multiplier("kan:thmF.12_noise", **at)
     assert k == pytest.approx(math.sqrt(bounds.get("kan:thmF.12_noise")(**at)))
     with pytest.raises(ValueError, match="epsilon"):                # F.12 needs ε ≤ 1
-        kb.calibrated_noise_multiplier("kan:thmF.12_noise", **dict(at, epsilon=2.0))
+        kcc.calibrated_noise_multiplier("kan:thmF.12_noise", **dict(at, epsilon=2.0))
     with pytest.raises(ValueError, match="fails"):                  # rT ≥ 3 ln(2/δ)
-        kb.calibrated_noise_multiplier("kan:thmF.12_noise", **dict(at, T=20.0))
-    assert kb.calibrated_noise_multiplier("kan:thmF.12_noise", check_conditions=False,
+        kcc.calibrated_noise_multiplier("kan:thmF.12_noise", **dict(at, T=20.0))
+    assert kcc.calibrated_noise_multiplier("kan:thmF.12_noise", check_conditions=False,
                                           **dict(at, T=20.0)) > 0
     with pytest.raises(ValueError, match=r"lam must be in \[0, 1\)"):
-        kb.calibrated_noise_multiplier("kan:thm5.1_noise", **dict(at, lam=1.0))
+        kcc.calibrated_noise_multiplier("kan:thm5.1_noise", **dict(at, lam=1.0))
     with pytest.raises(ValueError, match="B must be in"):
-        kb.calibrated_noise_multiplier("kan:thm5.4_noise", **dict(at, B=2000.0))
+        kcc.calibrated_noise_multiplier("kan:thm5.4_noise", **dict(at, B=2000.0))
     with pytest.raises(ValueError, match="bound_id must be one of"):
-        kb.calibrated_noise_multiplier("kan:thm4.1", **at)
+        kcc.calibrated_noise_multiplier("kan:thm4.1", **at)
     # λ = 0 calibrations ignore lam
-    assert kb.calibrated_noise_multiplier("kan:thmD.9_noise", **dict(at, lam=0.0)) > 0
+    assert kcc.calibrated_noise_multiplier("kan:thmD.9_noise", **dict(at, lam=0.0)) > 0
 
 
 def test_corollary_delta_conditions():
@@ -178,7 +179,7 @@ def test_corollary_delta_conditions():
     for b in KAN_BOUNDS.values():
         for c in b.conditions:
             assert {s.name for s in c.free_symbols} <= set(b.variables), (b.id, c)
-    ok = kb.side_conditions_hold
+    ok = kcc.side_conditions_hold
     assert ok("kan:cor5.3", gamma=0.5, n=1e3, delta=0.5**3 / 1e3, d=4, epsilon=1)
     assert not ok("kan:cor5.3", gamma=0.5, n=1e3, delta=0.5 / 1e3, d=4, epsilon=1)  # > 1/(n√m)
     assert not ok("kan:cor5.3", gamma=2.0, n=1e3, delta=1e-9, d=4, epsilon=1)       # γ ≤ 1
@@ -413,8 +414,8 @@ def test_explicit_bound_evaluates_and_its_conditions_bind():
               dist_star=8.0, R_bar=20.0, R=40.0)       # (7), (10) and R_* ≥ R̄ + ‖W*−W₀‖ + ηcz hold
     v = b(check_conditions=False, **_vals(b, **at))
     assert v > 8 * at["L_star"]
-    assert b.applies(**_vals(b, **at)) and kb.side_conditions_hold(b.id, **at)
-    assert not kb.side_conditions_hold(b.id, **dict(at, R=25.0))     # projection radius too small
+    assert b.applies(**_vals(b, **at)) and kcc.side_conditions_hold(b.id, **at)
+    assert not kcc.side_conditions_hold(b.id, **dict(at, R=25.0))     # projection radius too small
     assert not b.applies(**_vals(b, **dict(at, m=32.0)))            # localisation (7) fails
     assert not b.applies(**_vals(b, **dict(at, eta=1.0)))       # η ≤ 1/(12β) fails
     assert not b.applies(**_vals(b, **dict(at, C_clip=0.5)))    # C_clip ≥ G_δ fails
@@ -502,7 +503,7 @@ def _solve_exponents(path_exps, corollary: str) -> dict:
 def _check_private_branch(cor_term: Bound, full_cor: Bound, thm: str, corollary: str):
     """follows_from along each path of PATHS: the theorem under the corollary's choices has the
     privacy term's exponent (tight), and the corollary's full rate bounds it."""
-    reg = kb.regime(corollary, "private")
+    reg = kcc.regime(corollary, "private")
     got = []
     for a, c, b in PATHS[corollary]:
         path = _path_subs(a, c, b)
@@ -521,7 +522,7 @@ def _check_private_branch(cor_term: Bound, full_cor: Bound, thm: str, corollary:
 
 
 def _check_nonprivate_branch(full_cor: Bound, thm: str, corollary: str):
-    reg = kb.regime(corollary, "nonprivate")
+    reg = kcc.regime(corollary, "nonprivate")
     ok, der = _follows(_NONPRIV, thm, reg, ["n", "epsilon"])       # n, ε → ∞ stay in the branch
     assert ok, der.exponents
     assert follows_from(full_cor, bounds.get(thm), reg, ["n", "epsilon"], **FIXED).holds
@@ -545,7 +546,7 @@ def test_cor55_follows_from_theorem_in_both_branches(thm):
 
 def test_cor53_and_cor55_competing_rates_are_rejected():
     # γ: Corollary 5.3's regime gives γ⁻⁴, not Corollary 5.5's γ⁻³ ...
-    reg = _regime_inverted(kb.regime("cor5.3", "private"), "gamma", gamma_inv)
+    reg = _regime_inverted(kcc.regime("cor5.3", "private"), "gamma", gamma_inv)
     der = follows_from(_inverted(_PRIV55, "gamma", gamma_inv), bounds.get("kan:thm5.2"), reg,
                        ["gamma_inv"], **FIXED)
     assert not der.holds and der.exponents["gamma_inv"] == (4, 3)
@@ -556,10 +557,10 @@ def test_cor53_and_cor55_competing_rates_are_rejected():
                         q, reg4, ["gamma_inv"], **FIXED).holds
     # n: in the non-private branch the rate is n^{-1/2}, not the privacy branch's n^{-1}
     der = follows_from(_tmp(1 / n, "n_inv"), bounds.get("kan:thm5.2"),
-                       kb.regime("cor5.3", "nonprivate"), ["n"], **FIXED)
+                       kcc.regime("cor5.3", "nonprivate"), ["n"], **FIXED)
     assert not der.holds
     # Corollary 5.5 privacy branch with η ≍ 1 (no ε-tuned step) does not give the ε⁻¹ rate
-    reg1 = _regime_inverted(dict(kb.regime("cor5.5", "private"), eta=sp.Integer(1)), "epsilon",
+    reg1 = _regime_inverted(dict(kcc.regime("cor5.5", "private"), eta=sp.Integer(1)), "epsilon",
                             epsilon_inv)
     der = follows_from(_inverted(_PRIV55, "epsilon", epsilon_inv), bounds.get("kan:A_van"), reg1,
                        ["epsilon_inv"])
@@ -570,10 +571,10 @@ def test_cor53_needs_f12s_rt_condition_in_the_d_direction():
     """Theorem 5.1's κ² has a √(rT log(1/δ)) term; C.24 drops it (κ² ≲ T/ε²), which needs
     rT ≳ log(1/δ) — F.12's hypothesis, not stated in Corollary 5.3 (KAN-E9).  Without it the
     privacy-branch d-exponent is 3/4, not 1/2."""
-    raw = kb.regime_cor53_raw(n * epsilon * gamma**2 / sp.sqrt(d))
+    raw = kcc.regime_cor53_raw(n * epsilon * gamma**2 / sp.sqrt(d))
     der = follows_from(_PRIV53, bounds.get("kan:thm4.1"), raw, ["d"], **FIXED)
     assert not der.holds and der.exponents["d"] == (sp.Rational(3, 4), sp.Rational(1, 2))
-    ok, _ = _follows(_PRIV53, "kan:thm4.1", kb.regime("cor5.3", "private"), ["d"])
+    ok, _ = _follows(_PRIV53, "kan:thm4.1", kcc.regime("cor5.3", "private"), ["d"])
     assert ok
     # the condition itself: ρT ≥ 3 ln(2/δ) with T = nεγ²/√d caps d in the private branch
     f12 = bounds.get("kan:thmF.12_noise")
@@ -588,7 +589,7 @@ def test_both_branches_with_the_min_step_count():
     deep in each branch and stays within a polylog factor of it (exponents cannot see both
     branches at once).  Its kink sits well above n_c = d/(γ⁶ε²): the privacy term carries a
     polylog (≈ 250 here) that the corollary hides, so experiments should fit the kink."""
-    reg = kb.regime("cor5.3", "both")
+    reg = kcc.regime("cor5.3", "both")
     sub = {sym(k): v for k, v in reg.items()}
     thm = _tmp(bounds.get("kan:thm5.2").expr.subs(sub, simultaneous=True).subs(
         {lam: sp.Rational(1, 2), sample_frac: sp.Rational(1, 4)}), "thm52_cor53")
@@ -610,7 +611,7 @@ def test_both_branches_with_the_min_step_count():
 
 
 def test_cor56_follows_from_theorem_e1_and_the_delta_readings():
-    reg = kb.regime("cor5.6", "delta_needed")
+    reg = kcc.regime("cor5.6", "delta_needed")
     ok, der = _follows(bounds.get("kan:cor5.6_opt"), "kan:A_non", reg, ["n"])
     assert ok, der.exponents
     g0 = _inverted(bounds.get("kan:cor5.6_opt"), "gamma", gamma_inv)
@@ -618,14 +619,14 @@ def test_cor56_follows_from_theorem_e1_and_the_delta_readings():
     assert ok, der.exponents                                       # opt: no γ at all
     cor = bounds.get("kan:cor5.6")
     for reading, holds_in_gamma in (("delta_needed", True), ("delta_as_stated", False)):
-        r = kb.regime("cor5.6", reading)
+        r = kcc.regime("cor5.6", reading)
         assert _follows(cor, "kan:thmE.1_pop", r, ["n"])[0]
         der = follows_from(_inverted(cor, "gamma", gamma_inv), bounds.get("kan:thmE.1_pop"),
                            _regime_inverted(r, "gamma", gamma_inv), ["gamma_inv"])
         assert der.holds == holds_in_gamma, (reading, der.exponents)
     # under δ = 1/(γn) the γ-exponent is that of 1/(γ³n): the (1 + ηT/n)δ term (KAN-E5)
     der = follows_from(_inverted(cor, "gamma", gamma_inv), bounds.get("kan:thmE.1_pop"),
-                       _regime_inverted(kb.regime("cor5.6", "delta_as_stated"), "gamma", gamma_inv),
+                       _regime_inverted(kcc.regime("cor5.6", "delta_as_stated"), "gamma", gamma_inv),
                        ["gamma_inv"])
     assert der.exponents["gamma_inv"] == (3, 2)
 
@@ -633,7 +634,7 @@ def test_cor56_follows_from_theorem_e1_and_the_delta_readings():
 def test_fullbatch_gd_follows_from_theorem_e1():
     fb = bounds.get("kan:fullbatch_gd")
     for reading, holds_in_gamma in (("delta_needed", True), ("delta_as_stated", False)):
-        r = kb.regime("fullbatch_gd", reading)
+        r = kcc.regime("fullbatch_gd", reading)
         assert _follows(fb, "kan:thmE.1_pop", r, ["n"])[0]
         der = follows_from(_inverted(fb, "gamma", gamma_inv), bounds.get("kan:thmE.1_pop"),
                            _regime_inverted(r, "gamma", gamma_inv), ["gamma_inv"])
@@ -643,7 +644,7 @@ def test_fullbatch_gd_follows_from_theorem_e1():
 @pytest.mark.parametrize("thm", ["kan:A_van", "kan:thmD.16"])
 def test_fullbatch_dpgd_holds_in_the_private_branch_only(thm):
     stated, both = bounds.get("kan:fullbatch_dpgd"), bounds.get("kan:fullbatch_dpgd_both")
-    priv = kb.regime("fullbatch_dpgd", "private")
+    priv = kcc.regime("fullbatch_dpgd", "private")
     for v in ("n", "d"):
         assert _follows(stated, thm, priv, [v])[0]
     assert _follows(_inverted(stated, "epsilon", epsilon_inv), thm,
@@ -651,7 +652,7 @@ def test_fullbatch_dpgd_holds_in_the_private_branch_only(thm):
     assert _follows(_inverted(stated, "gamma", gamma_inv), thm,
                     _regime_inverted(priv, "gamma", gamma_inv), ["gamma_inv"])[0]
     # η ≍ 1 branch (ε ≥ γ√(md)): the dropped 1/(γ²n) term rules as ε → ∞ (KAN-E6)
-    nonpriv = kb.regime("fullbatch_dpgd", "nonprivate")
+    nonpriv = kcc.regime("fullbatch_dpgd", "nonprivate")
     der = follows_from(stated, bounds.get(thm), nonpriv, ["n", "epsilon"])
     assert not der.holds and der.exponents["epsilon"] == (0, -1)
     assert _follows(both, thm, nonpriv, ["n", "epsilon"])[0]
@@ -714,9 +715,9 @@ def test_lambda_outside_its_range():
         bounds.get("kan:lam_calibration")(check_conditions=False, lam=1.0, T=10.0)
     assert bounds.get("kan:lam_calibration")(lam=0.0, T=10.0) == 1.0
     with pytest.raises(ValueError, match="corollary must be one of"):
-        kb.regime("cor9.9")
+        kcc.regime("cor9.9")
     with pytest.raises(ValueError, match="branch for cor5.6 must be one of"):
-        kb.regime("cor5.6", "private")
+        kcc.regime("cor5.6", "private")
 
 
 def test_evaluation_outside_conditions_warns():
@@ -737,12 +738,12 @@ def test_private_over_nonprivate_stays_bounded_in_the_corollary_regimes(corollar
     In the privacy branch they have the *same* exponent (the quadratic noise term is of the
     order of 1/(γ²ηT), Corollary 5.3), so the ratio tends to a constant > 1, not to 1."""
     nf, nz = _tmp(noise_free, "noise_free"), _tmp(noise, "noise")
-    reg = kb.regime(corollary, "nonprivate")
+    reg = kcc.regime(corollary, "nonprivate")
     for v in ("n", "epsilon"):
         e_nf = follows_from(_tmp(sp.Integer(1)), nf, reg, [v], **FIXED).exponents[v][0]
         e_nz = follows_from(_tmp(sp.Integer(1)), nz, reg, [v], **FIXED).exponents[v][0]
         assert e_nz <= e_nf, (v, e_nz, e_nf)
-    reg = kb.regime(corollary, "private")
+    reg = kcc.regime(corollary, "private")
     for a, c, b in PATHS[corollary]:
         r = _path_regime(reg, _path_subs(a, c, b))
         e_nf = follows_from(_tmp(sp.Integer(1)), nf, r, ["n"], **FIXED).exponents["n"][0]
@@ -799,7 +800,7 @@ def _directions(corollary):
 def _assert_lesssim(lhs, rhs, corollary):
     """lhs ≲ rhs (polylogs and constants aside) in every direction of the corollary's regime."""
     for branch, direction in _directions(corollary):
-        reg = kb.regime(corollary, branch)
+        reg = kcc.regime(corollary, branch)
         el, er = _exponent_in(lhs, reg, direction), _exponent_in(rhs, reg, direction)
         assert sp.simplify(el - er) <= 0, (corollary, branch, direction, el, er)
 
@@ -825,7 +826,7 @@ def test_cor55_regime_satisfies_the_conditions_of_theorems_d14_and_d16():
 
 
 def test_cor56_regime_satisfies_theorem_e1s_width_condition():
-    reg = kb.regime("cor5.6", "delta_needed")
+    reg = kcc.regime("cor5.6", "delta_needed")
     rhs = _exponent_in(kb.THME1_WIDTH.rhs.subs(gamma, 1 / gamma_inv),
                        _regime_inverted(reg, "gamma", gamma_inv), "gamma_inv")
     assert rhs == 4                                       # ≲ γ⁻⁴ = m (C.24-style check in γ)
@@ -859,17 +860,17 @@ def test_notes_exponent_table_for_the_calibrated_quadratic_term(calibration, exp
 
 
 def test_min_regimes_agree_with_their_branches():
-    both, priv, nonp = (kb.regime("cor5.3", b) for b in ("both", "private", "nonprivate"))
+    both, priv, nonp = (kcc.regime("cor5.3", b) for b in ("both", "private", "nonprivate"))
     at = {n: 1e4, d: 1e4, gamma: sp.Rational(3, 10), epsilon: sp.Rational(1, 10)}   # n ≪ n_c
     assert float(both["T"].subs(at)) == pytest.approx(float(priv["T"].subs(at)))
     at[n] = 1e12                                                                      # n ≫ n_c
     assert float(both["T"].subs(at)) == pytest.approx(float(nonp["T"].subs(at)))
-    b55, p55 = kb.regime("cor5.5", "both"), kb.regime("cor5.5", "private")
+    b55, p55 = kcc.regime("cor5.5", "both"), kcc.regime("cor5.5", "private")
     at = {n: 1e4, d: 1e4, gamma: sp.Rational(3, 10), epsilon: sp.Rational(1, 10)}
     eta_b = float(b55["eta"].subs(at))
     assert eta_b == pytest.approx(float(p55["eta"].subs(at))) and eta_b < 1
     # the regimes' values never contain a key (so substitution order cannot matter)
-    for cor, branches in kb.REGIMES.items():
+    for cor, branches in kcc.REGIMES.items():
         for reg in branches.values():
             keys = {sym(k) for k in reg}
             assert not any(sp.sympify(v).free_symbols & keys for v in reg.values()), cor
@@ -925,9 +926,9 @@ def test_cor53_raw_calibration_agrees_inside_the_regime():
     for a, c, b in PATHS["cor5.3"]:
         path = _path_subs(a, c, b)
         t_path = (n * epsilon * gamma**2 / sp.sqrt(d)).subs(path, simultaneous=True)
-        raw = _path_regime(kb.regime_cor53_raw(n * epsilon * gamma**2 / sp.sqrt(d)), path)
+        raw = _path_regime(kcc.regime_cor53_raw(n * epsilon * gamma**2 / sp.sqrt(d)), path)
         raw["T"] = t_path
-        ours = _path_regime(kb.regime("cor5.3", "private"), path)
+        ours = _path_regime(kcc.regime("cor5.3", "private"), path)
         e_raw = follows_from(_tmp(sp.Integer(1)), bounds.get("kan:thm4.1"), raw, ["n"], **FIXED)
         e_ours = follows_from(_tmp(sp.Integer(1)), bounds.get("kan:thm4.1"), ours, ["n"], **FIXED)
         assert e_raw.exponents["n"][0] == e_ours.exponents["n"][0], (a, c, b)

@@ -1,4 +1,4 @@
-"""KAN paper end to end: every experiment of empirical/papers/kan/experiments.py is swept on its
+"""KAN paper end to end: every experiment of the unit empirical/papers/kan/ is swept on its
 quick grid once (the test run's results directory, 2 workers) and its verdicts are asserted as
 declared.  No slope or exponent is typed here: predictions come from ``bounds/`` at each
 experiment's own parameters (empirical.core.checks); every tolerance's reason lives with its check.
@@ -11,7 +11,8 @@ import pytest
 import bounds
 from algorithms.kan import correlated_noise as K
 from empirical.core import experiment as registry
-from empirical.papers.kan import experiments as kx
+from empirical.papers.kan import lam as kx
+from empirical.papers.kan.cor55 import cor55_schedule
 from empirical.core.checks import analyse
 from empirical.run.runner import sweep
 from _open_verdicts import open_cases
@@ -104,7 +105,7 @@ def test_cor55_as_stated_is_not_private_kan_e25(rows):
 
 def test_recorded_parameters_are_the_theorems(rows):
     for r in rows["kan.cor55.n"] + rows["kan.cor55.n.tight"]:
-        sch = kx.cor55_schedule(int(r["p_n"]), r["gamma0"], r["p_epsilon"], int(r["p_d"]))
+        sch = cor55_schedule(int(r["p_n"]), r["gamma0"], r["p_epsilon"], int(r["p_d"]))
         assert (r["B"], r["T"]) == (sch["B"], sch["T"]) and r["eta"] == pytest.approx(sch["eta"])
         assert r["sampler_cyclic"] == 0.0
     for r in rows["kan.lam.tight.cyclic"]:
@@ -180,7 +181,7 @@ def test_stability_noise_cancels(rows):
 
 
 # ---------------------------------------------------------------------------------------------
-# Rate experiments of empirical/papers/kan/rates.py: ηT collapse, batch size, Cor 5.3, width window
+# Rate experiments of empirical/papers/kan/ (nonprivate, cor53, width): ηT collapse, batch size, Cor 5.3, width window
 # ---------------------------------------------------------------------------------------------
 def test_etaT_runs_hold_the_product_and_use_full_batches(rows):
     for r in rows["kan.nonpriv.etaT"]:
@@ -201,7 +202,7 @@ def test_cor53_rows_are_inside_f12_with_the_corollarys_choices(rows):
     """Every Cor 5.3 row uses B = ρn, T = ⌈c_T·min{√n/γ, nεγ²/√d}⌉ (the privacy branch here),
     δ = min{1/(n√m), γ/n}, κ from F.12 with rT ≥ 3 ln(2/δ) (F.12 certifies), spends at most its
     guarantee, and runs at a width below the corollary's m ≍ γ⁻⁶ (recorded, KAN-E30)."""
-    from empirical.papers.kan import rates as kr
+    from empirical.papers.kan import cor53 as kr
     for i in ("kan.cor53.n", "kan.cor53.ratio.n", "kan.cor53.eps"):
         for r in rows[i]:
             n, g = int(r["p_n"]), r["gamma0"]
@@ -288,3 +289,21 @@ def test_lambda_summary_figure(analyses, tmp_path):
     assert path == tmp_path / "kan" / "kan.summary.lambda.png"
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_new_theorem_runs_record_their_schedules_and_width(rows):
+    """Cor 5.6 and the γ sweep store the schedule they ran and the width they sit at; every rate
+    row records m·γ₀⁴; every tight fresh run's second calibration route agrees."""
+    from empirical.papers.kan import cor56, gamma
+    for r in rows["kan.cor56.n"] + rows["kan.cor56.n.frozen"]:
+        sch = cor56.cor56_schedule(int(r["p_n"]), r["gamma0"])
+        assert (r["B"], r["T"]) == (sch["B"], sch["T"]) and r["eta"] == pytest.approx(sch["eta"])
+        assert r["width_m_gamma4"] >= 1.0
+    assert all(r["n_distinct"] == r["p_n_frozen"] for r in rows["kan.cor56.n.frozen"])
+    for r in rows["kan.gamma.fullbatch_dpgd"]:
+        assert r["m"] == gamma.width_for(r["p_gamma"]) and r["width_m_gamma4"] >= 1.0
+    for i in ("kan.gamma.fullbatch_dpgd", "kan.lam.tight.fresh", "kan.cor55.n.tight"):
+        for r in rows[i]:
+            assert r["max_epsilon_route_gap"] <= r["limit_epsilon_route_gap"]
+    for i in IDS:
+        assert all("width_m_gamma4" in r for r in rows[i]), i

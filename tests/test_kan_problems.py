@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from empirical.papers.kan import experiments as kx
+from empirical.papers.kan import problems as kx
+from empirical.papers.kan.cor55 import cor55_schedule
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,7 @@ def test_held_out_risk_has_small_standard_error():
 
 
 def test_cor55_schedule_is_the_corollarys():
-    s = kx.cor55_schedule(10000, 0.2, 1.0, 64)
+    s = cor55_schedule(10000, 0.2, 1.0, 64)
     assert s["B"] == 20 and s["T"] == 500                     # B = ⌈γ√n⌉, T = ⌈√n/γ⌉
     assert s["eta"] == pytest.approx(0.2 ** 2 * 100 / 8)      # min{1, γ²√nε/√d}
-    assert kx.cor55_schedule(10 ** 6, 0.5, 1.0, 4)["eta"] == 1.0
+    assert cor55_schedule(10 ** 6, 0.5, 1.0, 4)["eta"] == 1.0

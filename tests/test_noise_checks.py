@@ -256,7 +256,7 @@ def test_kan_e25_violation_is_shown_by_a_lower_bound():
     does not (no violation can be claimed there).  The accountant's RDP upper bounds are above
     the lower bounds at every n."""
     from algorithms.kan.privacy import calibrate
-    from empirical.papers.kan.experiments import _COR55_FIXED, _instance, cor55_schedule
+    from empirical.papers.kan.cor55 import _COR55_FIXED, _instance, cor55_schedule
 
     inst = _instance(_COR55_FIXED)
     for n, violated in ((500, False), (1000, False), (2000, True), (4000, True)):

@@ -1,10 +1,11 @@
-"""Bounds of the correlated-noise paper: the theorems' rates
-(:mod:`bounds.rates.kan.correlated_noise`) and the calibrations, corollaries and prior rates
-(:mod:`bounds.rates.kan.calibration_corollaries`); importing the package registers both."""
+"""Bounds of the correlated-noise paper: the optimisation theorems
+(:mod:`bounds.rates.kan.correlated_noise`), the population-risk theorems
+(:mod:`bounds.rates.kan.population`) and the calibrations, corollaries and prior rates
+(:mod:`bounds.rates.kan.calibration_corollaries`); importing the package registers all three."""
 from pathlib import Path
 
 from bounds.core import register_paper
-from bounds.rates.kan import calibration_corollaries, correlated_noise  # noqa: F401
+from bounds.rates.kan import correlated_noise, population, calibration_corollaries  # noqa: F401
 
 # The paper's experiments and audits (imported with its bounds when its experiments are asked
 # for) and the algorithms the report links.

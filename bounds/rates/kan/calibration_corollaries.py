@@ -2,9 +2,10 @@
 corollaries (5.3, 5.5, 5.6), the full-batch specialisations, the prior rates they are compared
 with, and numeric functions the experiments use.
 
-Split from :mod:`bounds.rates.kan.correlated_noise` (the optimisation and population-risk theorems and
-the shared sub-expressions), which imports this module so that loading the paper registers every
-``kan:*`` id, and re-exports its names.
+The optimisation theorems and the shared sub-expressions are in
+:mod:`bounds.rates.kan.correlated_noise`, the population-risk theorems in
+:mod:`bounds.rates.kan.population`; the package imports all three, which registers every ``kan:*``
+id.
 """
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from bounds.core import Bound, register, sym
 from bounds.rates.kan.correlated_noise import (
     B, C_PRIV, KAPPA2_D9, KAPPA2_F12, KAPPA2_F12_PROOF, KAPPA2_THM51, KAPPA2_THM54, R, R_bar, T,
     THMD16_WIDTH, THME1_WIDTH, Z_MAX, _DP_REPLACE, _DP_ZERO_OUT, _LAM_OPEN, _Min, _SRC,
-    _nonprivate_upper, _kappa2_f12, _kappa2_thm51, _log, _sqrt, d, delta, dist_star, epsilon, eta, gamma,
+    _kappa2_f12, _kappa2_thm51, _log, _sqrt, d, delta, dist_star, epsilon, eta, gamma,
     lam, m, n, sample_frac)
+from bounds.rates.kan.population import _nonprivate_upper
 
 
 # ------------------------------------------------------------------------------------------------
@@ -486,8 +488,9 @@ class _ConditionFailed(ValueError):
     pass
 
 
-# Every kan:* bound, this module's and the optimisation/population half's.
-_BY_ID = {v.id: v for space in (vars(sys.modules["bounds.rates.kan.correlated_noise"]), globals())
+# Every kan:* bound: this module's, the optimisation theorems' and the population theorems'.
+_BY_ID = {v.id: v for space in (vars(sys.modules["bounds.rates.kan.correlated_noise"]),
+                                vars(sys.modules["bounds.rates.kan.population"]), globals())
           for v in list(space.values()) if isinstance(v, Bound)}
 
 

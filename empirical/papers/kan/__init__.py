@@ -1,5 +1,12 @@
-"""The correlated-noise paper: importing the unit registers its
-experiments, summaries and audits (:mod:`empirical.papers.kan.experiments`) and the rate
-experiments beyond the λ sweeps (ηT collapse, batch size, Corollary 5.3;
-  :mod:`empirical.papers.kan.rates`; argument stability, :mod:`empirical.papers.kan.stability`)."""
-from empirical.papers.kan import audit, experiments, rates, stability  # noqa: F401
+"""The correlated-noise paper: importing the unit registers its experiments, summaries and
+audits, one module per theorem: the λ sweeps (Theorems 4.1, 5.1; :mod:`empirical.papers.kan.lam`),
+the non-private sweeps (Theorem E.1 / App. E; :mod:`empirical.papers.kan.nonprivate`), Corollary
+5.3 (:mod:`empirical.papers.kan.cor53`), Corollary 5.5 (:mod:`empirical.papers.kan.cor55`),
+Corollary 5.6 (:mod:`empirical.papers.kan.cor56`), the margin γ against Wang et al.
+(:mod:`empirical.papers.kan.gamma`), the
+width window (Theorem 4.1; :mod:`empirical.papers.kan.width`), full-batch DP-GD with a tuned step
+(App. D.3; :mod:`empirical.papers.kan.tuned_eta`), argument stability (Theorem C.22;
+:mod:`empirical.papers.kan.stability`) the privacy audits (:mod:`empirical.papers.kan.audit`) and the variables declared not swept
+(:mod:`empirical.papers.kan.unswept`)."""
+from empirical.papers.kan import (audit, lam, nonprivate, cor55, cor53, width,  # noqa: F401
+                                  tuned_eta, stability, cor56, gamma, unswept)

@@ -189,7 +189,17 @@ def _common(point: dict, run, R: int) -> dict:
     out = {k: np.full(R, float(np.ravel(v)[-1])) for k, v in run.params.items()
            if k in ("T", "eta", "B", "C_clip", "R_star", "releases")}
     out["sampler_cyclic"] = np.full(R, float(run.params["sampler"] == "cyclic"))
+    if "margin_quantile" in point:
+        out.update(width_columns(_instance(point), R))
     return out
+
+
+def width_columns(inst: NTKTeacher, R: int) -> dict:
+    """How far the run sits from the width conditions, read with constant 1 and the polylog
+    dropped: ``width_m_gamma4`` = m·γ₀⁴ (Theorems 4.1, E.1, Corollaries 5.5, 5.6: m ≳ γ⁻⁴) and
+    ``width_m_gamma6`` = m·γ₀⁶ (Corollary 5.3: m ≍ γ⁻⁶); ≥ 1 is inside."""
+    m, g = inst.model.m, inst.gamma0
+    return {"width_m_gamma4": np.full(R, m * g ** 4), "width_m_gamma6": np.full(R, m * g ** 6)}
 
 
 #: dp_sgd_correlated as plain GD/SGD: no noise, no correlation, clipping and projection inactive.

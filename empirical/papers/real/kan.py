@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from algorithms.kan.correlated_noise import KAN, calibrate, dp_sgd_correlated
+from algorithms.noise_meter import NoiseMeter, correlated_hook
 from empirical.core.checks import ComparisonExperiment, Contrast
 from empirical.core.experiment import Summary, register, register_summary
 from empirical.papers.real.data import PAPER, key_seed, prepared
@@ -69,11 +70,17 @@ def run_kan(point: dict, rngs: list) -> dict:
     privs = _privacy(point, H.shape[0])
     sampler = "fresh" if point["calibration"] == 0 else "cyclic"
     k = len(LAMBDAS)
+    # measured against claimed noise on the last λ of each seed's block (the most correlated
+    # stream, whose decorrelation a slipped λ or κ breaks most visibly)
+    meter = NoiseMeter(len(rngs))
     run = dp_sgd_correlated(model, H, y, T=int(point["T"]), eta=point["eta"], B=int(point["B"]),
                             C_clip=point["C_clip"], lam=np.array(LAMBDAS),
                             noise_multiplier=np.array([p.noise_multiplier for p in privs]),
                             R_star=math.inf, rng=rngs, sampler=sampler, rows_per_seed=k,
-                            eval_every=int(point["T"]))
+                            eval_every=int(point["T"]),
+                            observe=correlated_hook(meter, np.tile(LAMBDAS, len(rngs)),
+                                                    rows_per_seed=k))
+    meter.claim("correlated", point["C_clip"] * privs[-1].noise_multiplier / int(point["B"]))
     acc = (np.sign(model.forward(run.W, Ht)) == yt).mean(axis=1).reshape(len(rngs), k)
     S = len(rngs)
     out = {_col(lam): acc[:, j] for j, lam in enumerate(LAMBDAS)}
@@ -90,6 +97,7 @@ def run_kan(point: dict, rngs: list) -> dict:
     out["delta_guarantee"] = np.full(S, point["delta"])
     out["clip_fraction"] = run.clip_fraction.reshape(S, k).mean(axis=1)
     out["majority_rate"] = np.full(S, max(np.mean(yt == 1), np.mean(yt == -1)))
+    out.update(meter.columns())
     return out
 
 
