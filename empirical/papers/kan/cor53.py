@@ -161,7 +161,7 @@ COR53_N = register(Experiment(
                            "exceed the bound by more than the hidden constant (3); the lower "
                            "end flags a bound that is off by more than 10³",
               expect="finding", finding_on="slope",
-              note="at the run's own parameters the theorem falls like n^−1.1 from "
+              note="KAN-E42: at the run's own parameters the theorem falls like n^−1.1 from "
                    "16 to 3.5 (above log 2, vacuous) on the quick grid while the risk falls "
                    "like n^−0.3; the risk stays below it at every point (the level band holds)"),
         Check("kan:thmC.23", "one-sided", 0.15,
@@ -173,7 +173,7 @@ COR53_N = register(Experiment(
                            "exceed the bound by more than the hidden constant (3); the lower "
                            "end flags a bound that is off by more than 10³",
               expect="finding", finding_on="slope",
-              note="at the run's own parameters the theorem falls like n^−1.1 from "
+              note="KAN-E42: at the run's own parameters the theorem falls like n^−1.1 from "
                    "16 to 3.5 (above log 2, vacuous) on the quick grid while the risk falls "
                    "like n^−0.3; the risk stays below it at every point (the level band holds)"),
         Check("kan:wang_dpgd", "reject", 0.15,

@@ -105,7 +105,7 @@ COR56_N = register(Experiment(
               "risk may fall faster, so one-sided; 0.15 covers 3 seeds (CI half-width ≈ 0.01 on "
               "a 4× range) and the iterate average's start at log 2, as for kan.nonpriv.n",
               expect="finding", finding_on="slope",
-              note="slope ≈ −0.32 against −1 on n ∈ [16, 64]; the frozen-data control "
+              note="KAN-E41: slope ≈ −0.32 against −1 on n ∈ [16, 64]; the frozen-data control "
                    "kan.cor56.n.frozen has the same slope (its n₀ = 16 examples fixed), so the "
                    "decay is the schedule's (ηT = n/(4γ²) grows with n), not the sample size's",
               level=(0.3, 30.0), level_source="theorem",

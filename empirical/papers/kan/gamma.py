@@ -153,7 +153,7 @@ GAMMA_FULLBATCH = register(Experiment(
     checks=(
         Check("kan:fullbatch_dpgd", "two-sided", 0.5, _TWO_SIDED,
               wide_reason=_WIDE, use_asymptotic=False, expect="finding", finding_on="slope",
-              note="the risk is flat to rising in γ (slope ≈ +0.3) on γ ∈ [0.3, 0.5] at "
+              note="KAN-E40: the risk is flat to rising in γ (slope ≈ +0.3) on γ ∈ [0.3, 0.5] at "
                    "n = 100, as is the noise-free control's: neither γ⁻³ nor γ⁻⁴ describes it, "
                    "so the data cannot prefer the paper's exponent to Wang et al.'s",
               level=(0.3, 80.0), level_source="theorem",
@@ -190,7 +190,7 @@ GAMMA_CONTROL = register(Experiment(
               "m = γ⁻⁴, so the paper's exponent is the schedule's, and the noise-free run is "
               "where it must show first): " + _TWO_SIDED,
               wide_reason=_WIDE, use_asymptotic=False, expect="finding", finding_on="slope",
-              note="slope ≈ +0.4 against −3: the flat γ-dependence is the noise-free "
+              note="KAN-E40: slope ≈ +0.4 against −3: the flat γ-dependence is the noise-free "
                    "schedule's already",
               level=(0.3, 80.0), level_source="theorem",
               level_reason="as for kan.gamma.fullbatch_dpgd: a factor 3 below for the hidden "

@@ -151,13 +151,13 @@ AMB_N_NONPRIVATE = _amb(
 #: back: the privacy term is ∝ d(d + 2)/(1 − c).  c ≤ 0.06 for d ≤ 64 (Lemma 3.11's explicit
 #: premise holds, ratio ≤ 0.37); at d = 128 and 256 c ≈ 0.2 and 0.8, the premise fails (ratio
 #: 1.46, 5.69), the slope over d = 4…256 is 2.24 [2.17, 2.31] and the level reaches 42.5 at
-#: d = 256 (band 5.5–14): FINDING of the slope and the level on the full grid (expect_full), the
+#: d = 256 (held-out band 4.53–15.3): FINDING of the slope and the level on the full grid (expect_full), the
 #: regime linreg.amb.d.feedback sweeps at a quarter of the n.
 _D_GRID_QUICK, _D_GRID_FULL = (8, 16, 32, 64), (4, 8, 16, 32, 64, 128, 256)
 _D_FULL_NOTE = ("LR-E18 (full grid only): d = 128, 256 are past the adaptive clip's feedback "
                 "regime (gain c ≈ 0.2, 0.8; Lemma 3.11's premise fails, ratio 1.46, 5.69): over "
                 "d = 4…256 the slope is 2.24 [2.17, 2.31] (d² FAILS by 0.09 beyond the "
-                "tolerance) and observed/bound is 11.6 and 42.5 at d = 128, 256 (band 5.5–14): "
+                "tolerance) and observed/bound is 11.6 and 42.5 at d = 128, 256 (held-out band 4.53–15.3): "
                 "recorded as a finding of both; NOT REPRODUCED if either returns inside")
 AMB_D_PRIVACY = _amb(
     "linreg.amb.d.privacy", "DP-AMBSSGD privacy term vs d (Theorem 3.7: d², prior work d³)", "d",

@@ -198,7 +198,7 @@ SSP_VS_AMB = register(ComparisonExperiment(
     problem="Gaussian design x ~ N(0, I), y = ⟨x, w*⟩ + N(0, σ²), streamed",
     algorithm="dp_ambssgd (Algorithms 2 + 3) and algorithms.linreg.ssp.ssp",
     description="linreg.amb.d.feedback's instance (n = 2.5·10⁴, ε = 4, σ = ‖w*‖ = 1): the "
-                "claimed O(d) advantage of adaptive clipping over SSP at σ = ‖w*‖."))
+                "claimed O(d) advantage of adaptive clipping over SSP at σ = ‖w*‖ (errata LR-E20)."))
 
 
 def _plot_vs_amb(analyses: list, root) -> object:

@@ -169,7 +169,7 @@ ALG3_EPS_POLE = _risk_experiment(
               "(full), so the slope alone passes (−3.27 / −3.14) and the level decides",
               **_held("userlevel.alg3.eps", "userlevel:thm3.2_privacy", "one-sided", judged="userlevel.alg3.eps.pole"),
               expect="finding", finding_on="level",
-              note="UL-E23: at ε = 2 the level observed/bound is 1.65·10^4 (> 10^4; 592–3439 "
+              note="UL-E23: at ε = 2 the level observed/bound is 1.65·10^4 (> 5348, the held-out band's top; 592–3439 "
                    "on 2.83–8; full grid also 1.43·10^4 at 2.19, 5.0·10^3 at 1.9): the "
                    "saturated last phase's sensitivity factor S_3 = Δ_3K_3/τ = 2767 (its "
                    "kept-count certification threshold is just below ε = 2) makes Theorem "
