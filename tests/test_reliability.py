@@ -333,10 +333,18 @@ def test_systemexit_or_keyboardinterrupt_from_experiment_code_is_an_error_row(wo
 
 
 def test_a_real_ctrl_c_still_stops_the_run(tmp_path, capsys, raising):
+    import signal
+
     from empirical.cli import main
 
-    status = main(["verify", "--experiment", raising["sends_sigint"].id, "--results", str(tmp_path / "r"),
-                   "--workers", "1", "--no-figures"])
+    # A background job starts Python with SIGINT ignored; Ctrl-C at a terminal is what this
+    # checks, so run it under Python's own handler and put back whatever was there.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        status = main(["verify", "--experiment", raising["sends_sigint"].id,
+                       "--results", str(tmp_path / "r"), "--workers", "1", "--no-figures"])
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert status == 130 and "interrupted" in capsys.readouterr().err
 
 
