@@ -30,7 +30,7 @@ import sympy as sp
 
 # The symbols and the asymptotic exponent live apart (bounds.symbols, bounds.exponents), as
 # does the paper registry (bounds.registry); their names stay importable from here.
-from bounds.exponents import asymptotic_exponent
+from bounds.exponents import asymptotic_exponent, exponent_key, shipped_exponent
 from bounds.symbols import (_DOMAINS, _NONNEGATIVE, _SYMBOLS, POSITIVE,  # noqa: F401
                             UNIT_HALF_OPEN, UNIT_LEFT_OPEN, UNIT_OPEN, Domain, domain, sym)
 from bounds.registry import (_DECLARED_BY, _INFO, _PLUGINS, ENTRY_POINT_GROUP,  # noqa: F401
@@ -213,8 +213,8 @@ class Bound:
             raise ValueError(f"{self.id}: {var} ∈ {domain(var)} cannot go to ∞, so it has no "
                              "asymptotic exponent; use local_slope, or edge_exponent for the "
                              f"limit {var} → {domain(var).lo:g}")
-        e = self.expr.subs(self._subs(fixed, allow_partial=True, exclude=var))
-        return sp.simplify(asymptotic_exponent(e, x))
+        return self._memo("oo", var, fixed, lambda: sp.simplify(asymptotic_exponent(
+            self.expr.subs(self._subs(fixed, allow_partial=True, exclude=var)), x)))
 
     def edge_exponent(self, var: str, **fixed: float) -> sp.Expr:
         """Exact log-log exponent of the bound as ``var → 0⁺`` (the lower edge of a positive
@@ -227,8 +227,23 @@ class Bound:
         if var in self.shape_parameters:
             raise ValueError(f"{self.id}: {var} appears in an exponent of the rate (a shape "
                              "parameter, like κ), so it has no log-log exponent; fix it instead")
-        e = self.expr.subs(self._subs(fixed, allow_partial=True, exclude=var))
-        return sp.simplify(-asymptotic_exponent(e.subs(x, 1 / x), x))
+        return self._memo("0", var, fixed, lambda: sp.simplify(-asymptotic_exponent(
+            self.expr.subs(self._subs(fixed, allow_partial=True, exclude=var)).subs(x, 1 / x),
+            x)))
+
+    def _memo(self, how: str, var: str, fixed: Mapping[str, object], compute) -> sp.Expr:
+        """``compute()``, remembered per process and looked up first in the shipped exponents
+        (:func:`bounds.exponents.shipped_exponent`): validation and analysis ask for the same
+        exponents, and each costs a substitution and a limit."""
+        memo = self._cache.setdefault("exponents", {})
+        if "srepr" not in self._cache:
+            self._cache["srepr"] = sp.srepr(self.expr)
+        key = exponent_key(self._cache["srepr"], how, var, fixed)
+        if key not in memo:
+            hit = shipped_exponent(key)
+            memo[key] = compute() if hit is None else hit
+            self._cache.setdefault("exponent_specs", {})[key] = (how, var, dict(fixed))
+        return memo[key]
 
     def local_slope(self, var: str, at: Mapping[str, float], *,
                     check_conditions: bool = True) -> float:

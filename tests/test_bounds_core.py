@@ -200,3 +200,55 @@ def test_exponent_of_log_of_min_in_a_variable_that_saturates():
     from bounds.core import asymptotic_exponent
     n, e = bounds.sym("n"), bounds.sym("epsilon")
     assert asymptotic_exponent(sp.log(sp.Min(sp.sqrt(n), n * e)) / e, e) == -1
+
+
+# -- exponents at given values: memo and shipped file ------------------------------------------
+
+def _fresh_exponent(b, how, var, fixed):
+    """The exponent computed from the expression, bypassing the memo and the shipped file."""
+    x = b.symbol(var)
+    e = b.expr.subs(b._subs(fixed, allow_partial=True, exclude=var))
+    if how == "0":
+        return sp.simplify(-asymptotic_exponent(e.subs(x, 1 / x), x))
+    return sp.simplify(asymptotic_exponent(e, x))
+
+
+def test_shipped_exponents_are_current_and_agree_with_a_fresh_computation():
+    """The shipped file is of this code (else every verify recomputes it: refresh with
+    `python -m empirical.report.cache RESULTS`), and a sample of its entries, recomputed from
+    their bound's expression at their values, gives the exponent it ships."""
+    import json
+    import random
+
+    from bounds import exponents
+
+    rec = json.loads(exponents.SHIPPED_EXPONENTS.read_text())
+    assert rec["code"] == exponents._code(), "stale bounds/exponent_cache.json"
+    entries = sorted(rec["entries"].items())
+    assert len(entries) > 100
+    for key, e in random.Random(7).sample(entries, 25):
+        b = bounds.get(e["bound"])
+        assert exponents.exponent_key(sp.srepr(b.expr), e["how"], e["var"], e["fixed"]) == key
+        fresh = _fresh_exponent(b, e["how"], e["var"], e["fixed"])
+        assert sp.simplify(sp.sympify(e["exponent"]) - fresh) == 0, e
+
+
+def test_a_shipped_exponent_under_another_expression_is_not_used(monkeypatch):
+    from bounds import exponents
+
+    b = bounds.get("kl:thm9")
+    var = next(v for v in b.scale_variables if bounds.domain(v).unbounded_above)
+    b._cache.clear()
+    right = b.exponent(var)
+    # the same key shape for another expression: planted with a wrong answer, never read
+    wrong_key = exponents.exponent_key(sp.srepr(b.expr + 1), "oo", var, {})
+    monkeypatch.setattr(exponents, "_SHIPPED", {wrong_key: {"exponent": "Integer(99)"}})
+    b._cache.clear()
+    assert b.exponent(var) == right
+    # and under the bound's own key a planted answer is what comes back (the file is trusted
+    # code): which is why the freshness test above checks it against the expression
+    own = exponents.exponent_key(sp.srepr(b.expr), "oo", var, {})
+    monkeypatch.setattr(exponents, "_SHIPPED", {own: {"exponent": "Integer(99)"}})
+    b._cache.clear()
+    assert b.exponent(var) == 99
+    b._cache.clear()

@@ -224,5 +224,46 @@ def refresh_shipped(papers: list[str] | None = None) -> int:
     return len(entries)
 
 
+def refresh_band_exponents(results: str | os.PathLike | None = None,
+                           full: bool = False) -> int:
+    """Rewrite ``bounds/exponent_cache.json`` with every exponent that validating and analysing
+    each experiment asks for (:meth:`bounds.Bound.exponent` at the experiment's values): the
+    grid's ends, and with ``results`` the stored rows' analyses; returns how many entries the
+    file holds.  Computed afresh, so entries of changed code or expressions drop out."""
+    import warnings
+
+    import bounds
+    from bounds import exponents
+    from empirical.core.checks import analyse
+    from empirical.core.experiment import experiments
+    from empirical.core.validation import validate_experiment
+    from empirical.store.rows import load_rows
+
+    exponents.shipped_exponent("")                 # load the old file, then use none of it
+    exponents._SHIPPED = {}
+    for exp in experiments():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                validate_experiment(exp, full=full)
+                if results is not None:
+                    rows, _ = load_rows(exp, full=full, results=results, progress=lambda m: None)
+                    if rows:
+                        analyse(exp, rows)
+            except (ValueError, KeyError, ZeroDivisionError):
+                continue                           # reported by verify; nothing to ship
+    entries = {}
+    for i in bounds.ids():
+        b = bounds.get(i)
+        specs = b._cache.get("exponent_specs", {})
+        entries.update({k: (i, *specs[k], e) for k, e in b._cache.get("exponents", {}).items()
+                        if all(isinstance(v, (int, float)) for v in specs[k][2].values())})
+    exponents.write_shipped(entries)
+    return len(entries)
+
+
 if __name__ == "__main__":  # pragma: no cover
     print(f"{refresh_shipped()} bound exponents written to {_SHIPPED}")
+    where = sys.argv[1] if len(sys.argv) > 1 else None
+    print(f"{refresh_band_exponents(where)} exponents at experiment values written to "
+          "bounds/exponent_cache.json" + (f" (from the rows in {where})" if where else ""))

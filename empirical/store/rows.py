@@ -134,6 +134,7 @@ def forget_fingerprints() -> None:
     """Re-read source files at the next fingerprint (call after reloading a module)."""
     with _FINGERPRINT_LOCK:
         _FILE_CACHE.clear()
+        _CLOSURES.clear()
 
 
 _VERSIONS: dict[str, str] = {}
@@ -180,9 +181,24 @@ def experiment_fingerprint(exp: Experiment) -> dict:
 #: ast.parse is not thread-safe on CPython 3.11 ("AST constructor recursion depth mismatch"),
 #: and a threaded Dask worker fingerprints several points at once.
 _FINGERPRINT_LOCK = threading.Lock()
+#: Fingerprints by (module, declared code): the files are pinned per process (scan_file), so
+#: the closure over them is too; experiments of one module share it.
+_CLOSURES: dict[tuple[str, tuple[str, ...]], dict] = {}
 
 
 def _code_fingerprint(module: str, declared: tuple[str, ...] = ()) -> dict:
+    if (module, declared) not in _CLOSURES:
+        _CLOSURES[module, declared] = _code_closure(module, declared)
+    code = dict(_CLOSURES[module, declared])
+    versions = _package_versions()
+    digest = hashlib.sha256(_canonical({"format": RESULT_FORMAT, "code": code,
+                                        "versions": versions})).hexdigest()[:16]
+    return {"digest": digest, "code": code, "versions": versions}
+
+
+def _code_closure(module: str, declared: tuple[str, ...]) -> dict[str, str]:
+    """{module: source digest} over ``module``, what it imports of this project (transitively),
+    its package's modules and the ``declared`` code."""
     code: dict[str, str] = {}
     todo = [module, *_CORE, *_package_modules(module)]
     for name in declared:
@@ -200,10 +216,7 @@ def _code_fingerprint(module: str, declared: tuple[str, ...] = ()) -> dict:
         sha, imported = _scan_file(name, path)
         code[name] = sha
         todo.extend(m for m in imported if _is_row_code(m) and m not in code)
-    versions = _package_versions()
-    digest = hashlib.sha256(_canonical({"format": RESULT_FORMAT, "code": code,
-                                        "versions": versions})).hexdigest()[:16]
-    return {"digest": digest, "code": code, "versions": versions}
+    return code
 
 
 def _package_modules(module: str) -> list[str]:
