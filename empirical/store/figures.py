@@ -84,7 +84,9 @@ def _figure(analysis: Analysis):
     ax.set_ylabel(exp.metric)
     # long titles are wrapped rather than clipped at the figure edge
     title = [exp.id, *textwrap.wrap(exp.title, 80)]
-    ax.set_title("\n".join(title), fontsize=9)
+    # y given: matplotlib then does not lay out the tick labels to see whether they would reach
+    # the title (they are below the axes here), ≈ 10 % of a figure's cost
+    ax.set_title("\n".join(title), fontsize=9, y=1.0)
     legend = ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                        borderaxespad=0.0, frameon=False)
     ax.grid(True, which="both", alpha=0.25)
