@@ -129,11 +129,18 @@ for _v in ("T", "epsilon", "m", "n"):
                      "(sosp:thm4_hessian_privacy) in T, ε, m and n by sosp.select.T/.eps/.m/.n, "
                      "where it dominates, and the sampling term's n-exponent rejected by "
                      "sosp.select.n; the sum is swept in d (sosp.select.d, .d.tied)")
+for _v in ("T", "epsilon", "m", "n", "d", "G"):
+    _declare_unswept("sosp:thm4_gradient_error", _v,
+                     "eq. 141's two terms are swept apart: the privacy term "
+                     "(sosp:thm4_gradient_privacy) in n, ε, m, T, d and G by sosp.select.grad.*, "
+                     "where it dominates (the measured noise norm ≥ 4.8× the sampling error), "
+                     "and the sampling term's n-, ε- and T-slopes rejected there")
+_declare_unswept("sosp:thm4_gradient_privacy", "log_delta", _LOG_DELTA)
 for _v in ("alpha", "d", "epsilon", "m", "n"):
     _declare_unswept("sosp:thm4", _v,
                      "α' (the accuracy of Algorithm 4's selected point) is the SOSP test applied "
                      "to eq. 141–142's noisy gradient and Hessian: those errors are swept "
-                     "(sosp.select.*: d, n, m, T, ε); the selection itself depends on the "
+                     "(sosp.select.*: d, n, m, T, ε; and G for the gradient); the selection itself depends on the "
                      "candidate set and breaks between d = 24 and 32 at T = 10 (errata SOSP-E6), "
                      "so α' is not fitted")
 

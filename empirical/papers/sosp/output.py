@@ -39,7 +39,8 @@ from algorithms.sosp.privacy import client_noise_std, gaussian_multiplier, o1_se
 from algorithms.sosp.spider import spider_psgd
 from empirical.core.experiment import Check, Experiment
 from empirical.papers.sosp.common import (RATE_BASE, geom_grid, privacy_columns, problem, rate_values,
-                                   rate_values_effective, register_experiment, theory_settings)
+                                   rate_values_effective, register_experiment, theory_settings,
+                                   with_G as _with_G)
 from empirical.papers.sosp.escape import _SaddlePerRow
 from empirical.papers.sosp.rates import rate_design
 from empirical.store.calibration import calibrations
@@ -327,14 +328,6 @@ _GRAD_M_FROZEN = _exp(
 # norm (attained: a = u, w = 1 at ⟨u, x⟩ = 0), and s1 moves it alone: M_s = s2, M, ρ and U
 # do not involve s1.  So the sweep sets s1 = G − s2 and holds every other constant.
 # --------------------------------------------------------------------------------------------
-def _with_G(point: dict) -> dict:
-    """The point with its record scale s1 = G − s2 (ValueError if G ≤ s2)."""
-    G, s2 = float(point["G"]), float(point["s2"])
-    if not G > s2:
-        raise ValueError(f"G must be in (s2, inf) = ({s2}, inf), got {G}")
-    return {**point, "s1": G - s2}
-
-
 def run_output_grad_G(point: dict, rngs: list) -> dict:
     """:func:`run_output_grad` on CosineSaddle with s1 = G − s2 (the point's G)."""
     return run_output_grad(_with_G(point), rngs)
