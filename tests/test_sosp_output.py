@@ -4,6 +4,7 @@ binds, the largest −λ_min(∇²F(x_out)) — and the plan-frozen controls tha
 the noise drives.  Verdicts as declared; predictions from ``bounds/`` at the runs' values."""
 import math
 
+import numpy as np
 import pytest
 
 from _open_verdicts import open_cases
@@ -138,3 +139,21 @@ def test_the_plan_level_follows_theorem_2_in_its_unswept_variables(var, values):
         bound = thm2(n=100000, d=16, epsilon=0.5, m=1, log_delta=log_delta_value(c["delta"]),
                      G=c["G"], U=c["U"], M=c["M"], hessian_lipschitz=c["hessian_lipschitz"])
         assert 1.5 <= des.alpha / bound <= 2.5, (var, v, des.alpha / bound)
+
+
+@pytest.mark.parametrize("delta", [1e-10, 1e-3])
+def test_the_returned_point_keeps_its_level_away_from_the_swept_delta(delta):
+    """δ enters Theorem 2 only through log(1/δ), so it is not swept; the level is checked at two
+    other δ instead: on sosp.out.grad.G's instance (G = 0.2, the rate experiments' s1 = 0.15),
+    every returned point is certified within its records, ‖∇F(x_out)‖ ≤ α_design, and
+    ‖∇F(x_out)‖/bound stays below the data-free upper band end 2.6 of the returned-point checks
+    (α_design/bound ≈ 2 at δ = 1e-5, plus 20%; 1.82–2.27 over δ = 1e-12…1e-2)."""
+    from empirical.run.runner import seed_generators
+
+    exp = registry.get("sosp.out.grad.G")
+    point = {**exp.point(0.2), "delta": delta}
+    out = exp.run(point, seed_generators("sosp.out.grad.G.delta", point, 4))
+    bound = bounds.get("sosp:thm2")(**exp.bound_values(point))   # log_delta at this δ
+    assert np.all(out["certified"] == 1.0) and np.all(out["out_of_data"] == 0.0)
+    assert np.all(out["grad_out"] <= out["alpha"])
+    assert np.all(out["grad_out"] / bound <= 2.6) and np.all(out["alpha"] / bound >= 1.5)
