@@ -22,6 +22,8 @@ rate_design`: c_χ = 1.5, no exponent supplied).
   following the variable; ``sosp.out.grad.d_frozen`` / ``sosp.out.grad.m_frozen`` — controls with
   the plan frozen at d = 16 (the noise's norm still grows as √d) or m = 1 (the server's average
   still divides the noise by √m).
+* ``sosp.out.grad.G`` — the gradient norm in G, Assumption 1's Lipschitz constant: s1 = G − s2
+  moves G_s alone (M_s, M, ρ, U fixed), one-sided against Theorem 2's G^{2/15}…G^{1/3}.
 
 Private: ``epsilon_*`` columns from dp-accounting at the noise actually added (each query is
 one Gaussian release of multiplier z on fresh records).

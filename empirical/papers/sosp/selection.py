@@ -5,7 +5,9 @@ Algorithm 4 (private model selection), Theorem 4 and eq. 141–142's errors.
 gradient's √d rejected) and ``sosp.select.d.tied`` (T = ⌈c_T U M²/(√ρ α^{5/2})⌉ tied to
 Theorem 3's α, c_T = ``C_T`` = 10: exponent 3/4, two-sided; the fixed-T exponent rejected);
 ``sosp.select.eps`` / ``.n`` / ``.m`` / ``.T`` (eq. 142's privacy term in ε, n, m and T at d = 32,
-two-sided; its sampling term, or the unaveraged per-client noise, rejected).  The operator
+two-sided; its sampling term, or the unaveraged per-client noise, rejected);
+``sosp.select.grad.{n,epsilon,m,T,G,d}`` (the released gradients' error against eq. 141's privacy
+term, two-sided: the norm of the averaged Gaussian noise attains it).  The operator
 norm of the Hessian error is fitted two-sided (a Wigner matrix attains eq. 142); whether the
 selected candidate is an α-SOSP is recorded per row (``selected_is_sosp``).  Private:
 ``epsilon_*`` columns from dp-accounting (2T releases per client, composed).
