@@ -42,6 +42,12 @@ OPEN = {
     "sosp.out.grad.m_frozen": "INCONCLUSIVE competitor sosp:thm3 on the quick grid (CI ±0.46); "
                               "the full grid decides (REJECTED, +0.093 ± 0.15)",
     "userlevel.gain.m": "INCONCLUSIVE competitor m^-1: the CI straddles its ±0.15; ≈ 35 seeds",
+    "userlevel.alg3.logistic.n": "INCONCLUSIVE: the quick grid (n = 4096–16384, 12 seeds) gives "
+                                 "CI ±0.55; the full grid decides (PASS, −1.004 ± 0.19; "
+                                 "Algorithm 1's −1/2 REJECTED)",
+    "userlevel.alg3.logistic.eps": "INCONCLUSIVE: CI ±0.68 on the quick grid (ε = 2.83–10, 6 "
+                                   "seeds), ±0.41 on the full (−0.635 against A = (−∞, −0.75]; "
+                                   "≈ 74 seeds needed; ε ≤ 10 caps the span at 0.7 decades)",
 }
 
 

@@ -21,7 +21,8 @@ IDS = ("sosp:thm1", "sosp:thm1_noise", "sosp:lem1_curvature", "sosp:lem1_escape_
        "sosp:lem8_refreshes", "sosp:liu_claimed", "sosp:thm2_curvature", "sosp:thm3", "sosp:thm3_sampling",
        "sosp:thm3_privacy", "sosp:thm3_intro", "sosp:thm3_intro_privacy", "sosp:thm4",
        "sosp:thm4_hessian_error", "sosp:thm4_hessian_error_tied", "sosp:thm4_gradient_error",
-       "sosp:rem4_threshold")
+       "sosp:thm4_gradient_privacy", "sosp:thm4_gradient_sampling",
+       "sosp:thm4_gradient_per_client", "sosp:rem4_threshold")
 
 R_ = sp.Rational
 #: a point where every symbol of every SOSP bound has a legal value
@@ -141,6 +142,14 @@ def test_selection_hessian_error_exponents_depend_on_how_T_is_set():
     assert bounds.get("sosp:thm4_hessian_error").exponent("d") == 1
     assert bounds.get("sosp:thm4_hessian_error_tied").exponent("d") == R_(3, 4)
     assert bounds.get("sosp:thm4_gradient_error").exponent("d") == R_(1, 2)
+    # eq. 141's two terms: the privacy term is the whole bound's n → 0 limit, the sampling term
+    # its ε- and T-free part
+    gp, gs = bounds.get("sosp:thm4_gradient_privacy"), bounds.get("sosp:thm4_gradient_sampling")
+    assert sp.simplify(gp.expr + gs.expr - bounds.get("sosp:thm4_gradient_error").expr) == 0
+    assert [gp.exponent(v) for v in ("n", "m", "T", "epsilon", "d", "G")] == \
+        [-1, R_(-1, 2), R_(1, 2), -1, R_(1, 2), 1]
+    assert gs.exponent("epsilon") == 0 and gs.exponent("T") == 0
+    assert bounds.get("sosp:thm4_gradient_per_client").exponent("m") == 0
 
 
 def test_lemma2_needs_log2():

@@ -4,6 +4,7 @@ binds, the largest −λ_min(∇²F(x_out)) — and the plan-frozen controls tha
 the noise drives.  Verdicts as declared; predictions from ``bounds/`` at the runs' values."""
 import math
 
+import numpy as np
 import pytest
 
 from _open_verdicts import open_cases
@@ -16,7 +17,7 @@ from empirical.run.runner import sweep
 
 IDS = ["sosp.out.grad.n", "sosp.out.curv.n", "sosp.out.grad.eps_frozen",
        "sosp.out.curv.eps_frozen", "sosp.out.grad.eps", "sosp.out.curv.eps", "sosp.out.grad.d",
-       "sosp.out.grad.d_frozen", "sosp.out.grad.m", "sosp.out.grad.m_frozen"]
+       "sosp.out.grad.d_frozen", "sosp.out.grad.m", "sosp.out.grad.m_frozen", "sosp.out.grad.G"]
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +99,61 @@ def test_the_d_and_m_controls_freeze_the_plan_and_move_only_the_instance(rows):
         assert len({r[f"p_{var}"] for r in rs}) >= 3
         assert all(r[f"plan_{var}"] == (16 if var == "d" else 1) for r in rs)
         assert len({r["alpha"] for r in rows[swept]}) >= 3
+
+
+def test_the_G_sweep_moves_G_alone(rows):
+    """sosp.out.grad.G sets s1 = G − s2: every row's G_s is the point's G, O₂'s M_s = s2 is the
+    same at every point, and the plan's other constants (the landscape's M, ρ, U) do not
+    involve s1, so the bound's values differ between points in G only."""
+    exp = registry.get("sosp.out.grad.G")
+    rs = rows["sosp.out.grad.G"]
+    assert all(r["G_sens"] == pytest.approx(r["p_G"]) for r in rs)
+    assert len({r["M_sens"] for r in rs}) == 1
+    vals = [exp.bound_values(exp.point(g)) for g in exp.quick_grid]
+    for key in vals[0]:
+        assert (len({v[key] for v in vals}) == 1) == (key != "G"), key
+    with pytest.raises(ValueError, match="G must be in"):
+        exp.run({**exp.point(exp.quick_grid[0]), "G": 0.05}, [])
+
+
+@pytest.mark.parametrize("var, values", [("delta", (1e-12, 1e-7, 1e-2)),
+                                         ("hessian_lipschitz", (1.05, 10.0, 100.0)),
+                                         ("U", (0.5, 8.0, 32.0))])
+def test_the_plan_level_follows_theorem_2_in_its_unswept_variables(var, values):
+    """δ, ρ and U are not swept (``dprates coverage sosp`` gives the reasons); their level is
+    checked here instead: the plan's α_design (spider_design, c_χ = 1.5) over Theorem 2's α at
+    the same constants stays in [1.5, 2.5], the range the returned-point checks' data-free upper
+    band ends (α_design/bound ≈ 2 plus 20%) assume.  A plan blind to U would leave it (the bound
+    moves ×5 over these U); one blind to δ or ρ would move the ratio by only the bound's ×1.3
+    over these values and stay inside: the level, not the exponent, is what this checks."""
+    from algorithms.sosp.plan import spider_design
+    from bounds.rates.sosp import log_delta_value
+
+    base = dict(G=0.2, M_sens=0.05, M=1.05, U=2.0, hessian_lipschitz=3.05, delta=1e-5)
+    thm2 = bounds.get("sosp:thm2")
+    for v in values:
+        c = {**base, var: v}
+        des = spider_design(100000, 16, epsilon=0.5, delta=c["delta"], G_sens=c["G"],
+                            M_sens=c["M_sens"], M=c["M"], U=c["U"],
+                            hessian_lipschitz=c["hessian_lipschitz"], m=1, c_chi=1.5)
+        bound = thm2(n=100000, d=16, epsilon=0.5, m=1, log_delta=log_delta_value(c["delta"]),
+                     G=c["G"], U=c["U"], M=c["M"], hessian_lipschitz=c["hessian_lipschitz"])
+        assert 1.5 <= des.alpha / bound <= 2.5, (var, v, des.alpha / bound)
+
+
+@pytest.mark.parametrize("delta", [1e-10, 1e-3])
+def test_the_returned_point_keeps_its_level_away_from_the_swept_delta(delta):
+    """δ enters Theorem 2 only through log(1/δ), so it is not swept; the level is checked at two
+    other δ instead: on sosp.out.grad.G's instance (G = 0.2, the rate experiments' s1 = 0.15),
+    every returned point is certified within its records, ‖∇F(x_out)‖ ≤ α_design, and
+    ‖∇F(x_out)‖/bound stays below the data-free upper band end 2.6 of the returned-point checks
+    (α_design/bound ≈ 2 at δ = 1e-5, plus 20%; 1.82–2.27 over δ = 1e-12…1e-2)."""
+    from empirical.run.runner import seed_generators
+
+    exp = registry.get("sosp.out.grad.G")
+    point = {**exp.point(0.2), "delta": delta}
+    out = exp.run(point, seed_generators("sosp.out.grad.G.delta", point, 4))
+    bound = bounds.get("sosp:thm2")(**exp.bound_values(point))   # log_delta at this δ
+    assert np.all(out["certified"] == 1.0) and np.all(out["out_of_data"] == 0.0)
+    assert np.all(out["grad_out"] <= out["alpha"])
+    assert np.all(out["grad_out"] / bound <= 2.6) and np.all(out["alpha"] / bound >= 1.5)

@@ -327,3 +327,19 @@ def test_alg1_risk_is_half_localisation_at_affordable_n():
         assert free >= 100 * sampling, (n, free, sampling)
         # and privacy does add to it on the same draws (the coupled ½‖x_priv − x_np‖² > 0)
         assert priv > free and np.all(out["privacy_excess"] > 0)
+
+
+def test_logistic_n_and_eps_sweeps_share_the_m_sweeps_instance():
+    """Theorem 3.2's n and ε on logistic regression are swept on the m-sweep's instance
+    (problem, d, δ, schedule constants, bound values), at its smallest m = 32; the ε grid starts
+    where phases certify at n = 8192 (UL-E14) and ends at the algorithm's ε ≤ 10."""
+    base = registry.get("userlevel.alg3.logistic.m")
+    for eid, var in (("userlevel.alg3.logistic.n", "n"), ("userlevel.alg3.logistic.eps", "epsilon")):
+        exp = registry.get(eid)
+        assert exp.variable == var and exp.fixed["m"] == 32 and exp.problem == base.problem
+        for k in ("problem", "d", "delta", "c_K1", "c_T", "c_K2", "algorithm"):
+            assert exp.fixed[k] == base.fixed[k], (eid, k)
+        p = exp.point(exp.quick_grid[0])
+        assert exp.bound_values(p) == base.bound_values({**p, "m": 32})
+    eps = registry.get("userlevel.alg3.logistic.eps")
+    assert max(eps.full_grid) <= 10.0 and min(eps.full_grid) >= 2.0

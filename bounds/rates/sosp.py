@@ -63,6 +63,9 @@ Private model selection (Theorem 4, Remark 4, §7):
                              sampling term alone; ``sosp:thm4_hessian_per_client``
                              eq. 142 at m = 1 (a competitor: no averaging over clients).
 * ``sosp:thm4_gradient_error`` eq. 141: G√(log(d/ω')/(mn)) + G √(d T·log_delta)/(√m nε).
+* ``sosp:thm4_gradient_privacy`` eq. 141's privacy term alone; ``sosp:thm4_gradient_sampling``
+                             its sampling term alone; ``sosp:thm4_gradient_per_client`` eq. 141 at
+                             m = 1 (a competitor).
 * ``sosp:rem4_threshold``    Remark 4's dimension limit min{(√m nε)², (√m nε)^{6/13}}.
 """
 from __future__ import annotations
@@ -422,6 +425,37 @@ THM4_GRADIENT_ERROR = register(Bound(
     source=_THM4_SRC + ", eq. 141", privacy=_ICRL, kind="upper",
     notes="d-exponent 1/2 at fixed T: what a vector release costs (the competitor of the "
           "Hessian's d-exponent 1).",
+))
+
+THM4_GRADIENT_PRIVACY = register(Bound(
+    id="sosp:thm4_gradient_privacy",
+    expr=G * _sqrt(d * T * log_delta) / (_sqrt(m) * n * epsilon),
+    quantity="‖∇F̄(x) − ∇F(x)‖ of Algorithm 4's aggregated noisy gradient, privacy term",
+    source=_THM4_SRC + ", eq. 141's second term (the average of m client noises, each "
+                       "N(0, σ_g²I) with σ_g ∝ G√(T log(1/δ))/(nε))",
+    assumptions=(_A1, "T candidates, each client's noise calibrated for 2T releases"),
+    privacy=_ICRL, kind="upper",
+    notes="Exponents −1 (n), −1/2 (m), +1/2 (T), −1 (ε), +1/2 (d), +1 (G): the norm of a "
+          "Gaussian vector attains it.",
+))
+
+THM4_GRADIENT_SAMPLING = register(Bound(
+    id="sosp:thm4_gradient_sampling",
+    expr=G * _sqrt(_log(d / omega) / (m * n)),
+    quantity="‖∇F̄(x) − ∇F(x)‖ of Algorithm 4's aggregated gradient, sampling term",
+    source=_THM4_SRC + ", eq. 141's first term (vector Bernstein over the mn held-out records)",
+    assumptions=(_A1,), privacy=_ICRL, kind="upper",
+    notes="Free of ε and T: what the error would follow if the privacy noise did not.",
+))
+
+THM4_GRADIENT_PER_CLIENT = register(Bound(
+    id="sosp:thm4_gradient_per_client",
+    expr=G * _sqrt(_log(d / omega) / n) + G * _sqrt(d * T * log_delta) / (n * epsilon),
+    quantity="competitor: eq. 141 at m = 1, the gradient error if the server's average of m "
+             "clients did not reduce their noise",
+    source=_THM4_SRC + ", eq. 141 at m = 1 (competing reading, not the paper's)",
+    privacy=_ICRL, kind="upper",
+    notes="m-free (slope 0 in m): the competitor of the gradient error's m^{−1/2}.",
 ))
 
 #: T tied to the accuracy: Lemma 6's count U M²/(√ρ α^{5/2}) at α = Theorem 3's rate.

@@ -60,6 +60,16 @@ def problem(point: dict) -> CosineSaddle:
                         h=float(point.get("h", 0.0)), s1=point["s1"], s2=point["s2"])
 
 
+def with_G(point: dict) -> dict:
+    """The point with its record scale s1 = G − s2, for sweeps of G: on the cosine-saddle family
+    G_s = s1 + s2 is the exact supremum of the per-record gradient spread, and s1 moves it alone
+    (M_s = s2, M, ρ, U do not involve s1).  ValueError if G ≤ s2."""
+    G, s2 = float(point["G"]), float(point["s2"])
+    if not G > s2:
+        raise ValueError(f"G must be in (s2, inf) = ({s2}, inf), got {G}")
+    return {**point, "s1": G - s2}
+
+
 def rate_values(point: dict) -> dict:
     """Symbol values of Theorems 2/3 at a point: G = G_s (per-record gradient spread, what both
     the sampling variance and the sensitivity of O₁ see: the landscape part of f is common to all
