@@ -17,9 +17,10 @@ splits the privacy loss into the Jacobian of b ↦ w, whose ratio between neighb
 Λ), so ε_J = log(1 + λ/Λ), and the Gaussian density ratio of b, a Gaussian mechanism of
 ℓ₂-sensitivity 2ζ.  Λ = 2λ/ε is KST12's regulariser (ε_J = log(1 + ε/2) < ε); the noise
 multiplier z = σ_b/(2ζ) is calibrated by dp-accounting so that the Gaussian part is exactly
-(ε − ε_J, δ)-DP (KST12's closed form σ_b² = ζ²(8 log(2/δ) + 4ε)/ε² is stated for a gradient
-sensitivity of ζ, not the 2ζ of replace-one).  The reported ε is ε_J plus dp-accounting's ε of
-that Gaussian event.
+(ε − ε_J, δ)-DP under replace-one, in place of KST12's closed-form noise.  The reported ε is
+ε_J plus dp-accounting's ε of that Gaussian event: the split of the privacy loss that KST12's
+proof makes, read as a composition (the Gaussian part's shift depends on the output through the
+gradient at w; no audit checks the split).
 
 A noise-free, unregularised, unconstrained solve on the same projected data (ordinary least
 squares) is returned beside the private one, so ½‖w − w_ref‖²_H is the privacy term alone (the
