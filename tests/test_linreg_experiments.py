@@ -22,8 +22,9 @@ from _open_verdicts import open_cases
 IDS = registry.ids("linreg")
 #: Judged by slope checks (the comparison experiments by their contrasts).
 SLOPE_IDS = [i for i in IDS if not isinstance(registry.get(i), ComparisonExperiment)]
-#: DP-AMBSSGD and its fixed-clip baselines (not DP-SSGD, not SSP).
-AMB_IDS = [i for i in SLOPE_IDS if not i.startswith(("linreg.ssgd", "linreg.ssp"))]
+#: DP-AMBSSGD and its fixed-clip baselines (not DP-SSGD, SSP or objective perturbation).
+AMB_IDS = [i for i in SLOPE_IDS
+           if not i.startswith(("linreg.ssgd", "linreg.ssp", "linreg.objpert"))]
 
 
 @pytest.fixture(scope="module")

@@ -77,7 +77,8 @@ def ssp(design: LinearRegressionDesign, n: int, *, epsilon: float, delta: float,
         scale = np.minimum(1.0, B_x / np.maximum(norm, 1e-300))
         yc = np.clip(y, -B_y, B_y)
         clipped += np.count_nonzero((scale < 1.0) | (yc != y), axis=1)
-        X = X * scale[..., None]
+        if np.any(scale < 1.0):         # rare on the instances: skip the copy of X otherwise
+            X = X * scale[..., None]    # (a new array: a caller's fixed data stay untouched)
         A += np.matmul(np.swapaxes(X, 1, 2), X)
         b += np.einsum("rkd,rk->rd", X, yc)
     sens = ssp_sensitivity(B_x, B_y)
