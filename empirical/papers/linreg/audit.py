@@ -565,3 +565,24 @@ register_mutant(Mutant(
     "DP-AMBSSGD/DP-STAT/DP-SSGD draw 10⁻⁶ of the noise the accountant sees",
     (Patch(_home("_streams"), "_streams", noise_scaled(1e-6)),),
     audits=("linreg.dp_ambssgd", "linreg.fixed_clip"), bug_class="noise omitted"))
+
+
+# SSP's audit, controls and mutants (a module of their own: this one is at its size)
+from empirical.papers.linreg import audit_ssp  # noqa: E402,F401
+_SSP = "algorithms.linreg.ssp"   # confined to SSP: gaussian_noise is shared
+register_mutant(Mutant(
+    "linreg.ssp.xty_noise_omitted", "linreg",
+    "SSP adds no noise to Xᵀy (XᵀX noised, the accounting unchanged)",
+    (Patch(_SSP, "gaussian_noise", audit_ssp.xty_noise_omitted, everywhere=False),),
+    experiments=("linreg.ssp.d",), audits=("linreg.ssp",), bug_class="noise omitted",
+    audit_trials=4_000))
+register_mutant(Mutant(
+    "linreg.ssp.add_remove_sensitivity", "linreg",
+    "SSP calibrates its noise to the add/remove sensitivity √(B_x⁴ + B_x²B_y²) for its "
+    "replace-one claim",
+    (Patch(_SSP, "ssp_sensitivity", audit_ssp.add_remove_sensitivity, everywhere=False),),
+    experiments=("linreg.ssp.d",), bug_class="",
+    verify_note="the measured noise (0.59 of the α·Δ recomputed in the experiment) and the "
+                "settings verdict used_sensitivity = theory_sensitivity; the audit at this ε "
+                "has too little power (exact ε 5.8 against the claimed 4)"))
+
