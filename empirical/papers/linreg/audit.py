@@ -590,8 +590,3 @@ register_mutant(Mutant(
     "DP-AMBSSGD/DP-STAT/DP-SSGD draw 10⁻⁶ of the noise the accountant sees",
     (Patch(_home("_streams"), "_streams", noise_scaled(1e-6)),),
     audits=("linreg.dp_ambssgd", "linreg.fixed_clip"), bug_class="noise omitted"))
-
-
-# SSP's audit and control (a module of their own: this one is at its size); its mutants are in
-# empirical/papers/linreg/mutants.py
-from empirical.papers.linreg import audit_ssp  # noqa: E402,F401

@@ -1,9 +1,9 @@
-"""Privacy audit and mutants of sufficient statistics perturbation (SSP), the prior efficient
+"""Privacy audit and injected bugs of sufficient statistics perturbation (SSP), the prior efficient
 method Varshney, Thakurta, Jain compare against (§1; Theorem 3.2 Remark ii), at the point of the
 ``linreg.ssp.*`` experiments (ε = 4, δ = 10⁻⁶, B_x and B_y of ``ssp_bounds`` at n = 2.5·10⁴,
-d = 8, σ = ‖w*‖ = 1).  Imported by :mod:`empirical.papers.linreg.audit`, which registers the mutants
-(``linreg.ssp.xty_noise_omitted``, ``linreg.ssp.add_remove_sensitivity``) built from the injected
-bugs below.
+d = 8, σ = ‖w*‖ = 1).  Imported by the paper's unit; :mod:`empirical.papers.linreg.mutants`
+registers the mutants (``linreg.ssp.xty_noise_omitted``, ``linreg.ssp.add_remove_sensitivity``)
+built from the injected bugs below.
 
 SSP releases the pair (XᵀX, Xᵀy) of the projected records once, with Gaussian noise of std α·Δ
 on each of its d² + d coordinates, Δ = √(2B_x⁴ + 4B_x²B_y²) its claimed replace-one ℓ₂
