@@ -359,15 +359,14 @@ def _placements(kappa: Callable[[], float], patterns: dict, lam: float) -> dict:
 
 
 def _exact_max(kappa: Callable[[], float], patterns: dict, lam: float) -> Callable[[], float]:
-    """The exact ε of the most distinguishable placement searched (what an ideal audit of the
-    searched pairs could reach)."""
+    """The exact ε of the most distinguishable placement searched."""
     return lambda: max(_exact_fixed(kappa, pat, lam)() for pat in patterns.values())
 
 
 def _fresh_searches(cfg: dict) -> tuple[dict, dict]:
-    quick = {f"block at {w}": _fresh_pattern(cfg, w) for w in ("start", "middle")}
-    full = {"block at end": _fresh_pattern(cfg, "end"), "every other step": _fresh_pattern(cfg, "spread")}
-    return quick, full
+    p = {k: _fresh_pattern(cfg, w) for k, w in (("block at start", "start"), ("block at middle",
+         "middle"), ("block at end", "end"), ("every other step", "spread"))}
+    return dict(list(p.items())[:2]), dict(list(p.items())[2:])
 
 
 def _register() -> None:
