@@ -4,6 +4,7 @@ the noise actually drawn, and small audits (honest targets stay below their clai
 DP-STAT control is caught).  The full audit is ``dprates audit linreg`` (≈ 40 s CPU)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -17,8 +18,9 @@ from empirical.papers.linreg import audit as al
 NAMES = {"linreg.dp_ambssgd", "linreg.dp_stat", "linreg.fixed_clip", "linreg.dp_ssgd",
          "linreg.dp_ambssgd.dpstat_bypassed", "linreg.dp_ambssgd.noise_halved",
          "linreg.fixed_clip.add_remove_sensitivity", "linreg.dp_ssgd.noise_removed",
-         "linreg.dp_ssgd.stepwise", "linreg.dp_ssgd.unshuffled"}
-BROKEN = {"linreg.dp_ambssgd.dpstat_bypassed", "linreg.dp_ambssgd.noise_halved",
+         "linreg.dp_ssgd.stepwise", "linreg.dp_ssgd.unshuffled", "linreg.ssp",
+         "linreg.ssp.xty_noise_omitted"}
+BROKEN = {"linreg.ssp.xty_noise_omitted", "linreg.dp_ambssgd.dpstat_bypassed", "linreg.dp_ambssgd.noise_halved",
           "linreg.fixed_clip.add_remove_sensitivity", "linreg.dp_ssgd.noise_removed",
           "linreg.dp_ssgd.unshuffled"}
 
@@ -122,7 +124,10 @@ def test_small_audits_private_and_control_caught():
     caught.  (The noise-halving controls need ≈ 70 000 runs per side: `dprates audit linreg`.)"""
     for name, trials in (("linreg.dp_ambssgd", 4000), ("linreg.dp_stat", 4000),
                          ("linreg.fixed_clip", 4000)):
-        r = audit.run_audit(audit.get_target(name), trials=trials)
+        t = audit.get_target(name)
+        if name == "linreg.fixed_clip":      # its pair search at 1 000 runs per side
+            t = dataclasses.replace(t, search_trials=1_000)
+        r = audit.run_audit(t, trials=trials)
         assert r.verdict == "OK", (name, r.audited, r.claimed)
     r = audit.run_audit(audit.get_target("linreg.dp_ambssgd.dpstat_bypassed"), trials=2000)
     assert r.verdict == "CAUGHT" and r.audited > 2 * r.claimed
@@ -154,3 +159,60 @@ def test_stepwise_audit_has_power_where_the_final_view_has_none():
     assert r.verdict == "CAUGHT" and r.audited > r.claimed
     r = audit.run_audit(audit.get_target("linreg.dp_ssgd.stepwise"), trials=4_000)
     assert r.verdict == "OK"
+
+
+# ---------------------------------------------------------------------------------------------
+# sufficient statistics perturbation (empirical/papers/linreg/audit_ssp.py)
+# ---------------------------------------------------------------------------------------------
+def test_ssp_pair_moves_the_release_by_its_actual_sensitivity():
+    """Each placement is a replace-one pair inside SSP's domain; its shift is the formula's
+    2B_x⁴(1 − t²) + 2B_x²B_y²(1 + t), largest at t* over a fine grid of t, and below the claimed
+    Δ (so the exact ε at t* is below the claim, and above the other placements')."""
+    from algorithms.linreg.ssp import ssp_sensitivity
+    from empirical.papers.linreg import audit_ssp as s
+
+    shifts = {}
+    for t in np.r_[np.linspace(0.0, 1.0, 201), s.worst_cosine()]:
+        (X0, y0), (X1, y1) = s.ssp_pair(t)
+        assert np.count_nonzero(np.any(X0 != X1, axis=1) | (y0 != y1)) == 1
+        assert np.all(np.linalg.norm(X1, axis=1) <= s._BX * (1 + 1e-12))
+        assert np.all(np.abs(y1) <= s._BY)
+        shifts[t] = np.linalg.norm(s._clean(X1, y1) - s._clean(X0, y0))
+        assert shifts[t] == pytest.approx(s.actual_sensitivity(t), rel=1e-12)
+    assert max(shifts, key=shifts.get) == s.worst_cosine()
+    assert max(shifts.values()) < ssp_sensitivity(s._BX, s._BY)
+    assert s.ssp_claim() == pytest.approx(s.SSP_EPSILON, rel=1e-6)
+    assert s.ssp_exact(0.0) < s.ssp_exact() < s.ssp_claim()
+
+
+def test_ssp_weights_come_from_measured_noise():
+    """The joint statistic's weights are measured: under the omitted-Xᵀy-noise mutant that
+    channel's measured variance is 0 while SSP still reports σ = α·Δ."""
+    from empirical.papers.linreg import audit_ssp as s
+    from empirical.privacy import mutants
+
+    t = s.worst_cosine()
+    v_xx, v_xy = s.measured_variances(t)
+    with mutants.applied(mutants.get_mutant("linreg.ssp.xty_noise_omitted")):
+        b_xx, b_xy = s.measured_variances(t)
+    assert b_xx == v_xx and b_xy == 0.0
+    # 400 rows × 4 (XᵀX) or 2 (Xᵀy) coordinates: each within 20% of (α·Δ)² (> 5 sd)
+    from algorithms.linreg.ssp import ssp_multiplier, ssp_sensitivity
+    var = (ssp_multiplier(s.SSP_EPSILON, s.SSP_DELTA) * ssp_sensitivity(s._BX, s._BY)) ** 2
+    assert v_xx == pytest.approx(var, rel=0.2) and v_xy == pytest.approx(var, rel=0.2)
+
+
+def test_ssp_control_is_caught():
+    r = audit.run_audit(audit.get_target("linreg.ssp.xty_noise_omitted"), trials=1_000)
+    assert r.verdict == "CAUGHT" and r.audited > r.claimed
+
+
+@pytest.mark.slow
+def test_ssp_audit_searches_and_stays_below_the_exact_epsilon():
+    """The honest audit (quick search) certifies part of the exact ε at t* and never more; the
+    full search adds the orthogonal and aligned placements."""
+    r = audit.run_audit(audit.get_target("linreg.ssp"))
+    assert r.verdict == "OK" and 0.3 * r.exact < r.audited <= r.exact < r.claimed
+    assert set(r.search) == {"t*, weighted", "t*, xy", "t*, xx"}
+    full = audit.run_audit(audit.get_target("linreg.ssp"), search="full", trials=4_000)
+    assert len(full.search) == 8 and full.verdict == "OK"

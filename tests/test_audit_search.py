@@ -237,3 +237,87 @@ def test_privacy_mutant_is_caught_by_its_audit(name, trials):
 def test_privacy_mutant_is_caught_by_its_audit_slow(name):
     r = mutants.audit_catches(mutants.get_mutant(name))
     assert r["caught"], r
+
+
+# ---------------------------------------------------------------------------------------------
+# KL, KAN and linreg targets: canary placements and statistics searched
+# ---------------------------------------------------------------------------------------------
+def test_kl_kan_linreg_claims_search_their_inputs():
+    for t in audit.targets(["kl", "kan", "linreg"]):
+        if t.expect == "private":
+            assert t.candidates is not None and len(t.candidates) >= 2, t.name
+            assert t.search_trials <= t.trials, t.name
+
+
+@pytest.mark.parametrize("others", ["e2", "zero"])
+def test_kl_placements_are_replace_one_pairs_with_equal_gradient_norms(others):
+    from empirical.papers.kl import audit as ak
+
+    D, D2 = ak.canary_pair(10, 2, others=others)
+    assert np.count_nonzero(np.any(D.X != D2.X, axis=1)) == 1
+    assert np.linalg.norm(D2.mean - D.mean) == pytest.approx(2 * ak.L0 / 10)
+    assert np.linalg.norm(D.mean) == pytest.approx(np.linalg.norm(D2.mean))
+    with pytest.raises(ValueError, match="others"):
+        ak.canary_pair(10, 2, others="ones")
+
+
+def test_kl_measured_weights_follow_the_noise_drawn():
+    """Algorithm 4's measured weights are 1/σ² of the σ the theorem sets (per release 200 rows
+    × 2 coordinates: relative s.e. √(2/400) = 0.07, so within 35%; pooled over the T − 1
+    releases within 5%), and quadruple when the noise is halved (the same draws) although the
+    algorithm still reports σ."""
+    from empirical.papers.kl import audit as ak
+
+    def weights():
+        D = ak.canary_pair(ak._GD["n"], ak._GD["d"])[0]
+        cal = ak._MeasuredScore(ak._MEASURE_ROWS, ("gradient",), D.mean, None)
+        gens = [np.random.default_rng([5, i]) for i in range(ak._MEASURE_ROWS)]
+        ak._run_gd(D, gens, cal)
+        return cal.measured_weights()
+
+    sigma = ak.measure_noisy_gd_noise(rows=20)["sigma"]
+    honest = weights()
+    assert np.allclose(honest * sigma**2, 1.0, rtol=0.35)
+    assert honest[-1] * sigma**2 == pytest.approx(1.0, rel=0.05)
+    with mutants.applied(mutants.get_mutant("kl.noisy_gd.noise_halved")):
+        bug = weights()
+    assert np.allclose(bug / honest, 4.0, rtol=1e-9)
+
+
+def test_kan_placements_and_their_exact_epsilon():
+    """Cyclic phases hold the canary at steps o, o + b, …; phase 0 has the most participations
+    and the largest whitened shift (so the searched exact ε is phase 0's).  Fresh placements hold
+    τ̂ participations (at most, spread); a block at the end is truncated (smaller exact ε) and
+    the exact ε stated is the largest of the placements'."""
+    from empirical.papers.kan import audit as ak
+
+    S, b = ak._steps(ak.CYCLIC), ak.CYCLIC["n"] // ak.CYCLIC["B"]
+    norms = {}
+    for o in range(b):
+        p = ak._offset_pattern(ak.CYCLIC, o)(1.0)
+        assert np.flatnonzero(p).tolist() == list(range(o, S, b))
+        norms[o] = np.linalg.norm(ak.whitened_shift(p, ak.LAM))
+    assert max(norms, key=norms.get) == 0
+    assert np.array_equal(ak._offset_pattern(ak.CYCLIC, 0)(1.0), ak.cyclic_pattern(ak.CYCLIC))
+    k = ak._privacy(ak.FRESH).noise_multiplier
+    tau = ak.fresh_block(k, ak.FRESH)[0]
+    q, f = ak._fresh_searches(ak.FRESH)
+    for label, pat in {**q, **f}.items():
+        p = pat(k)
+        assert p.size == S and 0 < p.sum() <= tau, label
+    assert q["block at start"](k).tolist() == ak.block_pattern(S, tau).tolist()
+    two = {"start": q["block at start"], "end": f["block at end"]}
+    ex = [ak._exact_fixed(lambda: k, pat, ak.LAM)() for pat in two.values()]
+    assert ex[1] < ex[0] and ak._exact_max(lambda: k, two, ak.LAM)() == max(ex)
+
+
+def test_linreg_searched_pairs_differ_in_one_record():
+    from empirical.papers.linreg import audit as al
+
+    (X0, y0), (X1, y1) = al._amb_data(0, "grad-zero"), al._amb_data(1, "grad-zero")
+    assert np.count_nonzero(np.any(X0 != X1, axis=1) | (y0 != y1)) == 1
+    assert X1[-1, 0] == 0.0 and y1[-1] == 0.0 and X0[-1, 0] == 1.0
+    obs = al._StepScores(2, "extremes", 0.5)
+    for z in ([1.0, -2.0], [3.0, 0.5], [-1.0, 0.0]):
+        obs("grad", 0, np.arange(2), np.array(z)[:, None], np.ones(2))
+    assert obs.score().tolist() == [3.0 - 1.0, 0.5 - 2.0]

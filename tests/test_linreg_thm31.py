@@ -11,6 +11,7 @@ from algorithms import accounting
 from algorithms.linreg.design import LinearRegressionDesign
 from algorithms.linreg.ssp import ssp, ssp_multiplier, ssp_sensitivity
 from empirical.core import coverage
+from empirical.core.rowchecks import noise_interval
 from empirical.core import experiment as registry
 from empirical.papers.linreg import headline as hl
 from empirical.papers.linreg.problems import DELTA
@@ -86,14 +87,16 @@ def test_ssp_noise_sensitivity_and_calibration():
 
 
 def test_ssp_rows_measure_their_noise_and_the_non_circular_control():
-    """The measured noise of SSP's release is its claimed α·Δ, and the privacy term vanishes
-    without noise (the rate is the noise's, not the data's)."""
+    """The measured noise of each statistic SSP releases (XᵀX, Xᵀy) is its claimed α·Δ, and the
+    privacy term vanishes without noise (the rate is the noise's, not the data's)."""
     exp = registry.get("linreg.ssp.d")
     p = dict(exp.point(8), n=5000)
     out = run_ssp(p, seed_generators(exp.id, p, 4))
-    k = out["noise_count_stats"].sum()
-    ratio = out["noise_gauss_stats"].sum() / k
-    assert abs(ratio - 1.0) < 4.9 / math.sqrt(2 * k)     # check_noise's interval (χ²_k / k)
+    for ch, k1 in (("stats_xx", 64), ("stats_xy", 8)):
+        assert np.all(out[f"noise_count_{ch}"] == k1)
+        k = out[f"noise_count_{ch}"].sum()
+        lo, hi = noise_interval(k, "gauss", 2)                # check_noise's exact interval
+        assert lo <= math.sqrt(out[f"noise_gauss_{ch}"].sum() / k) <= hi
     assert np.all(out["used_alpha"] == out["limit_exact_alpha"])
     assert np.all(out["max_exact_alpha"] <= out["limit_exact_alpha"])
     des = LinearRegressionDesign.make(8)
@@ -106,3 +109,21 @@ def test_delta_is_declared_with_its_reason():
     declared = coverage.declared_reasons()
     for bid in ("linreg:thm37_privacy", "linreg:cor38", "linreg:lem35_thm31_privacy"):
         assert "log(1/δ)" in declared[(bid, "delta")]
+
+
+@pytest.mark.parametrize("name,channel", [("linreg.ssp.xty_noise_omitted", "stats_xy"),
+                                          ("linreg.ssp.add_remove_sensitivity", "stats_xx")])
+def test_ssp_noise_bugs_fail_the_rows_measured_noise(name, channel):
+    """Noise dropped from Xᵀy alone (8 of the 72 coordinates at d = 8: a pooled ratio would
+    move by 6%, inside its tolerance at k = 288) and the add/remove sensitivity are each
+    outside the measured-noise interval of their own channel."""
+    from empirical.core.rowchecks import check_noise
+    from empirical.privacy import mutants
+
+    exp = registry.get("linreg.ssp.d")
+    p = dict(exp.point(8), n=2000)
+    with mutants.applied(mutants.get_mutant(name)):
+        out = run_ssp(p, seed_generators(exp.id, p, 4))
+    rows = [{k: float(v[i]) for k, v in out.items()} | {"p_d": 8.0} for i in range(4)]
+    _, err = check_noise(exp, rows)
+    assert channel in err, err

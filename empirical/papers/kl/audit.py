@@ -63,12 +63,21 @@ class CanaryLinear(Problem):
         return np.broadcast_to(self.X[idx], (W.shape[0], idx.size, self.d)).copy()
 
 
-def canary_pair(n: int, d: int = 2, L0: float = L0) -> tuple[CanaryLinear, CanaryLinear]:
-    """(D, D′): x_i = L0·e2 (i ≥ 1), canary x_0 = ∓L0·e1; a replace-one pair at distance 2L0."""
+#: What the records beside the canary are (the pair search's placements): L0·e2 (‖∇F‖ ≈ L0,
+#: far from every stop threshold) or 0 (‖∇F‖ = L0/n: small-gradient stops and step rules).
+OTHERS = ("e2", "zero")
+
+
+def canary_pair(n: int, d: int = 2, L0: float = L0, others: str = "e2"
+                ) -> tuple[CanaryLinear, CanaryLinear]:
+    """(D, D′): x_i = L0·e2 (i ≥ 1; 0 with ``others="zero"``), canary x_0 = ∓L0·e1; a
+    replace-one pair at distance 2L0, and ‖∇F‖ equal on both sides."""
     if d < 2:
         raise ValueError(f"d must be in [2, inf), got {d}")
+    if others not in OTHERS:
+        raise ValueError(f"others must be one of {OTHERS}, got {others!r}")
     X = np.zeros((n, d))
-    X[:, 1] = L0
+    X[:, 1] = L0 if others == "e2" else 0.0
     X[0] = 0.0
     out = []
     for sign in (-1.0, 1.0):
@@ -91,22 +100,96 @@ class _Score:
             np.add.at(self.s, rows, released[:, 0] / sig ** 2)
 
 
+class _MeasuredScore:
+    """Observer accumulating Σ_t (released_t − x̄_D)₁·weight_t per row, t the row's own release
+    count: weight_t = 1/σ̂_t², σ̂_t² the noise variance of release t *measured* on a fixed-seed
+    calibration run on D (release − x̄_D, which is the noise: the gradient is x̄ at every w), not
+    the σ the algorithm reports.  ``weights`` None: the calibration pass, collecting residuals."""
+
+    def __init__(self, R: int, kinds: tuple[str, ...], mean: np.ndarray,
+                 weights: np.ndarray | None):
+        self.s, self.t = np.zeros(R), np.zeros(R, dtype=int)
+        self.kinds, self.mean, self.weights = kinds, mean, weights
+        self.resid: list[list[np.ndarray]] = []
+
+    def __call__(self, kind, rows, released, sigma):
+        if kind not in self.kinds:
+            return
+        rows = np.asarray(rows)
+        t = self.t[rows]
+        e = released - self.mean
+        if self.weights is None:
+            for tt in np.unique(t):
+                while len(self.resid) <= tt:
+                    self.resid.append([])
+                self.resid[tt].append(e[t == tt])
+        else:
+            w = self.weights[np.minimum(t, self.weights.size - 1)]
+            np.add.at(self.s, rows, e[:, 0] * w)
+        self.t[rows] += 1
+
+    def measured_weights(self) -> np.ndarray:
+        """1/σ̂_t² per release index; the last entry, the pooled variance of every release,
+        serves the indices the calibration run never reached."""
+        var = [np.mean(np.concatenate(r) ** 2) for r in self.resid]
+        pooled = np.mean(np.concatenate([np.concatenate(r).ravel() for r in self.resid]) ** 2)
+        # a floor far below any calibrated noise: releases without noise get a huge weight
+        return 1.0 / np.maximum(np.array(var + [pooled]), 1e-300)
+
+
+#: Calibration rows of the measured-weight statistics (fixed seed, the same on both sides).
+_MEASURE_ROWS = 200
+
+
+def _measured_release(run, pair, kinds: tuple[str, ...]):
+    """Score ``run(D, rows, observe)``'s releases on ``pair`` with measured weights
+    (:class:`_MeasuredScore`): calibrated on D with fixed seeds, then scored on the trials."""
+    def release(side, rng, trials):
+        D = pair()[0]
+        cal = _MeasuredScore(_MEASURE_ROWS, kinds, D.mean, None)
+        gens = [np.random.Generator(np.random.PCG64(s))
+                for s in np.random.SeedSequence([2026, 29, 11]).spawn(_MEASURE_ROWS)]
+        run(D, gens, cal)
+        obs = _MeasuredScore(trials, kinds, D.mean, cal.measured_weights())
+        run(pair()[side], spawn_rows(rng, trials), obs)
+        return obs.s
+    return release
+
+
 # --------------------------------------------------------------------------------------------
 # Algorithm 4 (noisy GD)
 # --------------------------------------------------------------------------------------------
 _GD = dict(n=10, d=2, L1t=1.0, beta=0.1)
 
 
-def _noisy_gd_release(view: str):
+def _run_gd(D, rows, observe=None):
+    return alg.noisy_gd(D, rho=RHO, w0=np.zeros(_GD["d"]), L0=L0, L1t=_GD["L1t"],
+                        beta=_GD["beta"], rng=rows, observe=observe)
+
+
+def _noisy_gd_release(view: str, others: str = "e2"):
     def release(side, rng, trials):
-        D = canary_pair(_GD["n"], _GD["d"])[side]
+        D = canary_pair(_GD["n"], _GD["d"], others=others)[side]
         obs = _Score(trials, ("gradient",))
-        res = alg.noisy_gd(D, rho=RHO, w0=np.zeros(_GD["d"]), L0=L0, L1t=_GD["L1t"],
-                           beta=_GD["beta"], rng=spawn_rows(rng, trials),
-                           observe=obs if view == "stepwise" else None)
+        res = _run_gd(D, spawn_rows(rng, trials), obs if view == "stepwise" else None)
         # the output moves against the gradient: −⟨w̄, e1⟩ grows with the canary's sign
         return obs.s if view == "stepwise" else -res.w[:, 0]
     return release
+
+
+def _gd_candidates(view: str) -> tuple[dict, dict]:
+    """(quick, full) candidates: the records beside the canary, and (stepwise) the releases
+    weighted by their measured noise instead of the reported σ."""
+    quick = {"e2": _noisy_gd_release(view)}
+    full = {"zero": _noisy_gd_release(view, "zero")}
+    if view == "stepwise":
+        quick["e2, measured weights"] = _measured_release(
+            _run_gd, lambda: canary_pair(_GD["n"], _GD["d"]), ("gradient",))
+        full["zero, measured weights"] = _measured_release(
+            _run_gd, lambda: canary_pair(_GD["n"], _GD["d"], others="zero"), ("gradient",))
+    else:
+        quick, full = {**quick, **full}, {}
+    return quick, full
 
 
 def _gd_exact() -> float:
@@ -247,24 +330,36 @@ def _spider_exact() -> float:
 _AD = dict(n=40, d=2, L1=1.0, beta=0.1)
 
 
-def _adaptive_release(side, rng, trials):
-    D = canary_pair(_AD["n"], _AD["d"])[side]
+def _run_adaptive(D, rows, observe):
+    return alg.adaptive_noisy_gd(D, rho=RHO, w0=np.zeros(_AD["d"]), L0=L0, L1=_AD["L1"],
+                                 beta=_AD["beta"], rng=rows, observe=observe)
+
+
+def _adaptive_release(side, rng, trials, others: str = "e2"):
+    D = canary_pair(_AD["n"], _AD["d"], others=others)[side]
     obs = _Score(trials, ("gradient",))
-    alg.adaptive_noisy_gd(D, rho=RHO, w0=np.zeros(_AD["d"]), L0=L0, L1=_AD["L1"],
-                          beta=_AD["beta"], rng=spawn_rows(rng, trials), observe=obs)
+    _run_adaptive(D, spawn_rows(rng, trials), obs)
     return obs.s
+
+
+def _adaptive_zero(side, rng, trials):
+    return _adaptive_release(side, rng, trials, "zero")
 
 
 _PP = dict(n=30, d=2, L1t=1.0, kappa=2.0, gamma=1.0, F0=0.5, beta=0.1, inner=8)
 
 
-def _ppm_release(side, rng, trials):
-    D = canary_pair(_PP["n"], _PP["d"])[side]
+def _ppm_release(side, rng, trials, others: str = "e2"):
+    D = canary_pair(_PP["n"], _PP["d"], others=others)[side]
     res = alg.proximal_point(D, rho=RHO, w0=np.zeros(_PP["d"]), L0=L0, L1t=_PP["L1t"],
                              gamma=_PP["gamma"], kappa=_PP["kappa"], F0=_PP["F0"],
                              beta=_PP["beta"], rng=spawn_rows(rng, trials),
                              inner_max_steps=_PP["inner"])
     return -res.w[:, 0]
+
+
+def _ppm_zero(side, rng, trials):
+    return _ppm_release(side, rng, trials, "zero")
 
 
 def _claim() -> float:
@@ -274,16 +369,21 @@ def _claim() -> float:
 
 _NOTE = "canary ∓L0·e1 among L0·e2 records (linear losses): shift 2L0/n = the sensitivity"
 
+_SEARCH_NOTE = ("; searched: the records beside the canary (L0·e2, or 0 with --search full)"
+                ", and releases weighted by their measured noise")
+_GD_Q, _GD_F = _gd_candidates("stepwise")
 register_audit(AuditTarget(
     name="kl.noisy_gd.stepwise", paper="kl", algorithm="algorithms.kl.condition.noisy_gd "
     "(Algorithm 4), its T − 1 noisy gradients", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim, release=_noisy_gd_release("stepwise"), view="stepwise",
-    trials=60_000, exact_epsilon=_gd_exact, note=_NOTE))
+    claimed_epsilon=_claim, candidates=_GD_Q, full_candidates=_GD_F, view="stepwise",
+    trials=60_000, full_trials=200_000, search_trials=4_000, exact_epsilon=_gd_exact,
+    note=_NOTE + _SEARCH_NOTE))
 register_audit(AuditTarget(
     name="kl.noisy_gd.final", paper="kl", algorithm="algorithms.kl.condition.noisy_gd "
     "(Algorithm 4), averaged output", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim, release=_noisy_gd_release("final"), view="final",
-    trials=60_000, exact_epsilon=_gd_exact, note=_NOTE))
+    claimed_epsilon=_claim, candidates=_gd_candidates("final")[0], view="final",
+    trials=60_000, full_trials=200_000, search_trials=4_000, exact_epsilon=_gd_exact,
+    note=_NOTE + "; searched: the records beside the canary (L0·e2 or 0)"))
 register_audit(AuditTarget(
     name="kl.spider.stepwise", paper="kl", algorithm="algorithms.kl.condition.kl_spider "
     "(Algorithm 1), full gradients and Spider estimates", relation="replace-one", delta=DELTA,
@@ -297,13 +397,20 @@ register_audit(AuditTarget(
 register_audit(AuditTarget(
     name="kl.adaptive.stepwise", paper="kl", algorithm="algorithms.kl.condition."
     "adaptive_noisy_gd (Algorithm 3), its noisy gradients", relation="replace-one",
-    delta=DELTA, claimed_epsilon=_claim, release=_adaptive_release, view="stepwise",
-    trials=2_000, note=_NOTE + "; per-row privacy filters make this one slow"))
+    delta=DELTA, claimed_epsilon=_claim,
+    candidates={"e2": _adaptive_release, "zero": _adaptive_zero},
+    full_candidates={"e2, measured weights": _measured_release(
+        _run_adaptive, lambda: canary_pair(_AD["n"], _AD["d"]), ("gradient",))},
+    view="stepwise", trials=10_000, full_trials=100_000, search_trials=1_000,
+    note=_NOTE + "; searched: the records beside the canary (L0·e2 or 0: ‖∇F‖ ≈ L0 or L0/n "
+         "moves the data-dependent σ_t and stops), and (--search full) measured weights"))
 register_audit(AuditTarget(
     name="kl.proximal_point.final", paper="kl", algorithm="algorithms.kl.condition."
     "proximal_point (Algorithm 2), output", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim, release=_ppm_release, view="final", trials=10_000,
-    note=_NOTE + f"; inner solver capped at {_PP['inner']} steps"))
+    claimed_epsilon=_claim, candidates={"e2": _ppm_release, "zero": _ppm_zero}, view="final",
+    trials=10_000, full_trials=60_000, search_trials=2_000,
+    note=_NOTE + f"; inner solver capped at {_PP['inner']} steps; searched: the records "
+         "beside the canary (L0·e2 or 0)"))
 # Broken controls (the registered mutants, applied inside the release only).
 register_audit(AuditTarget(
     name="kl.spider.difference_noise_removed", paper="kl", algorithm="Spider adding no noise "

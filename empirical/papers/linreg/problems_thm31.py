@@ -101,18 +101,24 @@ def exact_gaussian_multiplier(epsilon: float) -> float:
 
 def run_ssp(point: dict, rngs: list) -> dict:
     """SSP at one point: privacy term ½‖w − w_ref‖²_H (same projected data, no noise), the
-    non-private term, the measured noise of the release against α·Δ recomputed here, and the
-    privacy columns from dp-accounting."""
+    non-private term, the measured noise of each released statistic (XᵀX, Xᵀy) against α·Δ
+    recomputed here, and the privacy columns from dp-accounting."""
     n = int(round(point["n"]))
     des = design_for(point)
     B_x, B_y = ssp_bounds(point)
     R = len(rngs)
     meter = NoiseMeter(R)
-    meter.channel("stats")
+    # one channel per released statistic: noise dropped from Xᵀy alone (d of the d² + d
+    # coordinates) would move a pooled statistic by less than its tolerance
+    meter.channel("stats_xx")
+    meter.channel("stats_xy")
     claim = ssp_multiplier(point["epsilon"], DELTA) * ssp_sensitivity(B_x, B_y)
+    d = des.d
 
     def handle(kind, t, rows, released, sigma, *, clean):
-        meter.add("stats", rows, np.asarray(released) - np.asarray(clean), claim)
+        e = np.asarray(released) - np.asarray(clean)
+        meter.add("stats_xx", rows, e[:, :d * d], claim)
+        meter.add("stats_xy", rows, e[:, d * d:], claim)
 
     res = ssp(des, n, epsilon=point["epsilon"], delta=DELTA, B_x=B_x, B_y=B_y, rng=rngs,
               observe=observer(meter, handle))
