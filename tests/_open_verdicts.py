@@ -42,6 +42,12 @@ OPEN = {
     "sosp.out.grad.m_frozen": "INCONCLUSIVE competitor sosp:thm3 on the quick grid (CI ±0.46); "
                               "the full grid decides (REJECTED, +0.093 ± 0.15)",
     "userlevel.gain.m": "INCONCLUSIVE competitor m^-1: the CI straddles its ±0.15; ≈ 35 seeds",
+    "kan.wang.gamma": "INCONCLUSIVE finding and competitor: the quick grid (γ = 0.5–0.6, "
+                      "0.08 decades, inside the verify budget) gives CI ±3; the full grid decides "
+                      "(FINDING γ^{−1.23} ± 0.4, γ⁻³ REJECTED)",
+    "kan.wang.n": "INCONCLUSIVE finding: the quick grid (n = 25–100, 4 seeds, inside the verify "
+                  "budget) gives CI ±0.25 (≈ 11 seeds needed); the full grid decides (FINDING, "
+                  "n^{−0.42} ± 0.07)",
 }
 
 
