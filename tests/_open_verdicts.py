@@ -48,6 +48,12 @@ OPEN = {
     "userlevel.alg3.logistic.eps": "INCONCLUSIVE: CI ±0.68 on the quick grid (ε = 2.83–10, 6 "
                                    "seeds), ±0.41 on the full (−0.635 against A = (−∞, −0.75]; "
                                    "≈ 74 seeds needed; ε ≤ 10 caps the span at 0.7 decades)",
+    "kan.wang.gamma": "INCONCLUSIVE finding and competitor: the quick grid (γ = 0.5–0.6, "
+                      "0.08 decades, inside the verify budget) gives CI ±3; the full grid decides "
+                      "(FINDING γ^{−1.23} ± 0.4, γ⁻³ REJECTED)",
+    "kan.wang.n": "INCONCLUSIVE finding: the quick grid (n = 25–100, 4 seeds, inside the verify "
+                  "budget) gives CI ±0.25 (≈ 11 seeds needed); the full grid decides (FINDING, "
+                  "n^{−0.42} ± 0.07)",
 }
 
 

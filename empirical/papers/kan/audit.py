@@ -534,7 +534,8 @@ def _wrap_run(noise_factor: float = 1.0, drop_lam: bool = False):
 _MECH = ("kan.mechanism.tight.cyclic", "kan.mechanism.tight.fresh", "kan.e2e.tight.stepwise")
 KAN_MUTANTS = ("kan.sensitivity_ignores_lambda", "kan.noise_halved", "kan.lambda_dropped",
                "kan.accountant_off_by_2", "kan.tight_replace_factor_dropped",
-               "kan.tight_steps_halved", "kan.noise_removed")
+               "kan.tight_steps_halved", "kan.noise_removed",
+               "kan.two_layer.relation_factor_dropped")
 
 register_mutant(Mutant(
     "kan.sensitivity_ignores_lambda", "kan",
@@ -603,3 +604,17 @@ register_mutant(Mutant(
     "kan.noise_removed", "kan", "dp_sgd_correlated adds no noise (reports κ)",
     (Patch(_ALG, "dp_sgd_correlated", _wrap_run(noise_factor=1e-12)),),
     audits=("kan.e2e.tight.stepwise",), bug_class="noise omitted"))
+
+
+# Wang et al.'s two-layer DP-GD (algorithms/kan/two_layer_dpgd.py, audited in audit_wang.py):
+# its accountant prices replace-one as zero-out (the ×2 of the sensitivity slipped): κ is
+# calibrated half as large and the claimed ε stays the target
+register_mutant(Mutant(
+    "kan.two_layer.relation_factor_dropped", "kan",
+    "two_layer_dpgd's accountant drops replace-one's ×2 (κ calibrated half as large)",
+    (Patch("algorithms.kan.two_layer_dpgd", "_relation_factor",
+           lambda orig: (lambda relation: min(orig(relation), 1.0))),),
+    audits=("kan.e2e.two_layer_dpgd",),
+    tests=("tests/test_kan_two_layer.py::"
+           "test_privacy_accounting_matches_dp_accounting_composition",),
+    bug_class="relation factor slipped"))
