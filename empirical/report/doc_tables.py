@@ -9,8 +9,9 @@ A generated block sits between two markers::
     <!-- end generated -->
 
 with the kinds of :data:`BLOCKS`: ``bounds``, ``experiments`` and ``audits`` take a paper key;
-``mutants`` takes one or, without, lists every paper's; ``audit-targets``, ``audit-counts`` and
-``registry-counts`` take none.  :func:`refresh` re-renders every block of a text,
+``mutants`` takes one or, without, lists every paper's; ``audit-index`` (counts per paper, linked
+to the paper pages that list them), ``audit-targets`` (those of no paper page), ``audit-counts``
+and ``registry-counts`` take none.  :func:`refresh` re-renders every block of a text,
 :func:`stale_blocks` names the blocks that differ.  ``python -m empirical.report.doc_tables
 [FILE ...]`` rewrites the blocks of the files named (default: every Markdown file under docs/
 with a block); ``--check`` only names the stale ones (exit 1).  tests/test_docs.py and
@@ -142,12 +143,33 @@ def mutants_table(paper: str | None = None) -> list[str]:
 # Tables over all papers (docs/privacy.md, docs/methodology.md)
 # ---------------------------------------------------------------------------------------------
 
+def audit_index() -> list[str]:
+    """Markdown rows: per paper, its audit claims, broken controls and mutants, with a link to
+    the paper's page, where each is listed in full (one table each, not repeated here)."""
+    from empirical.privacy.audit import targets
+    from empirical.privacy.mutants import mutants as registered
+
+    ts, ms = targets(), registered()
+    rows = ["| paper | audit claims | broken controls | mutants | listed in |", "|---|---|---|---|---|"]
+    for paper in sorted({t.paper for t in ts} | {m.paper for m in ms}):
+        mine = [t for t in ts if t.paper == paper]
+        page = Path(DOCS, "papers", f"{paper}.md")
+        where = f"[docs/papers/{paper}.md](papers/{paper}.md)" if page.exists() else "below"
+        rows.append(f"| `{paper}` | {sum(t.expect != 'broken' for t in mine)} | "
+                    f"{sum(t.expect == 'broken' for t in mine)} | "
+                    f"{sum(m.paper == paper for m in ms)} | {where} |")
+    return rows
+
+
 def audit_targets() -> list[str]:
-    """Markdown rows: every registered audit target, claims and broken controls."""
+    """Markdown rows: every registered audit target of no paper page (the core mechanisms),
+    claims and broken controls."""
     from empirical.privacy.audit import targets
 
     rows = ["| target | paper | relation | view | kind | what is run |", "|---|---|---|---|---|---|"]
     for t in targets():
+        if Path(DOCS, "papers", f"{t.paper}.md").exists():
+            continue
         kind = "control (must be caught)" if t.expect == "broken" else "claim"
         rows.append(f"| `{t.name}` | {t.paper} | {t.relation} | {t.view} | {kind} | "
                     f"{_cell(t.algorithm)} |")
@@ -191,6 +213,7 @@ BLOCKS: dict[str, tuple[Callable[..., list[str]], bool | None]] = {
     "audits": (audits_table, True),
     "mutants": (mutants_table, None),
     "audit-targets": (audit_targets, False),
+    "audit-index": (audit_index, False),
     "audit-counts": (audit_counts, False),
     "registry-counts": (registry_counts, False),
 }
