@@ -195,3 +195,6 @@ import empirical.papers.kl.lower  # noqa: E402,F401
 
 # [48] = WYX17's noisy GD under PL, the prior algorithm (registers kl.wyx17.*).
 import empirical.papers.kl.prior  # noqa: E402,F401
+
+# Theorem 6's construction (App. B.4), run (registers kl.thm6lb.*).
+import empirical.papers.kl.lower_thm6  # noqa: E402,F401
