@@ -33,9 +33,11 @@ import numpy as np
 
 import bounds
 from algorithms.base import Problem
+from algorithms.noise_meter import NoiseMeter, release_hook
 from algorithms.validation import check_int, check_interval, check_positive
 from empirical.core.experiment import Check, Experiment
 from empirical.core.experiment import register as _register
+from empirical.papers.kl.problems import adaptive_hook
 
 __all__ = ["Thm6Construction", "thm6_parameters", "run_thm6", "thm6_values"]
 
@@ -163,13 +165,16 @@ def run_thm6(point: dict, rngs: list) -> dict:
     rho, R = _rho(point), len(rngs)
     w0 = prob.start()
     F0 = float(prob.excess(w0)[0])
+    meter = NoiseMeter(R)
     if point["algorithm"] == "spider":
         res = kl_spider(prob, rho=rho, w0=w0, L0=prob.L0, L1=prob.L1, gamma=prob.gamma,
-                        kappa=prob.kappa, F0=F0, beta=0.1, rng=rngs)
+                        kappa=prob.kappa, F0=F0, beta=0.1, rng=rngs,
+                        observe=release_hook(meter, ("full", "difference")))
     else:
-        res = adaptive_noisy_gd(prob, rho=rho, w0=w0, L0=prob.L0, L1=prob.L1, beta=0.1, rng=rngs)
+        res = adaptive_noisy_gd(prob, rho=rho, w0=w0, L0=prob.L0, L1=prob.L1, beta=0.1, rng=rngs,
+                                observe=adaptive_hook(meter, prob, rho))
     priv = res.privacy if isinstance(res.privacy, list) else [res.privacy] * R
-    return {"excess": prob.excess(res.w), "F0": np.full(R, F0),
+    return {"excess": prob.excess(res.w), "F0": np.full(R, F0), **meter.columns(),
             "lower_bound": np.full(R, float(bounds.get("kl:thm6")(**thm6_values(point)))),
             "lambda_g": np.full(R, prob.par["lambda_g"]), "D": np.full(R, prob.D),
             "N_code": np.full(R, float(prob.N)),

@@ -88,7 +88,7 @@ def run_wyx17(point: dict, rngs: list) -> dict:
             "epsilon_dp": np.full(R, eps), "delta_dp": np.full(R, _DELTA),
             "used_T": np.full(R, float(res.info["T"])), "theory_T": np.full(R, float(T)),
             "used_sigma": np.full(R, res.info["sigma"]), "theory_sigma": np.full(R, sigma * factor),
-            "noise_factor": np.full(R, factor),
+            "sigma_factor": np.full(R, factor),
             "grad_evals": np.full(R, float(res.grad_evals))}
 
 
