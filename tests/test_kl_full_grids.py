@@ -60,12 +60,6 @@ def _params():
                 "its first term, so the first term alone is not tight there (slope −1.71 vs band "
                 "[−2.00, −1.87], level leaves its band); the fix is a check on the whole of "
                 "Theorem 4 (kl:thm4; docs/errata.md, KL-E32)"))
-        elif i == "kl.wyx17.eps":
-            yield pytest.param(i, marks=pytest.mark.xfail(
-                raises=AssertionError, strict=True,
-                reason="INCONCLUSIVE on the full grid (ε = 0.125…4): −1.812 [−1.875, −1.749] "
-                "against A = [−2.25, −1.75]; the conversion's ρ(ε) ∝ ε^{1.86…1.99} and T's "
-                "log(n²ρ/d) put the expected slope at ≈ −1.78, at the edge"))
         else:
             yield i
 

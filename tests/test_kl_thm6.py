@@ -16,7 +16,7 @@ from empirical.papers.kl.lower_thm6 import (Thm6Construction, run_thm6, thm6_par
                                              thm6_values)
 from empirical.run.runner import sweep
 
-IDS = ["kl.thm6lb.n.spider_k2", "kl.thm6lb.n.adaptive_k2", "kl.thm6lb.eps.spider_k2"]
+IDS = ["kl.thm6lb.n.spider_k2", "kl.thm6lb.n.adaptive_k2", "kl.thm6lb.epsilon.spider_k2"]
 
 
 @pytest.mark.parametrize("tau", [2.0, 4.0])
