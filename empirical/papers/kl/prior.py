@@ -149,8 +149,8 @@ _GLOBAL = Check("kl:prior_nonconvex_global", "reject", 0.25, _GLOBAL_REASON)
 WYX17_N = _exp("kl.wyx17.n", "[48] WYX17 noisy GD under PL (non-convex PL function, d = 10, "
                "ε = 1): excess vs n", "n", _NC, _N_QUICK, _N_FULL,
                "NonconvexKL(p = 2): Σ(w_j² + 3 sin² w_j), d = 10", (_GLOBAL,))
-WYX17_EPS = _exp("kl.wyx17.epsilon", "[48] WYX17 noisy GD under PL (non-convex PL function, d = 10, "
-                 "n = 31623): excess vs ε", "epsilon", {**_NC, "n": 31623}, _E_QUICK, _E_FULL,
+WYX17_EPS = _exp("kl.wyx17.epsilon", "[48] WYX17 noisy GD under PL (non-convex PL function, "
+                 "d = 10, n = 31623): excess vs ε", "epsilon", {**_NC, "n": 31623}, _E_QUICK, _E_FULL,
                  "NonconvexKL(p = 2), d = 10, n = 31623", (_GLOBAL,))
 WYX17_D = _exp("kl.wyx17.d", "[48] WYX17 noisy GD under PL (radial quadratic, n = 30000, "
                "ε = 1): excess vs d", "d", _RADIAL, _D_QUICK, _D_FULL,
