@@ -24,6 +24,9 @@ OPEN = {
     "real.kl.regr.n.k2_white": "INCONCLUSIVE finding: the 99% CI straddles A",
     "real.sosp.eps0_5": "INCONCLUSIVE finding: the 99% interval contains the margin",
     "real.sosp.eps1": "INCONCLUSIVE finding: the 99% interval contains the margin",
+    "kl.wyx17.epsilon": "INCONCLUSIVE: −1.854 [−1.956, −1.748] against A = [−2.25, −1.75]; the "
+                        "expected slope (the conversion's ρ(ε) ∝ ε^{1.86…1.99}, T's log) is "
+                        "≈ −1.8, at the edge; the full grid decides (PASS, −1.845 [−1.908, −1.783])",
     "sosp.ada.n.nonprivate": "INCONCLUSIVE: estimate within 0.013 of the edge of A; 24 seeds did "
                              "not decide",
     "userlevel.alg3.logistic.m": "INCONCLUSIVE finding (UL-E21) and competitor at 99%/95%",

@@ -62,9 +62,9 @@ def test_declarations_are_validated_and_shown():
         coverage.declare_unswept("kl:thm7", "nope", "why")
     before = coverage.declared_reasons()
     try:
-        coverage.declare_unswept("kl:prior_pl", "d", "a probe reason")
+        coverage.declare_unswept("kl:lb_stationary", "d", "a probe reason")
         cell = next(c for c in coverage.cells("kl")
-                    if (c.bound, c.variable) == ("kl:prior_pl", "d"))
+                    if (c.bound, c.variable) == ("kl:lb_stationary", "d"))
         assert (cell.status, cell.reason) == ("declared", "a probe reason")
     finally:
         coverage._DECLARED.clear()

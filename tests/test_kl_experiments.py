@@ -157,7 +157,7 @@ def test_experiment_ids_follow_the_naming_scheme():
         exp = registry.get(i)
         parts = i.split(".")
         assert parts[0] == "kl" and parts[2] == exp.variable and exp.variable in ("n", "d", "rho",
-                                                                                  "gamma")
+                                                                                  "gamma", "epsilon")
         for c in exp.checks:
             assert c.reason.strip()
 

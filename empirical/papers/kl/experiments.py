@@ -192,3 +192,9 @@ import empirical.papers.kl.audit  # noqa: E402,F401
 
 # Theorem 8's lower-bound construction, run (registers kl.thm8lb.*).
 import empirical.papers.kl.lower  # noqa: E402,F401
+
+# [48] = WYX17's noisy GD under PL, the prior algorithm (registers kl.wyx17.*).
+import empirical.papers.kl.prior  # noqa: E402,F401
+
+# Theorem 6's construction (App. B.4), run (registers kl.thm6lb.*).
+import empirical.papers.kl.lower_thm6  # noqa: E402,F401
