@@ -27,6 +27,22 @@ def test_experiments_listed(capsys):
     assert "kl.thm9.n" in capsys.readouterr().out
 
 
+def test_experiments_validate_names_each_refused_declaration(capsys):
+    import dataclasses
+
+    import _toy
+    from empirical.cli import _validate_all
+
+    assert main(["experiments", "sosp", "--validate"]) == 0
+    assert "every declaration matches its bounds" in capsys.readouterr().out
+    # a declaration whose bound_values leave the bound's symbol out is refused on both grids
+    broken = dataclasses.replace(_toy.TOY, id="toy.no_symbols", bound_values=lambda p: {})
+    assert _validate_all([broken]) == 1
+    captured = capsys.readouterr()
+    assert "2 refused" in captured.out
+    assert "toy.no_symbols (quick grid)" in captured.err and "(full grid)" in captured.err
+
+
 def test_verify_one_experiment_prints_table_and_figure(tmp_path, capsys, results_root):
     code = main(["verify", "--experiment", "kl.thm9.rho", "--results", str(results_root),
                  "--figures", str(tmp_path)])

@@ -182,7 +182,32 @@ def _cmd_experiments(args) -> int:
         return 1
     for exp in exps:
         print(f"{exp.id:<32} {exp.bound:<14} {exp.variable:<6} {exp.title}")
-    return 0
+    return _validate_all(exps) if getattr(args, "validate", False) else 0
+
+
+def _validate_all(exps) -> int:
+    """Each declaration against its bounds on the quick and the full grid (what ``verify`` and
+    ``run`` refuse before any point: a missing symbol, an acceptance interval too wide to
+    fail); one line per refusal, exit 1 if any."""
+    import warnings
+
+    from empirical.core.validation import validate_experiment
+
+    bad = 0
+    for exp in exps:
+        for full in (False, True):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    validate_experiment(exp, full=full)
+            except ValueError as exc:
+                bad += 1
+                grid = "full" if full else "quick"
+                print(f"dprates: {exp.id} ({grid} grid): {str(exc).splitlines()[0]}",
+                      file=sys.stderr)
+    print(f"validated {len(exps)} experiments on both grids: "
+          + (f"{bad} refused" if bad else "every declaration matches its bounds"))
+    return 1 if bad else 0
 
 
 def _cmd_coverage(args) -> int:

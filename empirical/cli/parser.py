@@ -83,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_module_opt(pp)
     e = sub.add_parser("experiments", help="list experiments")
     e.add_argument("paper", nargs="?")
+    e.add_argument("--validate", action="store_true",
+                   help="also check each declaration against its bounds on both grids, as "
+                        "verify does before any point (builds the problems: about a minute)")
     _add_module_opt(e)
     c = sub.add_parser("coverage", help="each rate statement × each variable: swept by which "
                        "experiments, or why not")
