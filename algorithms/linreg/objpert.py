@@ -35,9 +35,9 @@ import numpy as np
 
 from algorithms import accounting
 from algorithms.base import Result
-from algorithms.linreg.design import CHUNK, LinearRegressionDesign, Observer, _check_observer, \
+from algorithms.linreg.design import LinearRegressionDesign, Observer, _check_observer, \
     _measures, _streams, gaussian_noise
-from algorithms.linreg.ssp import ssp_multiplier
+from algorithms.linreg.ssp import projected_statistics, ssp_multiplier
 from algorithms.primitives import as_generators
 from algorithms.validation import check_delta, check_finite_array, check_int, check_positive
 
@@ -113,19 +113,7 @@ def objective_perturbation(design: LinearRegressionDesign, n: int, *, epsilon: f
     gens = as_generators(rng)
     data, noise = _streams(gens)
     R, d = len(gens), design.d
-    A = np.zeros((R, d, d))
-    c = np.zeros((R, d))
-    clipped = np.zeros(R)
-    for start in range(0, n, CHUNK):
-        X, y = design.sample(data, min(CHUNK, n - start))
-        norm = np.sqrt(np.einsum("rkd,rkd->rk", X, X))
-        scale = np.minimum(1.0, B_x / np.maximum(norm, 1e-300))
-        yc = np.clip(y, -B_y, B_y)
-        clipped += np.count_nonzero((scale < 1.0) | (yc != y), axis=1)
-        if np.any(scale < 1.0):         # rare on the instances: skip the copy of X otherwise
-            X = X * scale[..., None]    # (a new array: a caller's fixed data stay untouched)
-        A += np.matmul(np.swapaxes(X, 1, 2), X)
-        c += np.einsum("rkd,rk->rd", X, yc)
+    A, c, clipped = projected_statistics(design, data, n, B_x, B_y, R)
     std = par["noise_std"] if private else 0.0
     Lam = par["Lambda"] if private else 0.0
     released = c - std * gaussian_noise(noise, d) if std > 0 else c.copy()

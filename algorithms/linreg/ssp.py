@@ -27,7 +27,30 @@ from algorithms.linreg.design import CHUNK, LinearRegressionDesign, Observer, _c
 from algorithms.primitives import as_generators
 from algorithms.validation import check_delta, check_int, check_positive
 
-__all__ = ["ssp", "ssp_sensitivity", "ssp_multiplier"]
+__all__ = ["ssp", "ssp_sensitivity", "ssp_multiplier", "projected_statistics"]
+
+
+def projected_statistics(design: LinearRegressionDesign, data: Sequence[np.random.Generator],
+                         n: int, B_x: float, B_y: float,
+                         R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Σ x̃x̃ᵀ, Σ x̃ỹ, rows projected) over ``n`` rows streamed from ``design`` per seed: each x
+    scaled into the ball of radius B_x and each y clipped to [−B_y, B_y], the bounded domain
+    on which SSP's and objective perturbation's sensitivities hold."""
+    d = design.d
+    A = np.zeros((R, d, d))
+    b = np.zeros((R, d))
+    clipped = np.zeros(R)
+    for start in range(0, n, CHUNK):
+        X, y = design.sample(data, min(CHUNK, n - start))
+        norm = np.sqrt(np.einsum("rkd,rkd->rk", X, X))
+        scale = np.minimum(1.0, B_x / np.maximum(norm, 1e-300))
+        yc = np.clip(y, -B_y, B_y)
+        clipped += np.count_nonzero((scale < 1.0) | (yc != y), axis=1)
+        if np.any(scale < 1.0):         # rare on the instances: skip the copy of X otherwise
+            X = X * scale[..., None]    # (a new array: a caller's fixed data stay untouched)
+        A += np.matmul(np.swapaxes(X, 1, 2), X)
+        b += np.einsum("rkd,rk->rd", X, yc)
+    return A, b, clipped
 
 
 def ssp_sensitivity(B_x: float, B_y: float) -> float:
@@ -68,19 +91,7 @@ def ssp(design: LinearRegressionDesign, n: int, *, epsilon: float, delta: float,
     gens = as_generators(rng)
     data, noise = _streams(gens)
     R, d = len(gens), design.d
-    A = np.zeros((R, d, d))
-    b = np.zeros((R, d))
-    clipped = np.zeros(R)
-    for start in range(0, n, CHUNK):
-        X, y = design.sample(data, min(CHUNK, n - start))
-        norm = np.sqrt(np.einsum("rkd,rkd->rk", X, X))
-        scale = np.minimum(1.0, B_x / np.maximum(norm, 1e-300))
-        yc = np.clip(y, -B_y, B_y)
-        clipped += np.count_nonzero((scale < 1.0) | (yc != y), axis=1)
-        if np.any(scale < 1.0):         # rare on the instances: skip the copy of X otherwise
-            X = X * scale[..., None]    # (a new array: a caller's fixed data stay untouched)
-        A += np.matmul(np.swapaxes(X, 1, 2), X)
-        b += np.einsum("rkd,rk->rd", X, yc)
+    A, b, clipped = projected_statistics(design, data, n, B_x, B_y, R)
     sens = ssp_sensitivity(B_x, B_y)
     alpha = ssp_multiplier(epsilon, delta) if private else 0.0
     std = alpha * sens
