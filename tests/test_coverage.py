@@ -71,6 +71,32 @@ def test_declarations_are_validated_and_shown():
         coverage._DECLARED.update(before)
 
 
+def test_unjudged_statements_carry_their_declared_reason():
+    with pytest.raises(ValueError, match="reason"):
+        coverage.declare_unjudged("kl:lb_stationary", "")
+    with pytest.raises(KeyError):
+        coverage.declare_unjudged("kl:no_such_bound", "why")
+    judged = {c.bound for c in coverage.cells("kl") if c.status in ("swept", "held")}
+    unjudged = next(c.bound for c in coverage.cells("kl")
+                    if c.bound not in judged and c.status in ("none", "declared"))
+    some_judged = sorted(judged)[0]
+    before, before_u = coverage.declared_reasons(), coverage.unjudged_reasons()
+    try:
+        coverage.declare_unjudged(unjudged, "a probe reason")
+        coverage.declare_unjudged(some_judged, "ignored: experiments judge it")
+        cs = coverage.cells("kl")
+        mine = [c for c in cs if c.bound == unjudged
+                and (c.bound, c.variable) not in before and c.status != "log"]
+        assert mine and all(c.status == "declared" and c.reason.endswith("a probe reason")
+                            for c in mine)
+        assert not any(c.bound == some_judged and "ignored" in c.reason for c in cs)
+    finally:
+        coverage._DECLARED.clear()
+        coverage._DECLARED.update(before)
+        coverage._UNJUDGED.clear()
+        coverage._UNJUDGED.update(before_u)
+
+
 def test_markdown_cells_stay_cells():
     cs = [coverage.Cell("kl:x", "a | b <script>", "n", "none", reason="r|s")]
     md = coverage.markdown(cs)

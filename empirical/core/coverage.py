@@ -18,7 +18,9 @@ expression, this module reports one of:
     level only (not swept by construction);
 ``declared``
     not swept, for the reason a paper's unit declared with :func:`declare_unswept`
-    (e.g. a constant of the instance that only scales the level);
+    (e.g. a constant of the instance that only scales the level), or, for a statement no
+    experiment judges, with :func:`declare_unjudged` (e.g. an explicit-constant form whose
+    rate another registered statement carries);
 ``none``
     no experiment judges this bound at all and no reason is declared: a gap, shown as such.
 
@@ -40,13 +42,14 @@ import sympy as sp
 import bounds
 from empirical.core import experiment as registry
 
-__all__ = ["STATUSES", "Cell", "declare_unswept", "declared_reasons", "cells", "summary",
-           "markdown"]
+__all__ = ["STATUSES", "Cell", "declare_unswept", "declare_unjudged", "declared_reasons",
+           "unjudged_reasons", "cells", "summary", "markdown"]
 
 #: Coverage statuses, from best covered to not covered.
 STATUSES = ("swept", "log", "declared", "held", "none")
 _RATE_KINDS = ("upper", "lower")
 _DECLARED: dict[tuple[str, str], str] = {}
+_UNJUDGED: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,25 @@ def declare_unswept(bound: str, variable: str, reason: str) -> None:
         raise ValueError(f"variable must be one of {list(b.variables)} of {bound}, "
                          f"got {variable!r}")
     _DECLARED[(bound, variable)] = reason.strip()
+
+
+def declare_unjudged(bound: str, reason: str) -> None:
+    """Record why no experiment judges ``bound`` at all (every variable of it shows the reason).
+
+    For a statement that some experiment does judge the declaration is ignored, and a
+    per-variable :func:`declare_unswept` reason takes precedence over it.  ValueError for an
+    empty reason; KeyError for an unknown bound.
+    """
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError("reason must be a non-empty string saying why no experiment judges "
+                         "the statement")
+    bounds.get(bound)       # KeyError naming the closest ids for an unknown bound
+    _UNJUDGED[bound] = reason.strip()
+
+
+def unjudged_reasons() -> dict[str, str]:
+    """The declared reasons for statements no experiment judges, ``bound -> reason``."""
+    return dict(_UNJUDGED)
 
 
 def declared_reasons() -> dict[tuple[str, str], str]:
@@ -141,6 +163,9 @@ def cells(paper: str | None = None, analyses: Mapping[str, object] | None = None
                                 reason="enters only through a log factor (level only)"))
             elif (bid, var) in _DECLARED:
                 out.append(Cell(bid, b.source, var, "declared", reason=_DECLARED[(bid, var)]))
+            elif not exps and bid in _UNJUDGED:
+                out.append(Cell(bid, b.source, var, "declared",
+                                reason="statement not judged: " + _UNJUDGED[bid]))
             elif exps:
                 # Within each experiment a variable it does not sweep is constant (in ``fixed``
                 # or set by the instance through bound_values, which may build the problem: not
