@@ -51,6 +51,31 @@ def _source(text: str) -> str:
     return re.split(r";\s*(?:the\s+)?notes\b|,?\s*notes'? (?:§|E\d)", text)[0].rstrip(" ;,")
 
 
+#: "KL paper, " and the like: the page is that paper's, so the table's caption says it once.
+_OWN_PAPER = re.compile(r"^(?:the\s+)?[\w-]+(?: [\w-]+)?\s+paper,\s+")
+#: A result with its location, "Theorem 4 (§7, proof App. D.3, eq. 141–143)".
+_LOCATED = re.compile(r"\b((?:Theorem|Thm|Lemma|Corollary|Proposition|Remark) [\w.]+) "
+                      r"(\((?:[^()]|\([^()]*\))*\))")
+
+
+def _sources(texts: Sequence[str]) -> list[str]:
+    """The sources of one paper's bounds, shortened for its page: the paper's own name dropped,
+    and a result's location given at its first mention only."""
+    seen: set[str] = set()
+    out = []
+    for text in texts:
+        short = _OWN_PAPER.sub("", _source(text))
+
+        def once(m: re.Match) -> str:
+            if m.group(0) in seen:
+                return m.group(1)
+            seen.add(m.group(0))
+            return m.group(0)
+
+        out.append(_LOCATED.sub(once, short))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # One paper's tables (docs/papers/<paper>.md)
 # ---------------------------------------------------------------------------------------------
@@ -62,10 +87,9 @@ def bounds_table(paper: str) -> list[str]:
     if not ids:
         raise ValueError(f"paper must be one of {bounds.papers()} with registered bounds, "
                          f"got {paper!r}")
-    rows = ["| id | kind | source |", "|---|---|---|"]
-    for bid in ids:
-        b = bounds.get(bid)
-        rows.append(f"| `{bid}` | {b.kind} | {_cell(_source(b.source))} |")
+    rows = ["| id | kind | source in the paper |", "|---|---|---|"]
+    for bid, source in zip(ids, _sources([bounds.get(b).source for b in ids])):
+        rows.append(f"| `{bid}` | {bounds.get(bid).kind} | {_cell(source)} |")
     return rows
 
 
@@ -81,7 +105,9 @@ def _checks_cell(exp) -> str:
         tag = ("finding" if quick == full == "finding" else
                "finding on the full grid" if full == "finding" else
                "finding on the quick grid" if quick == "finding" else "")
-        parts.append(f"`{c.bound}` {c.kind}" + (f" ({tag})" if tag else ""))
+        # the paper's own bounds without the "paper:" prefix the table's header names
+        bound = c.bound.removeprefix(f"{exp.paper}:")
+        parts.append(f"`{bound}` {c.kind}" + (f" ({tag})" if tag else ""))
     return "; ".join(parts)
 
 
@@ -93,27 +119,35 @@ def experiments_table(paper: str) -> list[str]:
     exps = [e for e in registry.experiments(paper) if e.id.startswith(f"{paper}.")]
     if not exps:
         raise ValueError(f"paper {paper!r} has no registered experiments")
-    rows = ["| experiment | swept | checks |", "|---|---|---|"]
+    rows = [f"| experiment | swept | checks (bound `{paper}:…`, kind) |", "|---|---|---|"]
     for e in exps:
-        rows.append(f"| `{e.id}` | `{e.variable}` | {_checks_cell(e)} |")
+        rows.append(f"| `{e.id}` | {e.variable} | {_checks_cell(e)} |")
     return rows
 
 
 def audits_table(paper: str) -> list[str]:
-    """Markdown rows: every registered audit target of ``paper`` with the algorithm, neighbouring
-    relation, view, claimed ε and whether it is an honest target or a broken control."""
+    """Markdown rows: every honest audit target of ``paper`` with the algorithm, neighbouring
+    relation, view and claimed ε, then one line naming its broken controls (described where no
+    mutant of the same name describes them)."""
     from empirical.privacy import audit
+    from empirical.privacy import mutants
 
     audit._load(paper)
+    mutants._load()
     targets = [t for t in audit.targets() if t.paper == paper]
     if not targets:
         raise ValueError(f"paper {paper!r} has no registered audit targets")
-    rows = ["| target | algorithm | relation | view | claimed ε | kind |",
-            "|---|---|---|---|---|---|"]
-    for t in sorted(targets, key=lambda t: (t.expect != "private", t.name)):
-        kind = "honest" if t.expect == "private" else "broken control"
-        rows.append(f"| `{t.name}` | {_cell(t.algorithm)} | {t.relation} | {t.view} | "
-                    f"{t.claimed_epsilon():.3g} at δ = {t.delta:.3g} | {kind} |")
+    named = {m.name for m in mutants.mutants()}
+    rows = ["| target | algorithm | relation, view | claimed ε (δ) |", "|---|---|---|---|"]
+    for t in sorted((t for t in targets if t.expect != "broken"), key=lambda t: t.name):
+        rows.append(f"| `{t.name}` | {_cell(t.algorithm)} | {t.relation}, {t.view} | "
+                    f"{t.claimed_epsilon():.3g} ({t.delta:.3g}) |")
+    controls = sorted((t for t in targets if t.expect == "broken"), key=lambda t: t.name)
+    if controls:
+        rows += ["", "Broken controls (each must be `CAUGHT`; a mutant of the same name describes "
+                 "it): " + "; ".join(f"`{t.name}`" + ("" if t.name in named else
+                                                      f" ({_cell(t.algorithm)})")
+                                     for t in controls) + "."]
     return rows
 
 
@@ -133,7 +167,8 @@ def mutants_table(paper: str | None = None) -> list[str]:
             ["| mutant | paper | the bug injected | re-run to catch it |", "|---|---|---|---|"])
     for m in ms:
         against = [f"`{e}`" for e in m.experiments] + [f"audit `{a}`" for a in m.audits]
-        against += [f"`{t.split('::')[-1] if paper is None else t}`" for t in m.tests]
+        # a test by its function name (its file is the paper's audit or mutant test)
+        against += [f"`{t.split('::')[-1]}`" for t in m.tests]
         middle = _cell(m.description) if paper else f"{m.paper} | {_cell(m.description)}"
         rows.append(f"| `{m.name}` | {middle} | {', '.join(against)} |")
     return rows
