@@ -119,7 +119,9 @@ def experiments_table(paper: str) -> list[str]:
     exps = [e for e in registry.experiments(paper) if e.id.startswith(f"{paper}.")]
     if not exps:
         raise ValueError(f"paper {paper!r} has no registered experiments")
-    rows = [f"| experiment | swept | checks (bound `{paper}:…`, kind) |", "|---|---|---|"]
+    head = ("contrasts (kind)" if all(getattr(e, "contrasts", ()) for e in exps)
+            else f"checks (bound `{paper}:…`, kind)")
+    rows = [f"| experiment | swept | {head} |", "|---|---|---|"]
     for e in exps:
         rows.append(f"| `{e.id}` | {e.variable} | {_checks_cell(e)} |")
     return rows
