@@ -87,9 +87,10 @@ def bounds_table(paper: str) -> list[str]:
     if not ids:
         raise ValueError(f"paper must be one of {bounds.papers()} with registered bounds, "
                          f"got {paper!r}")
-    rows = ["| id | kind | source in the paper |", "|---|---|---|"]
+    rows = ["| id | source in the paper (kind, where not an upper bound) |", "|---|---|"]
     for bid, source in zip(ids, _sources([bounds.get(b).source for b in ids])):
-        rows.append(f"| `{bid}` | {bounds.get(bid).kind} | {_cell(source)} |")
+        kind = bounds.get(bid).kind
+        rows.append(f"| `{bid}` | {'' if kind == 'upper' else f'({kind}) '}{_cell(source)} |")
     return rows
 
 
@@ -103,12 +104,16 @@ def _checks_cell(exp) -> str:
     for c in exp.checks:
         quick, full = c.expectation(False), c.expectation(True)
         tag = ("finding" if quick == full == "finding" else
-               "finding on the full grid" if full == "finding" else
-               "finding on the quick grid" if quick == "finding" else "")
+               "finding, full grid" if full == "finding" else
+               "finding, quick grid" if quick == "finding" else "")
         # the paper's own bounds without the "paper:" prefix the table's header names
         bound = c.bound.removeprefix(f"{exp.paper}:")
-        parts.append(f"`{bound}` {c.kind}" + (f" ({tag})" if tag else ""))
+        parts.append(f"{_KIND_MARK.get(c.kind, c.kind)} `{bound}`" + (f" ({tag})" if tag else ""))
     return "; ".join(parts)
+
+
+#: One mark per check kind, explained in the experiments table's header.
+_KIND_MARK = {"two-sided": "=", "one-sided": "≤", "one-sided-lower": "≥", "reject": "≠"}
 
 
 def experiments_table(paper: str) -> list[str]:
@@ -120,7 +125,8 @@ def experiments_table(paper: str) -> list[str]:
     if not exps:
         raise ValueError(f"paper {paper!r} has no registered experiments")
     head = ("contrasts (kind)" if all(getattr(e, "contrasts", ()) for e in exps)
-            else f"checks (bound `{paper}:…`, kind)")
+            else f"checks (bounds `{paper}:…`; = two-sided, ≤ one-sided, ≥ one-sided-lower, "
+                 "≠ rejected competitor)")
     rows = [f"| experiment | swept | {head} |", "|---|---|---|"]
     for e in exps:
         rows.append(f"| `{e.id}` | {e.variable} | {_checks_cell(e)} |")
@@ -168,7 +174,9 @@ def mutants_table(paper: str | None = None) -> list[str]:
     rows = (["| mutant | what it breaks | run against |", "|---|---|---|"] if paper else
             ["| mutant | paper | the bug injected | re-run to catch it |", "|---|---|---|---|"])
     for m in ms:
-        against = [f"`{e}`" for e in m.experiments] + [f"audit `{a}`" for a in m.audits]
+        against = [f"`{e}`" for e in m.experiments]
+        against += [("audits " if len(m.audits) > 1 else "audit ")
+                    + ", ".join(f"`{a}`" for a in m.audits)] if m.audits else []
         # a test by its function name (its file is the paper's audit or mutant test)
         against += [f"`{t.split('::')[-1]}`" for t in m.tests]
         middle = _cell(m.description) if paper else f"{m.paper} | {_cell(m.description)}"
