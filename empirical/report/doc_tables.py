@@ -148,7 +148,9 @@ def audits_table(paper: str) -> list[str]:
     named = {m.name for m in mutants.mutants()}
     rows = ["| target | algorithm | relation, view | claimed ε (δ) |", "|---|---|---|---|"]
     for t in sorted((t for t in targets if t.expect != "broken"), key=lambda t: t.name):
-        rows.append(f"| `{t.name}` | {_cell(t.algorithm)} | {t.relation}, {t.view} | "
+        # the function's name without its module path (the page names the modules)
+        algorithm = re.sub(r"\balgorithms\.(?:\w+\.)+(?=\w)", "", t.algorithm)
+        rows.append(f"| `{t.name}` | {_cell(algorithm)} | {t.relation}, {t.view} | "
                     f"{t.claimed_epsilon():.3g} ({t.delta:.3g}) |")
     controls = sorted((t for t in targets if t.expect == "broken"), key=lambda t: t.name)
     if controls:
