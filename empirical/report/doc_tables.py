@@ -108,7 +108,7 @@ def _checks_cell(exp) -> str:
                "finding, quick grid" if quick == "finding" else "")
         # the paper's own bounds without the "paper:" prefix the table's header names
         bound = c.bound.removeprefix(f"{exp.paper}:")
-        parts.append(f"{_KIND_MARK.get(c.kind, c.kind)} `{bound}`" + (f" ({tag})" if tag else ""))
+        parts.append(f"{_KIND_MARK.get(c.kind, c.kind)} {bound}" + (f" ({tag})" if tag else ""))
     return "; ".join(parts)
 
 
@@ -176,11 +176,11 @@ def mutants_table(paper: str | None = None) -> list[str]:
     rows = (["| mutant | what it breaks | run against |", "|---|---|---|"] if paper else
             ["| mutant | paper | the bug injected | re-run to catch it |", "|---|---|---|---|"])
     for m in ms:
-        against = [f"`{e}`" for e in m.experiments]
-        against += [("audits " if len(m.audits) > 1 else "audit ")
-                    + ", ".join(f"`{a}`" for a in m.audits)] if m.audits else []
+        against = list(m.experiments)
+        against += [("audits " if len(m.audits) > 1 else "audit ") + ", ".join(m.audits)
+                    ] if m.audits else []
         # a test by its function name (its file is the paper's audit or mutant test)
-        against += [f"`{t.split('::')[-1]}`" for t in m.tests]
+        against += [t.split("::")[-1] for t in m.tests]
         middle = _cell(m.description) if paper else f"{m.paper} | {_cell(m.description)}"
         rows.append(f"| `{m.name}` | {middle} | {', '.join(against)} |")
     return rows
