@@ -117,8 +117,8 @@ _KIND_MARK = {"two-sided": "=", "one-sided": "≤", "one-sided-lower": "≥", "r
 
 
 def experiments_table(paper: str) -> list[str]:
-    """Markdown rows: every registered experiment of ``paper`` with its swept variable and its
-    checks (bound and kind; ``finding`` where a finding is declared)."""
+    """Markdown rows: every registered experiment of ``paper`` with its checks (bound and kind;
+    ``finding`` where a finding is declared)."""
     from empirical.core import experiment as registry
 
     exps = [e for e in registry.experiments(paper) if e.id.startswith(f"{paper}.")]
@@ -127,10 +127,17 @@ def experiments_table(paper: str) -> list[str]:
     head = ("contrasts (kind)" if all(getattr(e, "contrasts", ()) for e in exps)
             else f"checks (bounds `{paper}:…`; = two-sided, ≤ one-sided, ≥ one-sided-lower, "
                  "≠ rejected competitor)")
-    rows = [f"| experiment | swept | {head} |", "|---|---|---|"]
+    # the swept variable where the id does not name it
+    rows = [f"| experiment | {head} |", "|---|---|"]
     for e in exps:
-        rows.append(f"| `{e.id}` | {e.variable} | {_checks_cell(e)} |")
+        named = {e.variable, _SHORT.get(e.variable, e.variable)} & set(re.split(r"[._]", e.id))
+        swept = "" if named or (len(e.variable) > 2 and e.variable in e.id) else f" (in {e.variable})"
+        rows.append(f"| `{e.id}`{swept} | {_checks_cell(e)} |")
     return rows
+
+
+#: How experiment ids abbreviate a swept variable.
+_SHORT = {"epsilon": "eps", "condition_number": "kappa"}
 
 
 def audits_table(paper: str) -> list[str]:
