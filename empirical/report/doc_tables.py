@@ -180,11 +180,16 @@ def mutants_table(paper: str | None = None) -> list[str]:
         raise ValueError(f"paper {paper!r} has no registered mutants")
     if paper is not None:
         ms = sorted(ms, key=lambda m: m.name)
-    rows = (["| mutant | what it breaks | run against |", "|---|---|---|"] if paper else
+    rows = ([f"| mutant | what it breaks | run against (ids without `{paper}.`) |", "|---|---|---|"]
+            if paper else
             ["| mutant | paper | the bug injected | re-run to catch it |", "|---|---|---|---|"])
+
+    def own(ids: Sequence[str]) -> list[str]:
+        return [i.removeprefix(f"{paper}.") if paper else i for i in ids]
+
     for m in ms:
-        against = list(m.experiments)
-        against += [("audits " if len(m.audits) > 1 else "audit ") + ", ".join(m.audits)
+        against = own(m.experiments)
+        against += [("audits " if len(m.audits) > 1 else "audit ") + ", ".join(own(m.audits))
                     ] if m.audits else []
         # a test by its function name (its file is the paper's audit or mutant test)
         against += [t.split("::")[-1] for t in m.tests]
