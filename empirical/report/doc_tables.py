@@ -124,9 +124,12 @@ def experiments_table(paper: str) -> list[str]:
     exps = [e for e in registry.experiments(paper) if e.id.startswith(f"{paper}.")]
     if not exps:
         raise ValueError(f"paper {paper!r} has no registered experiments")
-    head = ("contrasts (kind)" if all(getattr(e, "contrasts", ()) for e in exps)
-            else f"checks (bounds `{paper}:…`; = two-sided, ≤ one-sided, ≥ one-sided-lower, "
-                 "≠ rejected competitor)")
+    marks = "= two-sided, ≤ one-sided, ≥ one-sided-lower, ≠ rejected competitor"
+    own = f"bounds `{paper}:…`; " if paper in bounds.papers() and bounds.ids(paper) else ""
+    heads = ([f"checks ({own}{marks})"] if not all(getattr(e, "contrasts", ()) for e in exps)
+             else []) + (["contrasts (kind)"] if any(getattr(e, "contrasts", ()) for e in exps)
+                         else [])
+    head = " or ".join(heads)
     # the swept variable where the id does not name it
     rows = [f"| experiment | {head} |", "|---|---|"]
     for e in exps:
