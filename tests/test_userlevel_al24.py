@@ -61,3 +61,24 @@ def test_experiment_is_declared_against_its_own_claim():
     kinds = {(c.bound, c.kind) for c in exp.checks}
     assert ("userlevel:thm3.2_privacy", "one-sided") in kinds
     assert ("userlevel:trivial_sc_privacy", "reject") in kinds
+
+
+def _audit(name: str, trials: int):
+    from empirical.privacy import audit
+    target = {t.name: t for t in audit.targets(["userlevel"])}[name]
+    return audit.run_audit(target, trials=trials)
+
+
+def test_audit_catches_al24_without_outlier_removal():
+    """The broken control: every user kept, noise still calibrated to Lemma C.2's concentrated
+    sensitivity; the canary at ±L·e1 moves each release far beyond it (ε_lo ≈ 3.6 > 2 at 300
+    runs per side)."""
+    r = _audit("userlevel.al24.no_outlier_removal", 300)
+    assert r.verdict == "CAUGHT" and r.audited > r.claimed
+
+
+@pytest.mark.slow
+def test_al24_audit_is_private_at_its_own_trials():
+    r = _audit("userlevel.al24.stepwise", 2_000)
+    assert r.ok and r.audited <= r.claimed
+    assert r.claimed == pytest.approx(EPS / 4, rel=1e-3)        # ALG3's ε = 2
