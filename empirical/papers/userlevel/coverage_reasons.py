@@ -101,8 +101,10 @@ for _v, _what in (("d", "−"), ("epsilon", "+")):
                     "competitor, rejected in m and n)")
 declare_unswept("userlevel:al24-gradients", "beta",
                 "[AL24]'s β(nm)^{3/2} is a competitor of Algorithm 3's count (rejected in n and "
-                "m by userlevel.alg3.grads.n/.m); its β-factor is [AL24]'s, whose algorithm "
-                "this paper does not specify (coverage of userlevel:bs23_linear)")
+                "m by userlevel.alg3.grads.n/.m); the paper gives [AL24]'s count, not its "
+                "schedule, and the reading run here (al24_phased_gd, userlevel.al24.m) takes "
+                "T_i = ⌈1 + β/λ_i⌉ so as to have that count: a β-sweep of it would check that "
+                "choice, not [AL24]")
 for _b in ("userlevel:thm4.1-gradients", "userlevel:thm4.1-gradients_derived"):
     declare_unswept(_b, "m",
                     "m enters Theorem D.3's schedule as T_i ∝ √m and K_i ∝ n_iε/√T_i ∝ m^{−1/4}; "
