@@ -227,13 +227,16 @@ declare_unjudged("userlevel:al24_nonsmooth-gradients",
 
 # Theorem 4.1's risk (UL-E25): Theorem D.3's schedule at rates-mode constants c_T = 1,
 # c_K1 = 0.05 on d = 2 (LAD's least d), δ = 10⁻⁶: σ_1 = zΔ_1 against the radius 4 of 𝒳.
-_NS_RISK = ("Theorem D.3's schedule leaves no affordable private instance (UL-E25): its first "
-            "phase's noise σ_1 = zΔ_1 exceeds the domain's radius until ≥ 10⁹ item gradients per "
-            "run: {detail}; smaller c_T (fewer steps, σ_1 ≈ 1 at c_T = 0.01) leaves the "
-            "noise-free run at F(0) − F* (the smoothed loss's β = Lεn√m/R needs "
-            "T_i ∝ n_i^{{3/4}}√(mε)), and L, R, d do not help (σ_1 and the steps scale with L, "
-            "R alike; d = 2 is LAD's least).  Its schedule is checked by userlevel.ns.grads.n "
-            "and .eps")
+_NS_RISK = ("at Theorem D.3's schedule (c_T = 1) no affordable private run measures it (UL-E25): "
+            "the first phase's noise σ_1 = zΔ_1 stays above 1 (the domain's radius is 4, and "
+            "the runs saturate at F(0) − F*) until ≥ 10¹⁰ item gradients per run: {detail}.  "
+            "c_T = 0.01–0.1 (fewer steps) leaves even the noise-free run near F(0) − F* (the "
+            "smoothed loss's β = Lεn√m/R needs T_i ∝ n_i^{{3/4}}√(mε)); c_T = 0.3 at ε = 10, "
+            "m = 4 brings the private excess below F(0) − F* = 0.54 from n = 2¹⁴ (0.016–0.18, "
+            "3 seeds, 30–40 s per run), so a sweep there would cost ≈ 1.5 CPU-h for 8 seeds over "
+            "n = 2¹⁴…2¹⁷, beyond even the full grid's budget.  L and R scale σ_1 and the steps "
+            "alike; d = 2 is LAD's least.  Its schedule is checked by userlevel.ns.grads.n and "
+            ".eps")
 declare_unswept("userlevel:thm4.1", "n",
                 _NS_RISK.format(detail="at ε = 4, m = 4, σ_1 = 66, 10, 3.5, 1.5 over n = 2¹⁵, "
                                 "2¹⁷, 2¹⁹, 2²¹ (6·10⁶ … 5·10⁹ gradients)"))
