@@ -21,8 +21,8 @@ from algorithms.userlevel.outliers import (_scores_within, alg2_score_floor, kee
                                             user_mean_sensitivity)
 from algorithms.validation import check_int, check_interval, check_nonnegative, check_positive
 
-__all__ = ["AboveThreshold", "Alg3Phase", "accelerated_phased_erm", "al24_phased_gd", "alg3_schedule",
-           "item_level_baseline", "minibatch_gradients", "phase_steps"]
+__all__ = ["AboveThreshold", "Alg3Phase", "accelerated_phased_erm", "al24_phased_gd",
+           "alg3_schedule", "item_level_baseline", "minibatch_gradients", "phase_steps"]
 
 
 def phase_steps(T_f: float) -> int:
@@ -338,7 +338,7 @@ def al24_phased_gd(data: UserData, epsilon: float, delta: float, rng: np.random.
     subsampling: "unlike [AL24], we draw random minibatches"), Gaussian noise on the inliers'
     mean, inside the same λ-regularised phased ERM, solved by plain gradient descent.  The paper
     gives [AL24]'s count, β(nm)^{3/2}, not its schedule; T_i = ⌈c_T(1 + β/λ_i)⌉ full-batch
-    steps of n_im gradients give Σ_i T_in_im ≈ nm·β/λ = β(nm)^{3/2}(R/L) at Theorem C.3's λ,
-    which is that count.  Privacy as Algorithm 3's (AboveThreshold at ε/2, the Gaussian
+    steps of n_im gradients give Σ_i T_in_im ≈ (n_1/n)2^{−p}·nm·β/λ, i.e. β(nm)^{3/2}(R/L) at
+    Theorem C.3's λ = (L/R)/√(nm) up to the constant (n_1/n)2^{−p}: that count.  Privacy as Algorithm 3's (AboveThreshold at ε/2, the Gaussian
     composed over T_i unsampled steps at ε/2, Lemma C.2's sensitivity at K = n_i)."""
     return accelerated_phased_erm(data, epsilon, delta, rng, solver="gd", **kw)
