@@ -51,6 +51,9 @@ OPEN = {
     "userlevel.alg3.logistic.eps": "INCONCLUSIVE: CI ±0.68 on the quick grid (ε = 2.83–10, 6 "
                                    "seeds), ±0.41 on the full (−0.635 against A = (−∞, −0.75]; "
                                    "≈ 74 seeds needed; ε ≤ 10 caps the span at 0.7 decades)",
+    "userlevel.al24.m": "INCONCLUSIVE: the quick grid (m = 2¹⁴–2¹⁸, 4 seeds, ≈ 4.7 CPU-s: the "
+                        "verify budget) gives CI ±0.53; the full grid decides (PASS, −0.636 "
+                        "[−0.875, −0.386]; the m-free competitor REJECTED)",
     "kan.wang.gamma": "INCONCLUSIVE finding and competitor: the quick grid (γ = 0.5–0.6, "
                       "0.08 decades, inside the verify budget) gives CI ±3; the full grid decides "
                       "(FINDING γ^{−1.23} ± 0.4, γ⁻³ REJECTED)",

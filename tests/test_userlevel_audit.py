@@ -24,6 +24,8 @@ _BASELINE = "userlevel.item_level_baseline.stepwise"
 #: [FKT20]'s targets: their item-level PLD calibration alone costs ≈ 25 s CPU, so they run in the
 #: slow test of tests/test_userlevel_routes.py.
 _FKT20 = "userlevel.fkt20."
+#: [AL24]'s targets (Algorithm 3's phase 1 with every user in every step): tests/test_userlevel_al24.py.
+_AL24 = "userlevel.al24."
 
 
 def test_userlevel_audits_come_out_as_expected():
@@ -35,7 +37,7 @@ def test_userlevel_audits_come_out_as_expected():
     results = {}
     for t in ts:
         assert t.relation == "user-replace"
-        if t.name in _SLOW_CONTROLS or t.name.startswith(_FKT20):
+        if t.name in _SLOW_CONTROLS or t.name.startswith((_FKT20, _AL24)):
             continue
         r = results[t.name] = audit.run_audit(t, trials=_TRIALS.get(t.name, 300))
         assert r.ok, (t.name, r.verdict, r.claimed, r.audited)

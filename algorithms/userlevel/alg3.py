@@ -21,8 +21,8 @@ from algorithms.userlevel.outliers import (_scores_within, alg2_score_floor, kee
                                             user_mean_sensitivity)
 from algorithms.validation import check_int, check_interval, check_nonnegative, check_positive
 
-__all__ = ["AboveThreshold", "Alg3Phase", "accelerated_phased_erm", "alg3_schedule",
-           "item_level_baseline", "minibatch_gradients", "phase_steps"]
+__all__ = ["AboveThreshold", "Alg3Phase", "accelerated_phased_erm", "al24_phased_gd",
+           "alg3_schedule", "item_level_baseline", "minibatch_gradients", "phase_steps"]
 
 
 def phase_steps(T_f: float) -> int:
@@ -84,7 +84,7 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
                   beta: float, *, mode: str = "rates", q: float = 0.5, lam: float | None = None,
                   p: float | None = None, c_T: float = 1.0, c_K1: float = 60.0, c_K2: float = 1.0,
                   c_tau: float = 1.0, nonsmooth_T: bool = False, removal: bool = True,
-                  calibrate: bool = True) -> tuple[float, list[Alg3Phase]]:
+                  calibrate: bool = True, solver: str = "acsa") -> tuple[float, list[Alg3Phase]]:
     """Algorithm 3's parameters.  Returns (τ, phases).
 
     λ = (L/R)(1/√(nm) + √d/(εn√m)) (Theorem C.3) unless given; p = 3q + 2.5 + log_n √m (its least
@@ -105,7 +105,13 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
     Privacy per phase: ε/2 (AboveThreshold) + ε_RDP(T_i WOR-sampled Gaussians, δ/2) ≤ ε, the
     second calibrated to ε/2 in rates mode (to ε for the baseline).  ``calibrate=False`` skips
     the accountant (z = σ = nan) for runs that add no noise.
+    ``solver="gd"`` is the [AL24] reading (:func:`al24_phased_gd`): every phase uses all its
+    users in every step (K_i = n_i, no subsampling) and plain gradient descent, whose
+    κ_i = β/λ_i condition number sets T_i = ⌈c_T(1 + β/λ_i)⌉ (faithful: ×log(ndm)) in place of
+    the accelerated √(β/λ_i).
     """
+    if solver not in ("acsa", "gd"):
+        raise ValueError(f"solver must be 'acsa' or 'gd', got {solver!r}")
     n, m, d = check_int("n", n), check_int("m", m), check_int("d", d)
     eps, dl = _check_common(epsilon, delta, mode)
     check_positive("L", L), check_positive("R", R), check_nonnegative("beta", beta)
@@ -127,7 +133,9 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
         if n_i < max(k_min, 2):
             break
         lam_i = lam * 2 ** (p * i)
-        if nonsmooth_T:
+        if solver == "gd":
+            T_f = (1 + beta / lam_i) * (logndm if faithful else c_T)
+        elif nonsmooth_T:
             T_f = 1 + n_i**0.75 * math.sqrt(m * eps) * (logndm if faithful else c_T)
         else:
             T_f = (1 + math.sqrt(beta / lam_i)) * (logndm if faithful else c_T)
@@ -141,7 +149,7 @@ def alg3_schedule(n: int, m: int, d: int, epsilon: float, delta: float, L: float
             K_f = c_K2 * n_i * eps / math.sqrt(T_i) + c_K1 * math.log(1 / dl) / eps
         else:
             K_f = c_K1 * math.log(1 / dl) / eps + c_K2 * n_i * eps / math.sqrt(T_i)
-        K_i = int(min(n_i, math.ceil(K_f)))
+        K_i = n_i if solver == "gd" else int(min(n_i, math.ceil(K_f)))
         zeta = step_failure_probability(dl / 2.0, T_i, eps)
         if removal:
             sens = outlier_mean_sensitivity(2.0 * tau, K_i, alg2_score_floor(K_i, eps, zeta / 2.0),
@@ -181,7 +189,7 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
                            noise: bool = True, halt: bool = True,
                            noise_rng: np.random.Generator | None = None,
                            schedule_m: int | None = None,
-                           observe: Observer | None = None) -> RunResult:
+                           observe: Observer | None = None, solver: str = "acsa") -> RunResult:
     """Algorithm 3 (phased regularised ERM), each phase solved by Algorithm 2 (AC-SA on
     F̂_i(x) = (1/n_i)Σ_{Z∈D_i}F̂(x, Z) + (λ_i/2)‖x − x_{i−1}‖² with outlier-removed, noisy user
     minibatch gradients).  Phase i uses the next n_i users (disjoint phases).
@@ -204,13 +212,16 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
     audits score the step-by-step releases, which the privacy proof covers); an observer with a
     true ``measures_noise`` also gets ``clean=`` (the release without its noise) and
     AboveThreshold's Laplace draws (kinds ``"threshold"`` and ``"query"``, with their scales).
+    ``solver="gd"``: the [AL24] reading (:func:`al24_phased_gd`): full-batch steps
+    x ← Π(x − (ĝ + λ_i(x − x_{i−1}))/(β + λ_i)) and the phase's output is the mean of its
+    iterates x_1 … x_{T_i}.
     """
     noise_rng = rng if noise_rng is None else noise_rng
     sm = data.m if schedule_m is None else check_int("schedule_m", schedule_m)
     tau, phases = alg3_schedule(data.n, sm, data.d, epsilon, delta, data.L, data.R, data.beta,
                                 mode=mode, q=q, lam=lam, c_T=c_T, c_K1=c_K1, c_K2=c_K2,
                                 c_tau=c_tau, nonsmooth_T=nonsmooth_T, removal=removal,
-                                calibrate=noise)
+                                calibrate=noise, solver=solver)
     if not phases:
         raise ValueError(f"n = {data.n} users give no phase that can run privately (n_i ≥ the "
                          "minibatch floor and a finite Lemma C.2 sensitivity, UL-E13/UL-E14): "
@@ -232,10 +243,14 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
         x_ag = x_prev.copy()
         mu_i, smooth = ph.lambda_i, data.beta + ph.lambda_i
         done = 0
+        gd = solver == "gd"
         for t in range(1, ph.T_i + 1):
-            a, g_t = _acsa_constants(t, mu_i, smooth)
-            x_md = ((1 - a) * (mu_i + g_t) * x_ag + a * ((1 - a) * mu_i + g_t) * x) / (
-                g_t + (1 - a * a) * mu_i)
+            if gd:
+                x_md = x
+            else:
+                a, g_t = _acsa_constants(t, mu_i, smooth)
+                x_md = ((1 - a) * (mu_i + g_t) * x_ag + a * ((1 - a) * mu_i + g_t) * x) / (
+                    g_t + (1 - a * a) * mu_i)
             batch = users[rng.choice(ph.n_i, size=ph.K_i, replace=False)]
             Q = data.user_mean_gradients(x_md, batch)
             if removal:
@@ -262,6 +277,10 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
                            else {}))
             done += 1
             G = g + ph.lambda_i * (x_md - x_prev)
+            if gd:
+                x = data.project(x - G / smooth)
+                x_ag = x_ag + (x - x_ag) / done
+                continue
             x = data.project((a * mu_i * x_md + ((1 - a) * mu_i + g_t) * x - a * G) / (mu_i + g_t))
             x_ag = a * x + (1 - a) * x_ag
         priv.append(PhasePrivacy(eps / 2.0 if removal else 0.0, ph.z, ph.T_i, done,
@@ -310,3 +329,16 @@ def item_level_baseline(data: UserData, epsilon: float, delta: float, rng: np.ra
     ε, schedule computed for m = 1 (the algorithm does not know users have m items).
     User-level private, but its noise does not shrink with m (footnote 3's rate)."""
     return accelerated_phased_erm(data, epsilon, delta, rng, removal=False, schedule_m=1, **kw)
+
+
+def al24_phased_gd(data: UserData, epsilon: float, delta: float, rng: np.random.Generator,
+                   **kw) -> RunResult:
+    """[AL24] as the user-level SCO paper describes it (§1, §3): outlier removal on ALL of a
+    phase's users' gradients in every step (no minibatches, so no amplification by
+    subsampling: "unlike [AL24], we draw random minibatches"), Gaussian noise on the inliers'
+    mean, inside the same λ-regularised phased ERM, solved by plain gradient descent.  The paper
+    gives [AL24]'s count, β(nm)^{3/2}, not its schedule; T_i = ⌈c_T(1 + β/λ_i)⌉ full-batch
+    steps of n_im gradients give Σ_i T_in_im ≈ (n_1/n)2^{−p}·nm·β/λ, i.e. β(nm)^{3/2}(R/L) at
+    Theorem C.3's λ = (L/R)/√(nm) up to the constant (n_1/n)2^{−p}: that count.  Privacy as Algorithm 3's (AboveThreshold at ε/2, the Gaussian
+    composed over T_i unsampled steps at ε/2, Lemma C.2's sensitivity at K = n_i)."""
+    return accelerated_phased_erm(data, epsilon, delta, rng, solver="gd", **kw)

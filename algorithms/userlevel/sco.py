@@ -55,7 +55,7 @@ from algorithms.userlevel.accounting import (MODES, RDP_ORDERS, Observer, PhaseP
 from algorithms.userlevel.alg1 import (Alg1Phase, alg1_schedule, phased_sgd_outlier_removal,  # noqa: F401
                                         sgd_average_iterates)
 from algorithms.userlevel.alg3 import (AboveThreshold, Alg3Phase, _acsa_constants,  # noqa: F401
-                                        accelerated_phased_erm, alg3_schedule,
+                                        accelerated_phased_erm, al24_phased_gd, alg3_schedule,
                                         item_level_baseline, minibatch_gradients, phase_steps)
 from algorithms.userlevel.data import SmoothedUserData, UserData, uniform_ball  # noqa: F401
 from algorithms.userlevel.outliers import (_ALL_WITHIN_SLACK, FLIP_SLOPE,  # noqa: F401
@@ -71,4 +71,4 @@ __all__ = ["UserData", "SmoothedUserData", "PhasePrivacy", "UserLevelPrivacy",
            "AboveThreshold", "calibrate_gaussian", "gaussian_epsilon",
            "Alg1Phase", "alg1_schedule", "phased_sgd_outlier_removal", "sgd_average_iterates",
            "Alg3Phase", "alg3_schedule", "accelerated_phased_erm", "item_level_baseline",
-           "uniform_ball", "RunResult", "MODES", "minibatch_gradients"]
+           "al24_phased_gd", "uniform_ball", "RunResult", "MODES", "minibatch_gradients"]

@@ -243,21 +243,6 @@ def _logistic_values(point: dict) -> dict:
             "delta": point["delta"], "L": 1.0, "R": 4.0, "beta": 0.25}
 
 
-#: Level band of the main check, a finding of the slope (finding_on="slope"): the analysis
-#: enforces the band, so a level outside it FAILS the check although the slope still deviates.
-_LOGISTIC_LEVEL = (125.0, 2000.0)
-_LOGISTIC_LEVEL_REASON = (
-    "observed/bound = the excess over Theorem 3.2's LR√(d log(1/δ))/(εn√m) at L = 1, R = 4, "
-    "d = 4, ε = 8, δ = 1e-10, n = 4096 (2.1e-4 → 7.3e-5 over m = 32 … 256), i.e. the rates "
-    "mode's Õ factor: the corrected Lemma C.2 sensitivity (Δ_1K_1/τ ≈ 330, UL-E13, against the "
-    "paper's log(1/ζ) ≈ 25) times √log(ndm) in τ, with the last phases' noise divided by λ_i "
-    "on a loss of curvature ≈ 0.06.  Measured 377–675 on the quick grid (it rises "
-    "as m^{0.31}, the slope finding); band ×3 beyond each end, which also holds the full "
-    "grid's ends extrapolated along that trend (≈ 305 at m = 16, ≈ 1040 at m = 1024; measured "
-    "311–1250 on the full grid).  "
-    "The excess is quadratic in the noise near x*, so a 2× error in the sensitivity or z (4× "
-    "in the level) leaves the band on the quick grid, at the end it moves towards")
-
 ALG3_LOGISTIC_M = _risk_experiment(
     id="userlevel.alg3.logistic.m",
     title="Alg. 3 on logistic regression: excess risk vs items per user m",
@@ -406,6 +391,8 @@ ALG3_GRADS_M = _count_experiment(
         Check("userlevel:alg3_saturated-gradients", "reject", 0.05,
               "competitor: the saturated schedule (K_i = n_i, literal 500·log constants), "
               "slope 5/4 in m"),
+        Check("userlevel:al24-gradients", "reject", 0.05,
+              "prior work [AL24]: β(nm)^{3/2}, slope 3/2 in m (as in n, userlevel.alg3.grads.n)"),
     ),
 )
 

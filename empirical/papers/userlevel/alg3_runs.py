@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from algorithms.userlevel.alg3 import accelerated_phased_erm, item_level_baseline
+from algorithms.userlevel.alg3 import accelerated_phased_erm, al24_phased_gd, item_level_baseline
 from algorithms.noise_meter import NoiseMeter, user_level_hook
 from empirical.papers.userlevel import sensitivity as uls
 from empirical.papers.userlevel.common import (PRIVACY_RTOL, _USER_PROBLEMS, _alg3_kw, _int,
@@ -45,7 +45,8 @@ def _run_alg3_quadratic(point: dict, rngs: list) -> dict:
     privacy at these sizes; sweeps skip it (it doubles the cost)."""
     n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
     eps, delta = float(point["epsilon"]), float(point["delta"])
-    algo = accelerated_phased_erm if point["algorithm"] == "alg3" else item_level_baseline
+    algo = {"alg3": accelerated_phased_erm, "al24": al24_phased_gd}.get(point["algorithm"],
+                                                                      item_level_baseline)
     coupled = bool(point.get("coupled", 0))
     name = point.get("problem", "quadratic")
     if name not in _USER_PROBLEMS:
@@ -55,15 +56,15 @@ def _run_alg3_quadratic(point: dict, rngs: list) -> dict:
     meter = NoiseMeter(len(rngs))
     # Algorithm 2's AboveThreshold at budget ε/2 on the sensitivity-2 count: Lap(8/ε) once,
     # Lap(16/ε) per query (the paper's scales, recomputed here)
-    at_scales = {"threshold": 8.0 / eps, "query": 16.0 / eps} if algo is accelerated_phased_erm \
-        else {}
+    removal = algo is not item_level_baseline
+    at_scales = {"threshold": 8.0 / eps, "query": 16.0 / eps} if removal else {}
     for row_i, g in enumerate(rngs):
         data_rng, alg_rng, noise_rng = g.spawn(3)
         data = problem(n, m, d, data_rng)
         alg_copy = copy.deepcopy(alg_rng)
         res = algo(data, eps, delta, alg_rng, noise_rng=noise_rng, **_alg3_kw(point),
                    **({"observe": user_level_hook(meter, row_i, ("gradient",), at_scales)}
-                      if algo is accelerated_phased_erm else {}))
+                      if removal else {}))
         row = {"excess": float(data.excess(res.x)[0]),
                "grad_evals": res.grad_evals, "halted": int(res.halted),
                "removed": res.info.get("removed", 0), "at_fired": res.info.get("at_fired", 0),
@@ -90,9 +91,12 @@ def _alg3_theory_phase1(point: dict, L: float, R: float, beta: float) -> dict:
     recomputed here from the formulas (not by calling the algorithm's schedule): n_1, λ_1, T_1,
     K_1 and the sensitivity Δ_1 of Lemma C.2 as corrected in UL-E13 (empirical.papers.userlevel.sensitivity,
     an independent implementation); the item-level baseline
-    runs the m = 1 schedule with Δ_1 = 2L/K_1."""
+    runs the m = 1 schedule with Δ_1 = 2L/K_1; the [AL24] reading (``algorithm`` = "al24")
+    uses every phase-1 user in every step, K_1 = n_1, for T_1 = ⌈c_T(1 + β/λ_1)⌉ gradient-descent
+    steps (the condition number, not its square root)."""
     n, d = _int(point, "n"), _int(point, "d")
-    baseline = point["algorithm"] != "alg3"
+    baseline = point["algorithm"] not in ("alg3", "al24")
+    gd = point["algorithm"] == "al24"
     m = 1 if baseline else _int(point, "m")
     eps, dl = float(point["epsilon"]), float(point["delta"])
     kw = _alg3_kw(point)
@@ -101,9 +105,9 @@ def _alg3_theory_phase1(point: dict, L: float, R: float, beta: float) -> dict:
     p = 3 * q + 2.5 + math.log(math.sqrt(m)) / math.log(n)
     n1 = int(math.floor((1 - 2 ** -q) * n / 2 ** q))
     lam1 = lam * 2 ** p
-    T1 = max(1, int(math.ceil(kw["c_T"] * (1 + math.sqrt(beta / lam1)))))
-    K1 = int(min(n1, math.ceil(kw["c_K1"] * math.log(1 / dl) / eps
-                               + kw["c_K2"] * n1 * eps / math.sqrt(T1))))
+    T1 = max(1, int(math.ceil(kw["c_T"] * (1 + (beta / lam1 if gd else math.sqrt(beta / lam1))))))
+    K1 = n1 if gd else int(min(n1, math.ceil(kw["c_K1"] * math.log(1 / dl) / eps
+                                             + kw["c_K2"] * n1 * eps / math.sqrt(T1))))
     if baseline:
         sens = 2.0 * L / K1
     else:
@@ -171,6 +175,7 @@ def _run_alg3_counts(point: dict, rngs: list) -> dict:
     for g in rngs:
         data = QuadraticUsers(n, m, d, g)
         res = accelerated_phased_erm(data, eps, delta, g, halt=False, nonsmooth_T=nonsmooth,
+                                     solver="gd" if point.get("algorithm") == "al24" else "acsa",
                                      noise=False, **_alg3_kw(point))
         row = {"grad_evals": res.grad_evals,
                "schedule_grads": sum(p["T_i"] * p["K_i"] for p in res.phases) * m,

@@ -315,6 +315,37 @@ for _name, _rel, _trials, _claim, _what in (
 
 
 # =============================================================================================
+# [AL24] as the paper describes it (algorithms.userlevel.alg3.al24_phased_gd): at ALG3's setting
+# (β = 0, K_1 = n_1) its phase 1 releases the same kind of noisy outlier-removed means, T_1 =
+# ⌈c_T(1 + β/λ_1)⌉ = 3 of them, from every user; the canary is in each
+# =============================================================================================
+def _al24_release(kind: str):
+    def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+        return _phase1_scores(ul.al24_phased_gd, _alg3_data(kind, side), rng, trials)
+    return release
+
+
+@lru_cache(maxsize=None)
+def _al24_claim() -> float:
+    return _reported_guarantee(ul.al24_phased_gd, _alg3_data("kept", 0), ALG3, _alg3_kw())
+
+
+register_audit(AuditTarget(
+    name="userlevel.al24.stepwise", paper="userlevel",
+    algorithm="algorithms.userlevel.sco.al24_phased_gd ([AL24]: full-batch outlier removal, "
+              "gradient descent), phase-1 noisy gradients", relation=_RELATION,
+    delta=ALG3["delta"], claimed_epsilon=_al24_claim,
+    candidates={k: _al24_release(k) for k in CANARY_PLACEMENTS},
+    view="stepwise", trials=2_000, search_trials=200, note=_NOTE3))
+register_audit(AuditTarget(
+    name="userlevel.al24.no_outlier_removal", paper="userlevel",
+    algorithm="[AL24] keeping every user, noise still calibrated to the Lemma C.2 bound",
+    relation=_RELATION, delta=ALG3["delta"], claimed_epsilon=_al24_claim,
+    release=with_mutant("userlevel.alg3.no_outlier_removal", _al24_release("extreme")),
+    view="stepwise", trials=1_000, expect="broken", note="canary extreme ±L·e1"))
+
+
+# =============================================================================================
 # Independent accounting and measured noise (tests/test_userlevel_audit.py)
 # =============================================================================================
 def independent_epsilon(z: float, count: int, delta: float) -> float:
