@@ -19,8 +19,8 @@ NAMES = {"linreg.dp_ambssgd", "linreg.dp_stat", "linreg.fixed_clip", "linreg.dp_
          "linreg.dp_ambssgd.dpstat_bypassed", "linreg.dp_ambssgd.noise_halved",
          "linreg.fixed_clip.add_remove_sensitivity", "linreg.dp_ssgd.noise_removed",
          "linreg.dp_ssgd.stepwise", "linreg.dp_ssgd.unshuffled", "linreg.ssp",
-         "linreg.ssp.xty_noise_omitted"}
-BROKEN = {"linreg.ssp.xty_noise_omitted", "linreg.dp_ambssgd.dpstat_bypassed", "linreg.dp_ambssgd.noise_halved",
+         "linreg.ssp.xty_noise_omitted", "linreg.objpert", "linreg.objpert.regulariser_dropped"}
+BROKEN = {"linreg.ssp.xty_noise_omitted", "linreg.objpert.regulariser_dropped", "linreg.dp_ambssgd.dpstat_bypassed", "linreg.dp_ambssgd.noise_halved",
           "linreg.fixed_clip.add_remove_sensitivity", "linreg.dp_ssgd.noise_removed",
           "linreg.dp_ssgd.unshuffled"}
 

@@ -1,5 +1,5 @@
 """The adaptive-clipping linear-regression paper: importing the
 unit registers its experiments and audits (:mod:`empirical.papers.linreg.experiments`,
 :mod:`empirical.papers.linreg.headline`, :mod:`empirical.papers.linreg.audit`,
-:mod:`empirical.papers.linreg.audit_ssp`)."""
-from empirical.papers.linreg import audit, audit_ssp, experiments, headline  # noqa: F401
+:mod:`empirical.papers.linreg.audit_ssp`, :mod:`empirical.papers.linreg.audit_objpert`)."""
+from empirical.papers.linreg import audit, audit_objpert, audit_ssp, experiments, headline  # noqa: F401
