@@ -2,7 +2,9 @@
 Algorithm 1 with Gaussian noise), the DP-ERM method Varshney, Thakurta, Jain cite in §1 and whose
 class Theorem 3.2 Remark ii quotes, at the point of the ``linreg.objpert.*`` experiments
 (ε = 4, δ = 10⁻⁶, B_x and B_y of ``ssp_bounds`` at n = 2.5·10⁴, d = 16, σ = ‖w*‖ = 1,
-B_w = 2‖w*‖).  Imported by the paper's unit; the mutants are registered here too.
+B_w = 2‖w*‖).  Imported by the paper's unit; :mod:`empirical.papers.linreg.mutants`
+registers the mutants (``linreg.objpert.regulariser_dropped``, ``linreg.objpert.noise_halved``)
+built from the injected bugs below.
 
 The claim under audit is the reading of KST12's proof that ``algorithms.linreg.objpert`` makes:
 ε = ε_J + ε_G, the Jacobian term ε_J = log(1 + λ/Λ) (λ = B_x², Λ = 2λ/ε) plus a Gaussian
@@ -48,7 +50,7 @@ from empirical.papers.linreg.problems import DELTA
 from empirical.papers.linreg.problems_objpert import objpert_radius
 from empirical.papers.linreg.problems_thm31 import ssp_bounds, theory_ssp_multiplier
 from empirical.privacy.audit import AuditTarget, register_audit, spawn_rows
-from empirical.privacy.mutants import Mutant, Patch, register_mutant, with_mutant
+from empirical.privacy.mutants import with_mutant
 
 __all__ = ["OP_EPSILON", "OP_DELTA", "objpert_pair", "objpert_claim", "objpert_exact",
            "pair_epsilon", "theory_constants", "measured_std", "regulariser_dropped",
@@ -216,22 +218,6 @@ def noise_scaled(factor: float) -> Callable:
     times ``factor`` (what the accountant sees unchanged)."""
     return lambda orig: (lambda gens, shape: factor * orig(gens, shape))
 
-
-_OP = "algorithms.linreg.objpert"
-register_mutant(Mutant(
-    "linreg.objpert.regulariser_dropped", "linreg",
-    "objective perturbation without its regulariser Λ (the Jacobian term still reported as "
-    "log(1 + ε/2))",
-    (Patch(_OP, "objpert_parameters", regulariser_dropped, everywhere=False),),
-    audits=("linreg.objpert",), audit_trials=20_000))
-register_mutant(Mutant(
-    "linreg.objpert.noise_halved", "linreg",
-    "objective perturbation draws half the noise its accountant sees",
-    (Patch(_OP, "gaussian_noise", noise_scaled(0.5), everywhere=False),),
-    experiments=("linreg.objpert.n",),
-    verify_note="the measured noise of the perturbed linear term (0.5 of the 2ζz recomputed in "
-                "the experiment); no audit can see it: the claim is loose (exact ε ≤ 2.1 on the "
-                "searched pairs with the noise halved, against the claimed 4)"))
 
 register_audit(AuditTarget(
     name="linreg.objpert", paper="linreg",
