@@ -350,8 +350,8 @@ for _b, _v, _why in (
         ("linreg:objpert_privacy", "sigma", "σ enters only through B_y = √(‖w*‖² + σ²)√(2 ln 2n) "
                                             "in ζ = B_x(B_xB_w + B_y) (B_w = 2‖w*‖ has no σ): "
                                             "at ‖w*‖ = 1 the σ-slope of ζ² is ≈ 0.27 at σ = 1 "
-                                            "and reaches 1 only once B_y ≫ B_xB_w "
-                                            "(σ ≫ √d‖w*‖), a level effect the bands of "
+                                            "and ≈ 1 at σ = 4, its limit 2 only once "
+                                            "B_y ≫ B_xB_w (σ ≫ √d‖w*‖), a level effect the bands of "
                                             "linreg.objpert.{n,epsilon,d,w_norm} check at σ = 1"),
         ("linreg:dperm_privacy", "d", "a competitor rejected along n and ε; its local d-slope "
                                       "(≈ 1.4 with R_x² = d + 2) is within 0.5 of the "
