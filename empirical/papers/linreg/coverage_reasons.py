@@ -44,20 +44,22 @@ declare_unjudged(
     "an intermediate step (Lemma 3.5's α-terms with η, ζ, α free): a rate only once Corollary "
     "3.3 or Theorem 3.1 sets them, which linreg:lem35_cor33_privacy (linreg.ssgd.n) and "
     "linreg:lem35_thm31_privacy (linreg.ssgd.thm31.*) encode and the experiments judge")
+_THM32_N = ("Theorem 3.2's sample condition n ≥ κd log²(κd + 1) log(1/δ)/ε (a = ½) at "
+            "Theorem 3.1's ε cap √(log(n/δ)/n) needs n ≥ 1.0·10³, 1.2·10⁴, 1.2·10⁵, 1.1·10⁶ "
+            "at d = 4, 8, 16, 32 (δ = 10⁻⁶): the DP-SSGD sweeps (n = 4000, 48 seeds) meet it "
+            "only at d ≤ 4 and near the cap (row field thm32_n_ratio), and a d-sweep inside "
+            "it would run 10⁶ samples × d = 32 × 48 seeds, far beyond the verify budget")
 declare_unjudged(
     "linreg:thm32",
-    "Theorem 3.2 (DP-SSGD) with its Õ constant 1 and log^{4a}n·log²(n/δ): the DP-SSGD runs "
-    "hold the step fixed in advance (its η = c₁/(dR_x²α²) at the sweep's largest α and d, the "
-    "log^{4a+2} n dropped), so they judge the explicit Lemma 3.5 form at that step "
-    "(linreg:lem35_thm31_privacy, in n, ε, d, σ: linreg.ssgd.thm31.*), whose d², ε⁻², "
-    "(‖w*‖² + σ²) are this statement's; the σ²d/n term is the shape of linreg:thm37_nonprivate "
-    "(linreg.amb.n.nonprivate)")
+    _THM32_N + "; the runs are judged against the explicit Lemma 3.5 at the step they fix in "
+    "advance (linreg:lem35_thm31_privacy, in n, ε, d, σ: linreg.ssgd.thm31.*), whose d², ε⁻², "
+    "(‖w*‖² + σ²) are this statement's; the σ²d/n term is the shape of "
+    "linreg:thm37_nonprivate (linreg.amb.n.nonprivate)")
 declare_unjudged(
     "linreg:thm32_privacy",
-    "Theorem 3.2's privacy term with the theorem's step; the runs fix the step in advance and "
-    "are judged against Lemma 3.5 at that step (linreg:lem35_thm31_privacy: d² by "
-    "linreg.ssgd.thm31.d, ε⁻² by linreg.ssgd.thm31.epsilon, σ by linreg.ssgd.thm31.sigma, n at "
-    "Theorem 3.1's ε cap by linreg.ssgd.thm31.n); κ, K₂, a as for that statement")
+    _THM32_N + "; its d², ε⁻² and (‖w*‖² + σ²) are judged through Lemma 3.5 at the runs' "
+    "step (linreg:lem35_thm31_privacy: linreg.ssgd.thm31.d, .epsilon, .sigma; n at the ε cap "
+    "by linreg.ssgd.thm31.n)")
 declare_unjudged(
     "linreg:cor33",
     "Corollary 3.3, Theorem 3.2 at x ~ N(0, I) with η = 1/(4d), ζ, α explicit: its privacy "
