@@ -177,15 +177,14 @@ def _objpert_release(kind: str, stat: str, anchors: int = 0) -> Callable:
         with np.errstate(divide="ignore"):
             score[inside] = np.log(laws[1][0][inside]) - np.log(laws[0][0][inside])
             top, low = ~inside & (w > 0), ~inside & (w < 0)
-            score[top] = math.log(laws[1][2]) - math.log(laws[0][2])
-            score[low] = math.log(laws[1][1]) - math.log(laws[0][1])
+            score[top] = np.log(laws[1][2]) - np.log(laws[0][2])
+            score[low] = np.log(laws[1][1]) - np.log(laws[0][1])
         return score
     return release
 
 
-_QUICK = {f"{k}, {st}": _objpert_release(k, st) for k in ("zero", "t*", "flip")
-          for st in ("lr",)}
-_QUICK["zero, interior"] = _objpert_release("zero", "interior")
+_QUICK = {**{f"{k}, lr": _objpert_release(k, "lr") for k in ("zero", "t*", "flip")},
+          "zero, interior": _objpert_release("zero", "interior")}
 _FULL = {f"{k}, 10 anchors, lr": _objpert_release(k, "lr", 10) for k in ("zero", "t*")}
 
 
