@@ -17,6 +17,9 @@ OPEN = {
                            "grid's 32× is inconclusive too)",
     "linreg.ssgd.thm31.epsilon": "INCONCLUSIVE: estimate −2.007 on the exponent, CI half-width "
                                  "0.157 just above the tolerance (full grid: PASS)",
+    "linreg.objpert.d": "INCONCLUSIVE: χ²_d spread at d = 4–32 gives CI ±0.16 against a "
+                        "distance 0.09 to the edge of A (≈ 99 seeds; full grid d = 4–96: PASS, "
+                        "+1.863 [+1.783, +1.947] against A ≤ +1.958)",
     "linreg.ssp.d": "INCONCLUSIVE: estimate within 0.03 of the edge of A (≈ 370 seeds; full "
                     "grid: PASS)",
     "real.kan.lambda.paper": "INCONCLUSIVE findings: the 99% intervals contain the margin",

@@ -313,11 +313,12 @@ def test_kan_placements_and_their_exact_epsilon():
 
 def test_linreg_searched_pairs_differ_in_one_record():
     from empirical.papers.linreg import audit as al
+    from empirical.papers.linreg import audit_ssgd as als
 
     (X0, y0), (X1, y1) = al._amb_data(0, "grad-zero"), al._amb_data(1, "grad-zero")
     assert np.count_nonzero(np.any(X0 != X1, axis=1) | (y0 != y1)) == 1
     assert X1[-1, 0] == 0.0 and y1[-1] == 0.0 and X0[-1, 0] == 1.0
-    obs = al._StepScores(2, "extremes", 0.5)
+    obs = als._StepScores(2, "extremes", 0.5)
     for z in ([1.0, -2.0], [3.0, 0.5], [-1.0, 0.0]):
         obs("grad", 0, np.arange(2), np.array(z)[:, None], np.ones(2))
     assert obs.score().tolist() == [3.0 - 1.0, 0.5 - 2.0]

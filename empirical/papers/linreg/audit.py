@@ -39,13 +39,10 @@ accountant bug shows up in the claim):
 * ``linreg.dp_stat`` — DP-STAT's released γ; count shifted by 1 (residual 0 vs 8B) with the
   other counts placed near the break threshold so the stop time carries the shift;
 * ``linreg.fixed_clip`` — the baseline's final output, gradient canary;
-* ``linreg.dp_ssgd`` — DP-SSGD's final output at Theorem 3.1's amplified ε, inside the range
-  where dp_ssgd_privacy reports it (ε₀ ≤ log(n/(16 log(8/δ)))), at the δ it holds at;
-  ``linreg.dp_ssgd.stepwise`` — its per-step releases (``observe``) at n = 4000;
-* controls (``expect="broken"``): DP-STAT replaced by the true max residual, noise halved,
-  the fixed-clip baseline's noise calibrated to the add/remove sensitivity ζ/b, and DP-SSGD with
-  its noise removed (the only DP-SSGD break its final-output audit can see: an unshuffled
-  DP-SSGD at the amplified ε is caught only by the per-step view ``linreg.dp_ssgd.unshuffled``).
+* ``linreg.dp_ssgd``, ``linreg.dp_ssgd.stepwise`` and their controls — DP-SSGD at Theorem 3.1's
+  amplified ε: :mod:`empirical.papers.linreg.audit_ssgd`;
+* controls (``expect="broken"``): DP-STAT replaced by the true max residual, noise halved, and
+  the fixed-clip baseline's noise calibrated to the add/remove sensitivity ζ/b.
 """
 from __future__ import annotations
 
@@ -63,7 +60,7 @@ from empirical.privacy.audit import AuditTarget, exact_gaussian_epsilon, registe
 from empirical.privacy.mutants import Mutant, Patch, register_mutant
 
 __all__ = ["FixedStream", "EPSILON", "DELTA", "noise_scaled", "dp_stat_bypassed",
-           "ambssgd_claim", "fixed_claim", "dp_stat_claim", "ssgd_claim", "SSGD_DELTA"]
+           "ambssgd_claim", "fixed_claim", "dp_stat_claim"]
 
 EPSILON = 2.0        # α ≈ 2.149, μ = 1/α ≈ 0.47: exact ε(1e-5) ≈ 1.84; halved noise ≈ 4.03
 DELTA = 1e-5
@@ -301,143 +298,6 @@ def dp_stat_claim() -> float:
 
 
 # =============================================================================================
-# DP-SSGD (Algorithm 1) inside the amplification range
-# =============================================================================================
-#: n = 1000, α = 4: ε₀ ≈ 1.40 at δ₀ = δ/(2n) ≤ log(n/(16 log(8/δ))) ≈ 1.53 (in range); amplified
-#: ε ≈ 0.84 at δ ≈ 2.4·10⁻⁵ (LR-E7) against 0.87 for one unshuffled step at that δ.
-_SSGD_N, _SSGD_ALPHA, _SSGD_ZETA, _SSGD_ETA = 1000, 4.0, 1.0, 0.5
-_SSGD_GROUP = 2000   # rows per dp_ssgd call: its data and noise arrays are rows × n × d
-
-
-def _ssgd_privacy() -> dict:
-    return lr.dp_ssgd_privacy(_SSGD_ALPHA, _SSGD_N, DELTA)
-
-
-def ssgd_claim() -> float:
-    """Theorem 3.1's amplified ε (``dp_ssgd_privacy``: Feldman–McMillan–Talwar closed form on ε₀
-    from dp-accounting at δ₀ = δ/(2n)); NaN outside the theorem's range."""
-    return float(_ssgd_privacy()["epsilon_amplified"])
-
-
-def _ssgd_delta() -> float:
-    """The δ at which the amplified ε holds, as the module reports it (``delta_amplified``:
-    δ/2 + (e^ε + 1)(1 + e^{−ε₀}/2)·n·δ₀, not δ itself: LR-E7; tests/test_linreg_algorithms.py
-    recomputes it)."""
-    return float(_ssgd_privacy()["delta_amplified"])
-
-
-SSGD_DELTA = _ssgd_delta()
-
-
-def _ssgd_canary_runs(side: int, rng: np.random.Generator, trials: int, *, n: int, alpha: float,
-                      shuffle: bool, score: Callable, pair: str = "flip") -> np.ndarray:
-    """DP-SSGD on the canary data set, ``trials`` runs in groups of ``_SSGD_GROUP`` rows:
-    record 0 is (e1, ∓Y) (clipped gradient ±ζ·e1; ``pair="zero"``: (e1, −Y) against (0, 0)),
-    the n − 1 others (0, 0) (gradient 0), read in each run's own random order when
-    ``shuffle``.  ``score(rows, run)`` turns one group into its scores, ``run(**kw)`` being
-    ``dp_ssgd`` on that group (kw: its ``observe``)."""
-    X, y = np.zeros((n, 1)), np.zeros(n)
-    X[0, 0], y[0] = 1.0, (_Y if side else -_Y)
-    if pair == "zero" and side:
-        X[0, 0], y[0] = 0.0, 0.0
-    rows = spawn_rows(rng, trials)
-    out = []
-    for i in range(0, trials, _SSGD_GROUP):
-        group = rows[i:i + _SSGD_GROUP]
-        run = functools.partial(lr.dp_ssgd, FixedStream.of(X, y, shuffle=shuffle), n,
-                                zeta=_SSGD_ZETA, alpha=alpha, eta=_SSGD_ETA, rng=group,
-                                delta=DELTA)
-        out.append(score(len(group), run))
-    return np.concatenate(out)
-
-
-def _ssgd_release(side: int, rng: np.random.Generator, trials: int,
-                  pair: str = "flip") -> np.ndarray:
-    """Canary (e1, ∓1e12) among n − 1 zero records, shuffled per run; score −w̄₁."""
-    return _ssgd_canary_runs(side, rng, trials, n=_SSGD_N, alpha=_SSGD_ALPHA, shuffle=True,
-                             score=lambda rows, run: -run().w[:, 0], pair=pair)
-
-
-def _ssgd_release_zero(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
-    return _ssgd_release(side, rng, trials, pair="zero")
-
-
-# ---------------------------------------------------------------------------------------------
-# DP-SSGD, stepwise view through the observe hook
-# ---------------------------------------------------------------------------------------------
-#: n = 4000, α = 2.25: ε₀ ≈ 2.68 (in range, ≤ 2.91); amplified ε ≈ 0.97 at δ ≈ 2.4·10⁻⁵ (LR-E7),
-#: against 1.65 for one step seen on its own at that δ: an unshuffled DP-SSGD held to the amplified
-#: ε breaks its claim by ≈ 1.7×, which a per-step audit can see and a final-output audit cannot.
-_SSGD_STEP_N, _SSGD_STEP_ALPHA = 4000, 2.25
-
-
-class _FirstReleaseRead(Exception):
-    """Raised by the observer once step 0 is read: the score is a function of that release only
-    (post-processing), so the remaining n − 1 steps need not be run."""
-
-
-def _ssgd_step_privacy() -> dict:
-    return lr.dp_ssgd_privacy(_SSGD_STEP_ALPHA, _SSGD_STEP_N, DELTA)
-
-
-def ssgd_step_claim() -> float:
-    """The amplified ε the module reports for the stepwise instance (n = 4000)."""
-    return float(_ssgd_step_privacy()["epsilon_amplified"])
-
-
-class _StepScores:
-    """Observer of DP-SSGD's releases (coordinate 1, in units of the noise std).
-
-    ``mode="mixture"``: the likelihood ratio of "the canary's step is +μ somewhere" against
-    "−μ somewhere" with the position uniform (what shuffling makes it), μ = ζ/(2ζα) = 1/(2α):
-    log Σ_t e^{μz_t} − log Σ_t e^{−μz_t}, accumulated online (O(rows) memory).  ``mode="first"``:
-    z_0, the release of step 0, where an unshuffled run puts the canary (the run is stopped
-    there).  ``mode="extremes"``: max_t z_t − max_t(−z_t), which needs no μ (a search
-    candidate)."""
-
-    def __init__(self, rows: int, mode: str, mu: float) -> None:
-        self.mode, self.mu = mode, mu
-        self.plus = np.full(rows, -np.inf)
-        self.minus = np.full(rows, -np.inf)
-        self.first = np.zeros(rows)
-
-    def __call__(self, kind: str, t: int, rows: np.ndarray, released: np.ndarray,
-                 sigma: np.ndarray) -> None:
-        z = released[:, 0] / sigma
-        if self.mode == "first":
-            self.first[rows] = z
-            raise _FirstReleaseRead
-        if self.mode == "extremes":
-            # the largest and the smallest release: where the canary's step sits, whatever σ
-            np.maximum(self.plus, z, out=self.plus)
-            np.maximum(self.minus, -z, out=self.minus)
-            return
-        np.logaddexp(self.plus, self.mu * z, out=self.plus)
-        np.logaddexp(self.minus, -self.mu * z, out=self.minus)
-
-    def score(self) -> np.ndarray:
-        return self.first if self.mode == "first" else self.plus - self.minus
-
-
-def _ssgd_step_release(shuffle: bool, mode: str) -> Callable:
-    """Scores of the per-step releases of the canary data set (:func:`_ssgd_canary_runs`), read
-    through ``observe``."""
-    def score(rows: int, run: Callable) -> np.ndarray:
-        obs = _StepScores(rows, mode, 1.0 / (2.0 * _SSGD_STEP_ALPHA))
-        with contextlib.suppress(_FirstReleaseRead):
-            run(observe=obs)
-        return obs.score()
-
-    def release(side: int, rng: np.random.Generator, trials: int) -> np.ndarray:
-        return _ssgd_canary_runs(side, rng, trials, n=_SSGD_STEP_N, alpha=_SSGD_STEP_ALPHA,
-                                 shuffle=shuffle, score=score)
-    return release
-
-
-SSGD_STEP_DELTA = float(_ssgd_step_privacy()["delta_amplified"])
-
-
-# =============================================================================================
 # registration
 # =============================================================================================
 _GRAD_NOTE = ("T = 1, d = 1, n = 110 (s = 10, b = 100); canary (e1, ∓Y), Y = 1e12, the last "
@@ -471,32 +331,6 @@ register_audit(AuditTarget(
     exact_epsilon=_gauss_exact,
     note="T = 1, d = 1, n = 110 (b = 110); canary (e1, ∓Y) clipped to ±ζ·e1, or (e1, −Y) "
          "against (0, 0) (half the shift; the search must prefer the flip)"))
-register_audit(AuditTarget(
-    name="linreg.dp_ssgd", paper="linreg",
-    algorithm=f"algorithms.linreg.adaptive_clipping.dp_ssgd (Algorithm 1), n = {_SSGD_N}, "
-              f"α = {_SSGD_ALPHA:g}, amplified ε (Thm 3.1 via FMT21)",
-    relation="replace-one", delta=SSGD_DELTA, claimed_epsilon=ssgd_claim,
-    candidates={"flip": _ssgd_release,
-                "vs zero record": _ssgd_release_zero},
-    view="final", trials=4_000, full_trials=20_000, search_trials=1_000,
-    exact_epsilon=lambda: exact_gaussian_epsilon(_SSGD_ALPHA, 1, DELTA),
-    note="canary (e1, ∓Y) among zero records, per-run shuffle; final output only (the "
-         "per-step view is linreg.dp_ssgd.stepwise): one step's shift is diluted ≈ √(n/2) by "
-         "the tail average, so no power"))
-
-register_audit(AuditTarget(
-    name="linreg.dp_ssgd.stepwise", paper="linreg",
-    algorithm=f"algorithms.linreg.adaptive_clipping.dp_ssgd (Algorithm 1), n = {_SSGD_STEP_N}, "
-              f"α = {_SSGD_STEP_ALPHA:g}, amplified ε (Thm 3.1 via FMT21), per-step releases",
-    relation="replace-one", delta=SSGD_STEP_DELTA, claimed_epsilon=ssgd_step_claim,
-    candidates={"mixture": _ssgd_step_release(True, "mixture"),
-                "extremes": _ssgd_step_release(True, "extremes")},
-    view="stepwise", trials=4_000, full_trials=20_000, search_trials=1_000,
-    exact_epsilon=lambda: exact_gaussian_epsilon(_SSGD_STEP_ALPHA, 1, SSGD_STEP_DELTA),
-    note="canary (e1, ∓Y) among zero records, per-run shuffle; statistic searched: the "
-         "likelihood ratio of the n releases with the canary's position uniform, or the largest "
-         "minus the smallest release (exact ε: one step on its own, an upper bound on what the "
-         "shuffled view can reach)"))
 
 # --- broken controls -----------------------------------------------------------------------
 register_audit(AuditTarget(
@@ -511,23 +345,6 @@ register_audit(AuditTarget(
     relation="replace-one", delta=DELTA, claimed_epsilon=ambssgd_claim,
     release=_with("_streams", noise_scaled(0.5), _amb_release("grad", False)),
     view="final", trials=70_000, expect="broken", note=_GRAD_NOTE))
-register_audit(AuditTarget(
-    name="linreg.dp_ssgd.noise_removed", paper="linreg",
-    algorithm="DP-SSGD drawing 1e-6 of its noise (shows the final-view DP-SSGD audit can fail)",
-    relation="replace-one", delta=SSGD_DELTA, claimed_epsilon=ssgd_claim,
-    release=_with("_streams", noise_scaled(1e-6), _ssgd_release), view="final",
-    trials=2_000, expect="broken",
-    note="the canary's clipped step moves w̄ by −ηζ·(its weight in the tail average) > 0 "
-         "wherever the shuffle puts it, so the sign of w̄₁ separates D from D′"))
-register_audit(AuditTarget(
-    name="linreg.dp_ssgd.unshuffled", paper="linreg",
-    algorithm="DP-SSGD without its random permutation, held to the amplified ε (per-step view; "
-              "the final-output view cannot see this break)",
-    relation="replace-one", delta=SSGD_STEP_DELTA, claimed_epsilon=ssgd_step_claim,
-    release=_ssgd_step_release(False, "first"), view="stepwise", trials=60_000,
-    expect="broken",
-    note="the canary is record 0 and, unshuffled, always step 0: its release is a Gaussian "
-         "mechanism with multiplier α (ε 1.65 at this δ) against the amplified claim 0.97"))
 register_audit(AuditTarget(
     name="linreg.fixed_clip.add_remove_sensitivity", paper="linreg",
     algorithm="fixed-clip baseline with noise α·ζ/b (add/remove sensitivity) for its replace-one "

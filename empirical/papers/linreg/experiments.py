@@ -75,16 +75,6 @@ _LEVEL_FIXED = ("eq. (60) with ζ_t ≡ ζ has explicit constants (8, 4): observ
                 "nothing is clipped (tail iterates nearly independent: ≈ η²/8 ≈ 0.12); the lower "
                 "end 1e-3 only catches a run without noise")
 
-def _calibrated(lo_obs: float, hi_obs: float, extra: str = "") -> str:
-    """Reason of a calibrated level band: Theorem 3.7's Õ constant is 1 by our reading (LR-E5), so
-    the level has no theoretical value; the band is the honest quick-grid range widened 1.5× each
-    way (≥ 4 standard errors of a 16–24-seed geometric mean, log-s.e. ≈ 0.09)."""
-    return (f"calibration (Theorem 3.7's Õ constant is 1, LR-E5): observed/bound {lo_obs:g}–"
-            f"{hi_obs:g} on the quick grid, widened 1.5× each way (≥ 4 s.e. of the seed mean)"
-            f"{extra}; noise drawn at half or twice its std moves the privacy term 4× (a total "
-            f"excess with privacy share ≥ ½ by ≥ 2×) and leaves the band")
-
-
 _AMB = {"d": 16, "epsilon": 4.0, "sigma": 1.0, "w_norm": 1.0, "clip": 0, "stat_rule": 0}
 _N_QUICK = (25_000, 50_000, 100_000, 200_000, 400_000)
 _N_FULL = _N_QUICK + (800_000, 1_600_000)
@@ -335,12 +325,6 @@ AMB_EPS_PRIVACY = _amb(
     description="A genuine ε sweep: each row runs at its ε with α = α(ε, δ) calibrated exactly "
                 "(guarantee = target).")
 
-_EPS_LEVEL_Q = (3.0, 9.0)
-_EPS_LEVEL_Q_REASON = ("a calibration: Theorem 3.7's Õ constant is 1 by our reading (LR-E5), so the "
-                       "level has no theoretical value; observed/bound is 4.9–6.1 on the quick "
-                       "grid (16 seeds, flat in ε), and the band is that range widened 1.5× each "
-                       "way (≈ 4 standard errors of a 16-seed geometric mean): noise drawn at "
-                       "half or twice the std α·2ζ_t/b moves the ratio 4× and leaves the band")
 AMB_EPS_QUANTILE = _amb(
     "linreg.amb.epsilon.privacy_quantile",
     "Ablation: DP-STAT at a fixed quantile level, privacy term vs ε (ε⁻² up to calibration)",

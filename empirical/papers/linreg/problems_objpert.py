@@ -24,7 +24,10 @@ __all__ = ["objpert_radius", "run_objpert", "objpert_values"]
 
 def objpert_radius(point: dict) -> float:
     """B_w: 2‖w*‖ (hyperparameters known a priori, as the paper assumes for its own methods,
-    §3.1 Remarks), or ``bw_scale``·‖w*‖ where the point sets it (the negative control)."""
+    §3.1 Remarks), or ``bw_scale``·‖w*‖ where the point sets it (the negative control), or
+    ``bw_abs`` where the point sets it (the control whose ball does not follow ‖w*‖)."""
+    if "bw_abs" in point:
+        return float(point["bw_abs"])
     return float(point.get("bw_scale", 2.0)) * point["w_norm"]
 
 
