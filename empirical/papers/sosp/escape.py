@@ -6,7 +6,9 @@ cosine-saddle family.
 two-sided against √(ρα) ∝ ψ^{1/2}; a linear threshold rejected) and ``sosp.escape.time.r`` (escape
 time vs isotropic noise r, two-sided against log(R/(ηr))/(ηγ); pure diffusion rejected) run on
 §5.1's synthetic oracle and are not private; α = c_α ψ with c_α = ``C_ALPHA_ESCAPE`` = 10 for
-every ψ.  ``sosp.escape.spider.n`` runs Lemma 1 under the DP oracle (Ada-DP-SPIDER's nearly frozen
+every ψ.  ``sosp.escape.time.gamma`` and ``sosp.escape.time.alpha`` sweep the same law in the
+saddle's curvature γ (1/γ) and in α (through η = √(ρα)/M²: α^{−1/2}), two-sided, pure diffusion
+rejected.  ``sosp.escape.spider.n`` runs Lemma 1 under the DP oracle (Ada-DP-SPIDER's nearly frozen
 noise, which Lemma 1 does not cover: one-sided, errata SOSP-E11), with the rate experiments'
 design.
 """

@@ -22,6 +22,9 @@ rate_design`: c_χ = 1.5, no exponent supplied).
   following the variable; ``sosp.out.grad.d_frozen`` / ``sosp.out.grad.m_frozen`` — controls with
   the plan frozen at d = 16 (the noise's norm still grows as √d) or m = 1 (the server's average
   still divides the noise by √m).
+* ``sosp.out.grad.dist.eps`` / ``sosp.out.grad.dist.n`` — Theorem 3's α on the returned point
+  of the distributed algorithm (m = 4 clients) in ε and in n per client, one-sided;
+  ``sosp.out.grad.dist.eps_frozen`` — its control, the plan frozen at ε = 0.5.
 * ``sosp.out.grad.G`` — the gradient norm in G, Assumption 1's Lipschitz constant: s1 = G − s2
   moves G_s alone (M_s, M, ρ, U fixed), one-sided against Theorem 2's G^{2/15}…G^{1/3}.
 
@@ -400,16 +403,18 @@ _GRAD_DIST_EPS_FROZEN = _exp(
     "Control: ‖∇F(x_out)‖ vs the noise's ε, plan frozen at ε=0.5, m=4 clients, n=3e4 each",
     "epsilon", (0.5, 1.41421, 4.0), geom_grid(0.25, 8.0, 6, integer=False),
     {**_DIST, "n": 30000, "plan_epsilon": 0.5}, run_output_grad, "grad_out",
-    (Check("sosp:thm3", "reject", 0.1,
-           "control: the plan's ε-slope (Theorem 3's α through the design, at the noise "
-           "added); with the plan frozen a quantity the plan alone sets is flat and this slope "
-           "is ruled out, while the noise still follows ε; 0.1 as for sosp.out.grad.dist.eps",
-           values=rate_values_effective),
-     Check("sosp:noise_scale", "reject", 0.1,
+    (Check("sosp:noise_scale", "reject", 0.1,
            "competing reading: the output's gradient norm follows the Gaussian noise alone "
            "(∝ z(ε), slope −0.91 at the noise added), which it would if the noise and not the "
-           "stop threshold 3χ (frozen here) set it; 0.1 as above",
-           values=rate_values_effective)),
+           "stop threshold 3χ (frozen here) set it; 0.1 as for sosp.out.grad.dist.eps; the "
+           "plan's own slope is what sosp.out.grad.dist.eps measures beside this one",
+           values=rate_values_effective,
+           history="declared first beside a second competitor, sosp:thm3 (the plan's "
+                   "ε-slope); removed after the full grid because it could not be decided: "
+                   "Theorem 3's asymptotic ε-exponent is 0, the value a flat control has, so "
+                   "a reject could only come out INCONCLUSIVE or NOT REJECTED (full grid: "
+                   "+0.022 [−0.066, +0.104], local −0.268 ruled out, asymptotic 0 not "
+                   "decided)"),),
     seeds=10, problem_desc=_DIST_DESC)
 _GRAD_DIST_N = _exp(
     "sosp.out.grad.dist.n",
