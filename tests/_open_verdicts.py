@@ -31,7 +31,8 @@ OPEN = {
                              "not decide",
     "userlevel.alg3.logistic.m": "INCONCLUSIVE finding (UL-E21) and competitor at 99%/95%",
     "sosp.liu.best.n": "INCONCLUSIVE competitor sosp:thm2: at the tolerance 0.08 set before any "
-                       "run the CI straddles its ±tol (SOSP-E16 open)",
+                       "run the CI straddles its ±tol; 240 seeds on the full grid (301 CPU-s) "
+                       "give −0.453 [−0.458, −0.448], inside it: NOT REJECTED (SOSP-E16)",
     "sosp.out.grad.n": "INCONCLUSIVE finding: the 99% CI straddles the edge of A (SOSP-E14 open)",
     "sosp.ada.d.dist": "INCONCLUSIVE: the quick grid (d = 4–16, 6 seeds, inside the verify "
                        "budget) gives CI ±0.08; the full grid decides (PASS, +0.199 ± 0.025)",
