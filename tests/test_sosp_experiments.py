@@ -293,7 +293,9 @@ def test_rows_carry_independent_settings_and_measured_noise(rows, analyses):
             assert need_rate <= pairs, exp_id
             assert {"max_noise_rel_dev", "limit_noise_rel_dev"} <= keys
             assert all(r["max_noise_rel_dev"] <= r["limit_noise_rel_dev"] for r in rs)
-        elif exp_id.startswith("sosp.escape.") and exp_id != "sosp.escape.time.r":
+        elif exp_id.startswith("sosp.escape.") and not exp_id.startswith("sosp.escape.time."):
+            # the escape-time runs set Γ at 3× the practical formula on purpose (a round must
+            # not time out before the escape it measures), so they have no theory Γ to match
             assert "Gamma" in pairs, exp_id
         elif exp_id.startswith("sosp.select."):
             assert {"noise_multiplier", "sigma_grad", "sigma_hess"} <= pairs, exp_id

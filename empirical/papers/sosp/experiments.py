@@ -188,9 +188,9 @@ for _v in ("G", "M", "U", "hessian_lipschitz"):
                      "values")
 _declare_unswept("sosp:thm2_curvature", "d",
                  "√(ρα) carries d as d^{1/10} (half the privacy term's 1/5): over d = 4…64 it "
-                 "moves by 32%, a slope ≤ 0.1, below the curvature fits' resolution (tolerance "
-                 "0.15, CI ≈ ±0.1 in sosp.out.curv.n) while a curvature point costs ≈ 10× a "
-                 "gradient-norm run; α's d-exponent is swept by sosp.ada.d and sosp.out.grad.d")
+                 "moves by 32%, a slope ≤ 0.1, below the curvature checks' tolerance 0.15 (6 "
+                 "seeds × a 10-value γ grid, factor 1.39 per step, sosp.out.curv.n), while a "
+                 "curvature run costs ≈ 8× a gradient-norm run per seed; α's d-exponent is swept by sosp.ada.d and sosp.out.grad.d")
 _declare_unswept("sosp:thm2_privacy", "d",
                  "the privacy term's d^{1/5} is swept on the full bound sosp:thm2, where this "
                  "term dominates (local slope +0.16 of its +0.20), by sosp.ada.d (two-sided) and "
@@ -259,7 +259,9 @@ _declare_unjudged("sosp:lem8_refreshes",
                   "intermediate step of the proof of Theorem 2 (Lemma 8, App. C.2): it sizes "
                   "O₁'s batch b1 = nκ/(2Uη) so that every refresh fits in the n records; each "
                   "rate row records its O₁ calls (o1_calls) and whether it ran out of records "
-                  "(out_of_data), and the rate is judged through sosp:thm2 (sosp.ada.*)")
+                  "(out_of_data), tests/test_sosp_experiments.py checks every rate run's O₁ calls "
+                  "against Lemma 8's count with its constants, and the rate is judged through "
+                  "sosp:thm2 (sosp.ada.*)")
 _declare_unjudged("sosp:thm1_steps",
                   "the step budget of Lemma 6 / Theorem 1, which the algorithm sets as its own "
                   "cap (max_steps, recorded beside the independently recomputed value in every "
