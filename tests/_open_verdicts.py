@@ -34,7 +34,8 @@ OPEN = {
                              "not decide",
     "userlevel.alg3.logistic.m": "INCONCLUSIVE finding (UL-E21) and competitor at 99%/95%",
     "sosp.liu.best.n": "INCONCLUSIVE competitor sosp:thm2: at the tolerance 0.08 set before any "
-                       "run the CI straddles its ±tol (SOSP-E16 open)",
+                       "run the CI straddles its ±tol; 240 seeds on the full grid (301 CPU-s) "
+                       "give −0.453 [−0.458, −0.448], inside it: NOT REJECTED (SOSP-E16)",
     "sosp.out.grad.n": "INCONCLUSIVE finding: the 99% CI straddles the edge of A (SOSP-E14 open)",
     "sosp.ada.d.dist": "INCONCLUSIVE: the quick grid (d = 4–16, 6 seeds, inside the verify "
                        "budget) gives CI ±0.08; the full grid decides (PASS, +0.199 ± 0.025)",
@@ -45,6 +46,11 @@ OPEN = {
                               "√d is rejected on both",
     "sosp.out.grad.m": "INCONCLUSIVE: CI ±0.47 on the quick grid (m = 1–4, 6 seeds), ±0.13 on "
                        "the full (−0.046 against A = (−∞, −0.10]; ≈ 37 seeds needed)",
+    "sosp.out.grad.dist.n": "INCONCLUSIVE: CI ±0.2 on the quick grid (n = 1e4–1e5 per client, "
+                            "m = 4, 10 seeds); on the full grid the estimate −0.234 "
+                            "[−0.314, −0.161] sits on the edge of A = (−∞, −0.233], so no "
+                            "affordable run decides it (the stop threshold sets the gradient "
+                            "norm, SOSP-E14)",
     "sosp.out.grad.m_frozen": "INCONCLUSIVE competitor sosp:thm3 on the quick grid (CI ±0.46); "
                               "the full grid decides (REJECTED, +0.093 ± 0.15)",
     "userlevel.gain.m": "INCONCLUSIVE competitor m^-1: the CI straddles its ±0.15; ≈ 35 seeds",

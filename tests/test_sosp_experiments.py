@@ -293,8 +293,19 @@ def test_rows_carry_independent_settings_and_measured_noise(rows, analyses):
             assert need_rate <= pairs, exp_id
             assert {"max_noise_rel_dev", "limit_noise_rel_dev"} <= keys
             assert all(r["max_noise_rel_dev"] <= r["limit_noise_rel_dev"] for r in rs)
-        elif exp_id.startswith("sosp.escape.") and exp_id != "sosp.escape.time.r":
+        elif exp_id.startswith("sosp.escape.") and not exp_id.startswith("sosp.escape.time."):
+            # the escape-time runs set Γ at 3× the practical formula on purpose (a round must
+            # not time out before the escape it measures), so they have no theory Γ to match
             assert "Gamma" in pairs, exp_id
         elif exp_id.startswith("sosp.select."):
             assert {"noise_multiplier", "sigma_grad", "sigma_hess"} <= pairs, exp_id
         assert not analyses[exp_id].error, analyses[exp_id].error
+
+
+def test_coverage_leaves_no_variable_without_a_sweep_or_a_reason():
+    """Every (rate statement, variable) pair of the paper is swept, log-only, or carries its
+    declared reason (empirical.core.coverage): none is merely held, no statement unjudged."""
+    from empirical.core import coverage
+    gaps = [(c.bound, c.variable, c.status) for c in coverage.cells("sosp")
+            if c.status in ("held", "none")]
+    assert not gaps, gaps

@@ -17,7 +17,8 @@ from empirical.run.runner import sweep
 
 IDS = ["sosp.out.grad.n", "sosp.out.curv.n", "sosp.out.grad.eps_frozen",
        "sosp.out.curv.eps_frozen", "sosp.out.grad.eps", "sosp.out.curv.eps", "sosp.out.grad.d",
-       "sosp.out.grad.d_frozen", "sosp.out.grad.m", "sosp.out.grad.m_frozen", "sosp.out.grad.G"]
+       "sosp.out.grad.d_frozen", "sosp.out.grad.m", "sosp.out.grad.m_frozen", "sosp.out.grad.G",
+       "sosp.out.grad.dist.eps", "sosp.out.grad.dist.eps_frozen", "sosp.out.grad.dist.n"]
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,8 @@ def test_every_returned_point_carries_its_certificate(rows):
 def test_the_control_freezes_the_plan_and_moves_only_the_noise(rows):
     """In the control every plan parameter is that of ε_plan = 0.5 at every ε; only the noise
     multiplier (dp-accounting's z(ε)) changes, and the privacy spent is that of ε."""
-    for exp_id in ("sosp.out.grad.eps_frozen", "sosp.out.curv.eps_frozen"):
+    for exp_id in ("sosp.out.grad.eps_frozen", "sosp.out.curv.eps_frozen",
+                   "sosp.out.grad.dist.eps_frozen"):
         rs = rows[exp_id]
         for key in ("alpha", "chi", "kappa", "b1", "b2", "eta", "radius", "Gamma"):
             assert len({r[key] for r in rs}) == 1, (exp_id, key)
