@@ -209,7 +209,7 @@ _declare_unswept("kl:thm7", "epsilon", _THM7_REF + "ε is the (ε, δ = 1e-5) im
                  "(kl:zcdp_to_dp): kl.thm9.rho moves it with ρ (ε = 0.49…2.0 on the quick grid), "
                  "where this rate is judged")
 _declare_unswept("kl:thm8", "kappa", "κ is an exponent, not a scale; the construction needs κ ≥ 2 "
-                 "and is run at κ = 2 (τ = 2), in n (kl.thm8lb.n.k2) and ε (kl.thm8lb.eps.k2): "
+                 "and is run at κ = 2 (τ = 2), in n (kl.thm8lb.n.k2) and ε (kl.thm8lb.epsilon.k2): "
                  "at κ = 3, 4 the algorithm run on it (Algorithm 2) does not attain its own rate "
                  "(KL-E30, kl.ppm.n.k3/k4: n-slope −2.1 and −2.3 against −2.6 and −3.5), so "
                  "staying above the lower bound there would say nothing about tightness")

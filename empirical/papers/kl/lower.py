@@ -229,7 +229,7 @@ THM8_N = _register(Experiment(
 # its excess ≈ 1.4, the start's).  The construction moves with nε and the run's ρ ≈ ε²/(4 log(1/δ))
 # with ε: both make the excess fall as ε^{−κ}.
 THM8_EPS = _register(Experiment(
-    id="kl.thm8lb.eps.k2", paper="kl",
+    id="kl.thm8lb.epsilon.k2", paper="kl",
     title="Theorem 8's lower-bound construction (κ = 2, d = 1, n = 1000): Algorithm 2's excess vs ε",
     variable="epsilon", quick_grid=(0.0625, 0.125, 0.25, 0.5), full_grid=(0.0625, 0.125, 0.25, 0.5),
     fixed={**{k: v for k, v in _THM8_FIXED.items() if k != "epsilon"}, "n": 1000}, seeds=64,
