@@ -256,8 +256,12 @@ class CanaryCurved(Problem):
 def curved_pair(n: int, d: int = 2, L0: float = L0, L1: float = 0.02
                 ) -> tuple[CanaryCurved, CanaryCurved]:
     """(D, D′): x_i = L0·e2 with c_i = 0 (i ≥ 1); the canary x_0 = 0 with curvature c_0 = −L1
-    in D, +L1 in D′.  Each loss is L1-smooth; the canary is L0-Lipschitz on ‖w‖ ≤ L0/L1 (= 50
-    here; Spider's iterates stay within T·step ≤ 5 of the origin on this schedule)."""
+    in D, +L1 in D′.  Each loss is L1-smooth, so every gradient difference moves by at most its
+    sensitivity 2L1‖Δw‖/n, which is all the difference-channel score uses.  The canary is
+    L0-Lipschitz only on ‖w‖ ≤ L0/L1 (= 50 here), and the other records' gradient L0·e2 drives
+    Spider's iterates ≈ 220 from the origin on this schedule: there a *full* release moves by
+    2L1‖w‖/n, up to 4.4× its sensitivity 2L0/n, so this pair must not be scored on the full
+    releases (nor combined with the linear canary on both channels)."""
     X = np.zeros((n, d))
     X[1:, 1] = L0
     out = []
