@@ -112,7 +112,7 @@ def test_kl_e32_full_grid_follows_both_terms_of_theorem4(full):
       inside the observed 95% CI, while the d-free term alone is REJECTED (the first term still
       matters);
     * levels: observed/(whole bound) stays within the 1.5× that the KL level bands allow for
-      seed noise (empirical/papers/kl/declare.py, _LEVELS), while observed/(first term) grows by more
+      seed noise (the held-out bands of empirical/papers/kl/declare.py), while observed/(first term) grows by more
       than that factor from the bottom to the top of the grid;
     * the cause is in the bounds at the experiment's own parameters: the d-free term reaches the
       first term at the top of the grid; and in the runs: the stop at the noise of N_t

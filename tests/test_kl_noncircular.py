@@ -97,3 +97,31 @@ def test_theorem9_kink_instance_exercises_T():
     assert _gmean_excess("kl.thm9.n.kink", v, "kl.noisy_gd.wrong_step_count") > 5 * honest
     lin = _gmean_excess("kl.thm9.n", v, None)
     assert _gmean_excess("kl.thm9.n", v, "kl.noisy_gd.wrong_step_count") < 2 * lin
+
+
+@pytest.mark.parametrize("p,n,d,rho", [(2.0, 1e5, 1, 0.1), (3.0, 1e6, 100, 0.1),
+                                       (4.0, 1e8, 1, 1e-3), (6.0, 1e8, 100, 1.0)])
+def test_kl_e31_spider_stop_is_the_plans_wherever_the_bound_is_not_vacuous(p, n, d, rho):
+    """KL-E31, why no instance makes Spider's noise set its stop: at the floor round the stopping
+    threshold (7/(8γ))Φ̂^{1/κ} over the full-gradient noise's norm σ̂√d is exactly
+    28√log(1/β')/s (s the calibration scale, ≈ √2), whatever n, d, ρ; earlier rounds have a
+    larger Φ̂, and the round's accumulated difference noise σ_k√((T_k − 1)d) is smaller still."""
+    import math
+
+    from algorithms.kl.spider import kl_spider_plan
+    from empirical.papers.kl.problems import _w0_F0, make_problem
+
+    prob = make_problem({"problem": "radial", "c": 1.0, "B": 1.0, "p": p, "d": d, "n": n})
+    _, F0 = _w0_F0(prob)
+    plan = kl_spider_plan(int(n), d, rho=rho, kappa=prob.kappa, gamma=prob.gamma, L0=prob.L0,
+                          L1=prob.L1 * (8.0 if p == 2.0 else 1.0), F0=F0, beta=0.1)
+    assert not plan.trivial
+    tau = 7.0 / (8.0 * prob.gamma) * plan.phi_hat ** (1.0 / prob.kappa)
+    full = tau / (plan.sigma_hat * math.sqrt(d))
+    assert full[-1] == pytest.approx(28.0 * math.sqrt(math.log(1.0 / plan.beta_prime)) / plan.scale,
+                                     rel=1e-12)
+    assert full.min() == pytest.approx(full[-1], rel=1e-12) and full.min() > 60.0
+    many = plan.T_k > 1
+    if many.any():
+        diff = tau[many] / (plan.sigma_k[many] * np.sqrt((plan.T_k[many] - 1) * d))
+        assert diff.min() > full.min()

@@ -322,13 +322,18 @@ def kl_spider(problem: Problem, *, rho: float, w0: np.ndarray, L0: float, L1: fl
         diff_counts[T] += m
     problem.grad_evals += per_row * grad_rows
 
-    privacy = [accounting.PrivacySpent.from_event(
-        _spider_event(z_full, int(full_releases[r]), z_by_T, {T: c[r] for T, c in diff_counts.items()}),
+    # Rows with the same release counts spent the same: one accountant call per distinct count
+    # (most rows share the stops of their round), the frozen record shared by those rows.
+    Ts = list(diff_counts)
+    counts = np.column_stack([full_releases] + [diff_counts[T] for T in Ts])
+    keys, inverse = np.unique(counts, axis=0, return_inverse=True)
+    spent = [accounting.PrivacySpent.from_event(
+        _spider_event(z_full, int(key[0]), z_by_T, {T: int(c) for T, c in zip(Ts, key[1:])}),
         relation=accounting.REPLACE_ONE, target_rho=float(rho),
-        full_gradient_releases=int(full_releases[r]),
-        difference_releases=int(sum(c[r] for c in diff_counts.values())),
+        full_gradient_releases=int(key[0]), difference_releases=int(key[1:].sum()),
         sensitivity_full=plan.sens_full, noise_multiplier_full=z_full,
-        worst_case_rho=worst_case_rho, guarantee_rho=worst_case_rho) for r in range(R)]
+        worst_case_rho=worst_case_rho, guarantee_rho=worst_case_rho) for key in keys]
+    privacy = [spent[i] for i in np.asarray(inverse).reshape(-1)]
     info = {"K": plan.K, "floor": plan.floor, "steps": steps, "T_k": [int(T) for T in plan.T_k],
             "phi_hat": float(plan.phi_hat[-1]), "capped": bool(capped.any()),
             "capped_rows": capped, "beta_prime": plan.beta_prime, "c": plan.c,

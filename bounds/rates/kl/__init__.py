@@ -30,6 +30,7 @@ Upper bounds (excess empirical risk unless stated):
 * ``kl:thm5``              Theorem 5, gradient norm of Alg. 3 + exponential mechanism, in terms of T.
 * ``kl:thm5_best``         Theorem 5's best case (T = Θ̃(min{n√ρ, n²ρ/d})): √d/(n√ρ) + 1/(√n ρ^{1/4}).
 * ``kl:thm5_worst``        Theorem 5's worst case: d^{1/4}/(√n ρ^{1/4}) + 1/(√n ρ^{1/4}).
+* ``kl:thm5_abstract``     the abstract's Theorem 5 rate √d/(n√ρ), its d-free term dropped (KL-E15).
 * ``kl:thm9``              Theorem 9, Alg. 4 noisy projected GD on the L̃1-strongly convex F̃.
 * ``kl:prior_pl``          [WYX17] noisy GD under PL: d/(n²ε²), as the paper cites it.
 * ``kl:prior_stationary``  [ABG+23] best known stationary-point rate (√d/(n√ρ))^{2/3}.
@@ -44,6 +45,11 @@ Lower bounds:
 * ``kl:thm8``              Theorem 8 (κ ≥ 2, (1,κ)-KL, 1-D): (1/4)(1/(nε))^κ.
 * ``kl:lb_stationary``     stationary-point lower bound the paper quotes: √d/(nε).
 * ``kl:prior_nonconvex_global``  [GTU23] global minimisation of non-convex Lipschitz losses: d/(nε).
+
+Identities:
+
+* ``kl:thm1_nslope``        Theorem 1's n-slope at the instance's κ (``slope_thm1``; ``secant_nslope``).
+* ``kl:thm4_main_nslope``   Theorem 4's first-term n-slope at the instance's κ (``slope_thm4_main``).
 
 Conversions:
 

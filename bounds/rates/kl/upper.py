@@ -106,6 +106,60 @@ THM1_SIMPLIFIED = register(Bound(
 ))
 
 
+#: The n-slope of Theorem 1 as a function of κ, for the κ-continuum check: ``slope_thm1`` is
+#: |secant log-log n-slope of kl:thm1 over [n/10, 10n]| at an instance's own κ (and γ, L0, L1,
+#: F0, d, ρ), computed from kl:thm1 itself (:func:`thm1_nslope`); the identity says the measured
+#: slope of Algorithm 1's excess equals it.  A regression of measured on predicted slopes across
+#: κ then has slope 1 (the log-log slope of this identity) and level 1 at every κ.
+slope_thm1 = sym("slope_thm1")
+_NSLOPE_RATIO = 10.0
+
+THM1_NSLOPE = register(Bound(
+    id="kl:thm1_nslope",
+    expr=slope_thm1,
+    quantity="|secant log-log slope in n of Algorithm 1's excess over [n/10, 10n]|, against "
+             "the same secant of Theorem 1's bound at the instance's κ",
+    source="KL paper, Theorem 1 (Section 3): its n-exponent as a function of κ ∈ [1, 2]",
+    assumptions=_THM1_ASSUMPTIONS,
+    privacy=THM1.privacy,
+    kind="identity",
+    notes="Theorem 1 is tight on the radial instances (KL with equality, the stop at the Φ̂ "
+          "floor), so the measured n-slope equals the bound's at every κ; the asymptotic value "
+          "is κ, the secant is flatter by the logs of K and β' (1.257 at κ = 4/3, n = 1e7).",
+))
+
+
+#: The competing reading of how κ enters the n-rate: ``slope_thm4_main`` is the same secant of
+#: Theorem 4's first term (exponent 2κ/(4−κ), what Algorithm 3 attains without knowing κ).
+slope_thm4_main = sym("slope_thm4_main")
+
+THM4_MAIN_NSLOPE = register(Bound(
+    id="kl:thm4_main_nslope",
+    expr=slope_thm4_main,
+    quantity="|secant log-log slope in n of an excess over [n/10, 10n]|, against the same "
+             "secant of Theorem 4's first term at the instance's κ",
+    source="KL paper, Theorem 4 (Section 5): its first term's n-exponent as a function of κ",
+    privacy=THM1.privacy,
+    kind="identity",
+    notes="The competitor of kl:thm1_nslope across κ: 2κ/(4−κ) < κ for κ < 2, equal at κ = 2.",
+))
+
+
+def secant_nslope(bound_id: str, values: dict, ratio: float = _NSLOPE_RATIO) -> float:
+    """|d log b / d log n| of bound ``bound_id`` as the secant over [n/ratio, n·ratio] at
+    ``values`` (all of the bound's symbols; n the centre), every log factor kept."""
+    import math
+
+    from bounds.core import get
+
+    if not ratio > 1.0:
+        raise ValueError(f"ratio must be in (1, inf), got {ratio!r}")
+    b = get(bound_id)
+    hi = b(**{**values, "n": values["n"] * ratio}, check_conditions=False)
+    lo = b(**{**values, "n": values["n"] / ratio}, check_conditions=False)
+    return -(math.log(hi) - math.log(lo)) / (2.0 * math.log(ratio))
+
+
 # ------------------------------------------------------------------------------------------------
 # Section 4: proximal point (κ ≥ 2)
 # ------------------------------------------------------------------------------------------------
@@ -331,6 +385,20 @@ THM5_WORST = register(Bound(
     kind="upper",
     notes="Recovers the noisy-GD rate (√d/(n√ρ))^{1/2} (kl:prior_stationary_noisy_gd) up to the "
           "d-free term; exponents n −1/2, d 1/4, ρ −1/4.",
+))
+
+
+THM5_ABSTRACT = register(Bound(
+    id="kl:thm5_abstract",
+    expr=_sqrt(d) / (n * _sqrt(rho)),
+    quantity=_THM5_QUANTITY + ", as the abstract advertises it (Õ)",
+    source="KL paper, abstract ('as fast as Õ(√d/(n√ρ))'), the first term of Theorem 5's best case",
+    assumptions=_THM5_ASSUMPTIONS,
+    privacy=_THM5_PRIVACY,
+    kind="upper",
+    notes="The abstract's rate drops Theorem 5's d-free term 1/(√n ρ^{1/4}) (errata KL-E15), "
+          "which dominates unless d ≳ n√ρ: exponents n −1, d 1/2, ρ −1/2 against the best "
+          "case's −1/2, 0, −1/4 at small d.  A competitor reading, rejected at d ≤ 256.",
 ))
 
 

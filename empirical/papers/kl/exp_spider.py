@@ -4,7 +4,10 @@ radial and nonconvex KL instances, and Spider told the wrong κ (misspecificatio
 from __future__ import annotations
 
 from empirical.core.experiment import Check, Experiment
-from empirical.papers.kl.problems import _run_spider, kl_values
+import bounds
+from empirical.papers.kl.problems import (NSLOPE_RATIO, _run_spider, _run_spider_nslope,
+                                          kappa_of_slope, kl_values, spider_kappa_point,
+                                          thm1_slope_at)
 from empirical.papers.kl.exp_adaptive import ADAPTIVE
 from empirical.papers.kl.declare import (_KAPPA_TAG, _KAPPA_TEX, _RAD, _geom, _spider_vacuous,
                                          _with, register)
@@ -170,6 +173,80 @@ GAMMA_SPIDER = register(Experiment(
         Check("kl:thm4_main", "reject", 0.1,
               "competing rate: Theorem 4's first term at the declared γ' (γ'√p_max)^{2κ/(4−κ)}, "
               "slope ≈ 2 here; 0.1 as for the main check"),
+    )))
+
+
+# --- Theorem 1 across κ: the n-slope at each κ against the bound's at that κ ------------------------
+# The grid variable is Theorem 1's predicted n-slope itself (slope_thm1, the secant of kl:thm1
+# over [n/10, 10n] at the instance's κ, γ, L0, L1, F0), one radial instance per κ ∈ (1, 2]; the
+# metric is Spider's measured secant over the same n pair.  The identity kl:thm1_nslope then
+# reads as one regression of measured on predicted slopes: log-log slope 1 across κ, and level
+# measured/predicted = 1 at every κ (the band).  κ = 1.2 (p = 6) needs n/10 ≥ 1e6 to leave the
+# trivial regime; κ → 1 needs n → ∞ (at κ = 1.1, n = 1e7 is still trivial), so (1, 1.2) is not run.
+_NSLOPE_FIXED = {**_RAD, "d": 1, "rho": 1.0, "n": 10**7}
+_KAPPAS_QUICK = (1.25, 1.4, 1.55, 1.7, 2.0)
+_KAPPAS_FULL = (1.2, 1.25, 1.3, 1.4, 1.5, 1.55, 1.6, 1.7, 1.8, 1.9, 2.0)
+
+
+def _nslope_grid(kappas: tuple) -> tuple:
+    return tuple(thm1_slope_at(_NSLOPE_FIXED, k) for k in kappas)
+
+
+def _nslope_vacuous(point: dict, bound_value: float) -> str | None:
+    k = kappa_of_slope(point, point["slope_thm1"])
+    lo = {**spider_kappa_point(point, k), "n": point["n"] / NSLOPE_RATIO}
+    return _spider_vacuous(lo, bounds.get("kl:thm1")(**kl_values(lo)))
+
+
+def _thm4_nslope(point: dict) -> dict:
+    """Check.values of the competitor: Theorem 4's first-term secant at the point's κ."""
+    k = kappa_of_slope(point, point["slope_thm1"])
+    return {"slope_thm4_main": thm1_slope_at(point, k, "kl:thm4_main")}
+
+
+def _fixed_kappa(point: dict) -> dict:
+    """Check.values of the κ-independent competitor: Theorem 1 at κ = 4/3 on every instance."""
+    return kl_values({**spider_kappa_point(point, 4.0 / 3.0), "n": point["n"]})
+
+
+SPIDER_NSLOPE = register(Experiment(
+    id="kl.spider.kappa.nslope", paper="kl",
+    title="KL Spider across κ ∈ [1.25, 2], radial loss, d=1: measured n-slope vs Theorem 1's at "
+          "each κ (Theorem 1)",
+    variable="slope_thm1", quick_grid=_nslope_grid(_KAPPAS_QUICK),
+    full_grid=_nslope_grid(_KAPPAS_FULL), fixed=_NSLOPE_FIXED, seeds=3,
+    run=_run_spider_nslope, metric="nslope",
+    bound_values=lambda p: {"slope_thm1": p["slope_thm1"]}, vacuous=_nslope_vacuous,
+    problem="RadialPowerLoss(p = κ/(κ−1)), d=1, one instance per κ; at κ = 2 L1 declared ×8",
+    algorithm="algorithms.kl.condition.kl_spider (Algorithm 1) at n = 1e6 and 1e8",
+    description="κ as a continuum: at each κ ("
+                + ", ".join(f"{k:g}" for k in _KAPPAS_QUICK) + " on the quick grid; "
+                + ", ".join(f"{k:g}" for k in _KAPPAS_FULL) + " on the full grid) Spider's "
+                "secant n-slope over n = 1e6…1e8 against Theorem 1's secant over the same n at "
+                "the same κ (the grid value).  Level: measured/predicted at each κ; slope: "
+                "the regression of log measured on log predicted across κ.",
+    checks=(
+        Check("kl:thm1_nslope", "two-sided", 0.1,
+              "two-sided: Theorem 1 is tight on the radial instances at every κ (KL with "
+              "equality; Spider stops at the Φ̂ floor), so measured = predicted slope and the "
+              "regression across κ has slope exactly 1 (an identity: no log factor, local = "
+              "asymptotic); 0.1 is the tolerance of the per-κ n-sweeps (kl.spider.n.*), and the "
+              "runs are near-deterministic (3 seeds: the excess varies < 2% between seeds, a "
+              "slope CI half-width ≤ 0.03 over this span of 0.2 decades)",
+              level=(0.93, 1.07), level_source="instance",
+              level_reason="measured/predicted n-slope = 1 at every κ where Theorem 1 is tight: "
+                           "0.07 relative is the per-κ sweeps' tolerance 0.1 at the smallest "
+                           "predicted slope here (≈ 1.18 at κ = 1.25 on the quick grid, 1.13 at "
+                           "κ = 1.2 on the full), i.e. the same acceptance, point by point"),
+        Check("kl:thm1", "reject", 0.1,
+              "competitor: a κ-independent n-rate (Theorem 1 at κ = 4/3 whatever the instance's "
+              "κ, constant along this grid: slope 0 against the predicted slope): the data must "
+              "see κ move the rate; 0.1 as for the main check", values=_fixed_kappa),
+        Check("kl:thm4_main_nslope", "reject", 0.1,
+              "competitor: Theorem 4's first-term exponent 2κ/(4−κ) (what Algorithm 3 attains "
+              "without knowing κ), its secant at each instance: log-log slope ≈ 1.6 against "
+              "Theorem 1's, the other reading of how κ enters; 0.1 as for the main check",
+              values=_thm4_nslope),
     )))
 
 

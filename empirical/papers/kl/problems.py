@@ -211,6 +211,79 @@ def _run_spider(point: dict, rngs: list) -> dict:
             "in_kl_region": prob.in_kl_region(res.w).astype(float)}
 
 
+# --- Theorem 1 across κ: the n-slope of Spider at one instance per κ ---------------------------------
+__all__ += ["spider_kappa_point", "kappa_of_slope", "thm1_slope_at"]
+
+#: The n-slope is the secant over [n/NSLOPE_RATIO, n·NSLOPE_RATIO] around the point's n.
+NSLOPE_RATIO = 10.0
+
+
+def spider_kappa_point(point: dict, kappa: float) -> dict:
+    """The radial instance of ``point`` at KL exponent ``kappa`` ∈ (1, 2]: p = κ/(κ−1), and at
+    p = 2 a declared L1 eight times the true one (GD with η = 1/(2L1) on c r² halves r exactly,
+    a staircase in n; Theorem 1 holds for any upper bound on L1)."""
+    if not 1.0 < kappa <= 2.0:
+        raise ValueError(f"kappa must be in (1, 2], got {kappa!r}")
+    p = kappa / (kappa - 1.0)
+    out = {k: v for k, v in point.items() if k != "slope_thm1"}
+    out["p"] = p
+    if p == 2.0:
+        out["L1_factor"] = 8.0
+    return out
+
+
+def thm1_slope_at(point: dict, kappa: float, bound: str = "kl:thm1") -> float:
+    """|secant n-slope| of ``bound`` (Theorem 1 by default) over [n/10, 10n] at the instance of
+    ``point`` with KL exponent ``kappa`` (its own γ, L0, L1, F0)."""
+    from bounds.rates.kl import secant_nslope
+
+    return secant_nslope(bound, kl_values(spider_kappa_point(point, kappa)), NSLOPE_RATIO)
+
+
+def kappa_of_slope(point: dict, slope: float) -> float:
+    """The κ ∈ (1, 2] whose Theorem 1 n-slope (:func:`thm1_slope_at`) is ``slope``: the grid of
+    the κ-continuum experiment is the predicted slope; κ is rounded to 6 decimals (the grid's κ
+    have at most 4), so κ = 2 gives p = 2 exactly."""
+    from scipy.optimize import brentq
+
+    lo, hi = 1.1, 2.0
+    f = lambda k: thm1_slope_at(point, k) - slope  # noqa: E731
+    if not f(lo) <= 0.0 <= f(hi):
+        raise ValueError(f"slope_thm1 must be in [{f(lo) + slope:.4g}, {f(hi) + slope:.4g}] "
+                         f"(κ ∈ [{lo}, {hi}]), got {slope!r}")
+    return round(brentq(f, lo, hi, xtol=1e-12), 6)
+
+
+def _run_spider_nslope(point: dict, rngs: list) -> dict:
+    """Spider at n/10 and 10n on the instance of the point's κ, same seeds' streams: per seed the
+    secant n-slope of the excess, with both runs' privacy and measured noise."""
+    from algorithms.kl.spider import kl_spider
+
+    kappa = kappa_of_slope(point, point["slope_thm1"])
+    base = spider_kappa_point(point, kappa)
+    R = len(rngs)
+    meter = NoiseMeter(R)
+    exc, priv, steps = [], [], []
+    for n in (point["n"] / NSLOPE_RATIO, point["n"] * NSLOPE_RATIO):
+        pt = {**base, "n": float(round(n))}
+        prob = make_problem(pt)
+        w0, F0 = _w0_F0(prob)
+        res = kl_spider(prob, rho=point["rho"], w0=w0, L0=prob.L0,
+                        L1=prob.L1 * pt.get("L1_factor", 1.0), gamma=prob.gamma, kappa=prob.kappa,
+                        F0=F0, beta=point["beta"], rng=rngs,
+                        observe=release_hook(meter, ("full", "difference")))
+        exc.append(prob.excess(res.w))
+        priv.append(_privacy_columns(res, point["rho"], R))
+        steps.append(np.asarray(res.info["steps"], dtype=float).reshape(-1) * np.ones(R))
+    slope = -(np.log(exc[1]) - np.log(exc[0])) / (2.0 * math.log(NSLOPE_RATIO))
+    return {"nslope": slope, "excess_lo": exc[0], "excess_hi": exc[1],
+            "kappa": np.full(R, kappa), "p": np.full(R, base["p"]),
+            "rho_spent": np.maximum(priv[0]["rho_spent"], priv[1]["rho_spent"]),
+            "rho_guarantee": np.maximum(priv[0]["rho_guarantee"], priv[1]["rho_guarantee"]),
+            "rho_target": priv[0]["rho_target"], **meter.columns(),
+            "steps_lo": steps[0], "steps_hi": steps[1]}
+
+
 def adaptive_hook(meter: NoiseMeter, prob: Problem, rho: float, select: str = "last"):
     """The measured-noise hook of Algorithm 3: its gradient releases against the σ_t it states
     (data dependent: N_t/√(dA)), its norm releases N_t against σ̂ = L0/(√n ρ_run^{1/4})
