@@ -13,7 +13,7 @@ _KAPPA = ("κ is not a free knob of a private run: each calibration (Theorem 5.1
           "exactly through the noise drift ∝ κ²m (kan.width.m) and the λ factors "
           "(kan.lam.fixed_kappa); the T and B sweeps of a private run (kan.private.T, "
           "kan.private.B) move κ along F.12 with rT")
-_DELTA = ("δ enters through (√m + R_*)δ, ≲ 6/n at the corollaries' δ ≤ min{1/(n√m), γ/n}, "
+_DELTA = ("δ enters through (√m + R_*)δ, ≈ 5–6/n at the corollaries' δ ≤ min{1/(n√m), γ/n}, "
           "and through logs (R_* and the calibration's log(1/δ)): a δ sweep moves the risk by "
           "less than the seed spread, so the level is checked instead (kan.cor53.n's Theorem "
           "5.2 / C.23 level bands at the corollary's δ)")
@@ -71,7 +71,7 @@ for _bound in ("kan:A_corr", "kan:thmC.13", "kan:thm5.2", "kan:thmC.23"):
 declare_unswept("kan:thmC.13", "noise_multiplier", _KAPPA)
 
 _TB_POP = ("Theorem 5.2 / C.23 is (1 + ηT/n)·(A_corr + (√m + R_*)δ): on kan.cor53.n's grid the "
-           "prefactor ηT/n ≈ 0.09 and the δ term (√m + R_*)δ ≲ 6/n, so its {v}-dependence is "
+           "prefactor ηT/n ≈ 0.09 and the δ term (√m + R_*)δ ≈ 5–6/n, so its {v}-dependence is "
            "A_corr's, which is swept at a private run's own calibrated κ in kan.private.{v}; the "
            "corollary fixes {v} from n (B = n/2, T = 2·min{{√n/γ, nεγ²/√d}}), so a {v} sweep of "
            "the population risk would leave the corollary's regime that kan.cor53.n runs")
