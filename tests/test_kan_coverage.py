@@ -12,9 +12,11 @@ def test_no_kan_statement_has_a_held_or_unjudged_variable_without_a_reason():
     assert gaps == []
 
 
-def test_the_private_t_and_b_sweeps_count_as_sweeps_of_theorem_41s_expression():
+def test_the_private_t_and_b_sweeps_count_as_sweeps_of_theorems_41_and_d14():
     swept = {(c.bound, c.variable): c.experiments for c in coverage.cells("kan")
              if c.status == "swept"}
     assert "kan.private.T" in swept[("kan:A_corr", "T")]
     assert "kan.private.B" in swept[("kan:A_corr", "B")]
     assert "kan.private.T" in swept[("kan:thmC.13", "T")]
+    assert "kan.private.d9.T" in swept[("kan:A_van", "T")]
+    assert "kan.private.d9.B" in swept[("kan:A_van_simplified", "B")]

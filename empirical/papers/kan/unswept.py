@@ -41,7 +41,7 @@ _GAMMA = ("γ is the instance's NTK margin γ₀ (Assumption 3.3), set by the in
 for _bound in ("kan:A_corr", "kan:thmC.13", "kan:thm5.2", "kan:thmC.23", "kan:A_non",
                "kan:A_non_minibatch", "kan:cor5.3", "kan:cor5.3_noise_ratio", "kan:cor5.5",
                "kan:cor5.6", "kan:thmE.1_pop", "kan:fullbatch_gd_etaT", "kan:fullbatch_gd_T_only",
-               "kan:tuned_eta_noise"):
+               "kan:tuned_eta_noise", "kan:A_van", "kan:A_van_simplified"):
     declare_unswept(_bound, "gamma", _GAMMA)
 
 _ETA_PRIVATE = ("η divides the optimisation term 1/(γ²ηT) and multiplies the noise terms "
@@ -60,14 +60,16 @@ _LAM = ("λ enters A_corr only through the exact factors 1 − λ (linear noise 
 for _bound in ("kan:A_corr", "kan:thmC.13", "kan:thm5.2", "kan:thmC.23"):
     declare_unswept(_bound, "lam", _LAM)
 
-_MD = ("{v} enters A_corr only through √(md) (cross term) and md (quadratic noise term ηκ²md/B²), "
+_CORR_TERMS = "√(md) (cross term) and md (quadratic noise term ηκ²md/B²)"
+_VAN_TERMS = "md (its quadratic noise term ηmdκ²/B²; A_van has no cross term)"
+_MD = ("{v} enters {b} only through {terms}, "
        "with κ fixed by the calibration independently of {v}; a risk sweep in {v} changes the "
        "instance (each {v} needs its own initialisation, teacher and γ₀: 0.30 / 0.32 / 0.29 at "
        "m = 16 / 32 / 64, d = 5).  The noise drift ∝ κ²m is checked exactly in kan.width.m; the "
        "tuned noise term's √(md) in kan.tuned_eta.m and kan.tuned_eta.d")
 for _bound in ("kan:A_corr", "kan:thmC.13", "kan:thm5.2", "kan:thmC.23"):
-    declare_unswept(_bound, "m", _MD.format(v="m"))
-    declare_unswept(_bound, "d", _MD.format(v="d"))
+    declare_unswept(_bound, "m", _MD.format(v="m", b="A_corr", terms=_CORR_TERMS))
+    declare_unswept(_bound, "d", _MD.format(v="d", b="A_corr", terms=_CORR_TERMS))
 declare_unswept("kan:thmC.13", "noise_multiplier", _KAPPA)
 
 _TB_POP = ("Theorem 5.2 / C.23 is (1 + ηT/n)·(A_corr + (√m + R_*)δ): on kan.cor53.n's grid the "
@@ -180,6 +182,20 @@ declare_unswept("kan:fullbatch_dpgd", "n", "the γ sweep holds n = 100 because T
 declare_unswept("kan:wang_gd", "n", "the γ sweeps hold n = 100; the 1/n of full-batch GD is swept "
                 "in kan.nonpriv.n (kan:fullbatch_gd), and Wang et al.'s private n⁻¹ in kan.wang.n")
 
+# Theorem D.14 (λ = 0), judged in T and B by kan.private.d9.T / kan.private.d9.B
+_ETA_VAN = ("η divides 1/(γ²ηT) and multiplies ηmdκ²/B² and η(1/B + 1/T): at D.9's κ the bound "
+            "is carried by its quadratic noise term ∝ η (A_van_simplified 8–130 on "
+            "kan.private.d9.T's grids, far above log 2), and Theorem D.14 assumes "
+            "η ≤ 1/(12C_{σ,b}p³); η's tuned role at B = n is swept in kan.tuned_eta.*")
+_KAPPA_VAN = ("κ is set by Theorem 5.4 / D.9 from (ε, δ, T, B, n), not a free knob of a private "
+              "run: the T and B sweeps move it along D.9 (κ ∝ B√T/n, kan.private.d9.T and "
+              "kan.private.d9.B), the ε sweep of the tuned step as 1/ε (kan.tuned_eta.eps)")
+for _bound in ("kan:A_van", "kan:A_van_simplified"):
+    declare_unswept(_bound, "eta", _ETA_VAN)
+    declare_unswept(_bound, "noise_multiplier", _KAPPA_VAN)
+    declare_unswept(_bound, "m", _MD.format(v="m", b="A_van", terms=_VAN_TERMS))
+    declare_unswept(_bound, "d", _MD.format(v="d", b="A_van", terms=_VAN_TERMS))
+
 # ------------------------------------------------------------------------------------------------
 # Statements no experiment judges
 # ------------------------------------------------------------------------------------------------
@@ -192,15 +208,9 @@ declare_unjudged("kan:thm4.1_explicit", "explicit-constant form (Lemma C.11 with
                  "of Theorem 4.1; it needs a comparator W* (L_star, dist_star) and the proof's "
                  "auxiliary constants (G, R̄, β, p), none of which a run measures; its rate is "
                  "judged through kan:A_corr / kan:thmC.13 (kan.private.T, kan.private.B)")
-declare_unjudged("kan:A_van", "Theorem D.14 (λ = 0): its tuned-η noise term at B = n is judged as "
-                 "kan:tuned_eta_noise (kan.tuned_eta.eps, .d, .m) and its fixed-η quadratic term "
-                 "as kan:fixed_eta_noise; its conditions (m ≳ log(m/δ)(log⁴T + log²(n/δ))/γ⁴, "
-                 "≈ 10⁶ at γ₀ ≈ 0.3, n = 1000, T = 50) fail at every affordable width")
-declare_unjudged("kan:A_van_simplified", "kan:A_van with the polylogs dropped (the same exponent "
-                 "in every scale variable, tested in tests/test_bounds_kan.py); judged through "
-                 "its pieces as kan:A_van")
 declare_unjudged("kan:thmD.16", "Theorem D.16 (λ = 0 population risk) is (1 + ηT/n)·(A_van + …): "
-                 "its rate is Corollary 5.5's, judged in kan.cor55.n and kan.cor55.n.tight")
+                 "its rate is Corollary 5.5's, judged in kan.cor55.n and kan.cor55.n.tight, and "
+                 "A_van itself is judged in T and B at a private run's κ (kan.private.d9.*)")
 declare_unjudged("kan:thmD.15", "on-average argument stability at λ = 0, the λ = 0 case of "
                  "Theorem C.22 (judged in kan.stability.n, whose coupled runs share the noise so "
                  "that λ does not enter the distance)")
