@@ -4,7 +4,8 @@ every grid point, swept in T and in B, against A_corr and C.13 evaluated at the 
 (η, T, B, δ, λ, κ, m, d, γ₀); and the same at λ = 0 with κ from Theorem 5.4 / D.9 against
 Theorem D.14 (A_van).
 
-Because the calibration moves κ with T and B (κ² ∝ rT + √(3rT ln(2/δ)), r = B/n), the bound's
+Because the calibration moves κ with T and B (F.12: κ² ∝ rT + √(3rT ln(2/δ)), r = B/n; D.9:
+κ ∝ B√T/n), the bound's
 slope in T or B is that of the calibrated bound, not of A_corr at a fixed κ.  Each run is paired
 with a κ = 0 row on the same data and batches (``opt_risk_nonprivate``): the noise-free run at the
 same (η, T, B), whose rate (Theorem E.1's A_non) is the control the private slope must differ
@@ -37,8 +38,8 @@ def _schedule(point: dict) -> dict:
 
 
 def _run_private(point: dict, rngs: list) -> dict:
-    """Per seed the private run (κ from F.12 at this point's T and B) and a κ = 0 row on the
-    same data, batches and Z (paired)."""
+    """Per seed the private run (κ from F.12 for λ > 0, from D.9 at λ = 0, at this point's T and
+    B) and a κ = 0 row on the same data, batches and Z (paired)."""
     s = _schedule(point)
     inst, n, T, B = s["inst"], s["n"], s["T"], s["B"]
     eps, lam = float(point["epsilon"]), float(point["lam"])
@@ -63,8 +64,10 @@ def _run_private(point: dict, rngs: list) -> dict:
             "max_drift": run.max_drift.reshape(R, 2)[:, 0],
             "clip_fraction": run.clip_fraction.reshape(R, 2)[:, 0],
             "gamma0": np.full(R, inst.gamma0), "lam": np.full(R, lam),
-            "f12_rT": np.full(R, B * T / n),
-            "f12_rT_needed": np.full(R, 3 * math.log(2 / s["delta"])),
+            # F.12's participation condition as used (D.9 has none)
+            **({"f12_rT": np.full(R, B * T / n),
+                "f12_rT_needed": np.full(R, 3 * math.log(2 / s["delta"]))}
+               if cal == "thm5.1" else {}),
             **meter.columns(),
             **calibration_routes(priv, cal, lam, T, n, B, "fresh", eps, s["delta"], R),
             **privacy_columns(priv, R), **_common(point, run, R)}
