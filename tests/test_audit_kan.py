@@ -1,4 +1,4 @@
-"""Audits of the KAN paper's Algorithm 1 (empirical/papers/kan/audit.py): the whitening and shifts the
+"""Audits of the KAN paper's Algorithm 1 (empirical/papers/kan/audit.py, audit_targets.py): the whitening and shifts the
 statistic rests on, the end-to-end reconstruction against the algorithm's own noise stream,
 the relations each calibration claims, honest audits not beaten, broken controls caught, and the
 KAN mutants registered with catchers that exist."""
@@ -158,7 +158,9 @@ def test_kan_mutants_registered_with_existing_catchers():
     """The KAN mutants are registered under the paper (their catchers exist and are KAN's:
     tests/test_mutants.py checks that for every mutant)."""
     ms = {m.name: m for m in mutants.mutants(["kan"])}
-    assert set(ak.KAN_MUTANTS) <= set(ms)
+    from empirical.papers.kan.mutants import KAN_MUTANTS
+
+    assert set(KAN_MUTANTS) <= set(ms)
     assert all(m.paper == "kan" and (m.experiments or m.audits) for m in ms.values())
 
 

@@ -1,6 +1,8 @@
 """Privacy audits and mutants of the KAN paper's Algorithm 1 (DP-SGD with λ-correlated noise,
 :func:`algorithms.kan.correlated_noise.dp_sgd_correlated`); see :mod:`empirical.privacy.audit` and
-:mod:`empirical.privacy.mutants`.  Imported by its unit (:mod:`empirical.papers.kan`).
+:mod:`empirical.privacy.mutants`.  Imported by its unit (:mod:`empirical.papers.kan`).  This module states the claim and builds the
+canaries, statistics and releases; the targets are registered in
+:mod:`empirical.papers.kan.audit_targets`, the mutants in :mod:`empirical.papers.kan.mutants`.
 
 The claim audited
 -----------------
@@ -62,9 +64,8 @@ Claimed ε: the calibration's own ``epsilon_guarantee`` (= the target ε; F.12 o
 from __future__ import annotations
 
 import math
-import tempfile
 import warnings
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -73,13 +74,10 @@ from scipy import optimize as _opt
 from scipy import stats as _stats
 
 import algorithms.kan.correlated_noise as kan
-from empirical.privacy.audit import AuditTarget, ReleaseFn, register_audit, spawn_rows
-from empirical.privacy.mutants import (Mutant, Patch, get_mutant, register_mutant, run_mutant,
-                               scaled_result)
+from empirical.privacy.audit import ReleaseFn, spawn_rows
 
 __all__ = ["EPS", "DELTA", "LAM", "CYCLIC", "FRESH", "PAPER51", "D9", "E2E", "whiten",
-           "whitened_shift", "gaussian_epsilon_exact", "fresh_block", "measure_e2e",
-           "run_kan_mutant", "KAN_MUTANTS"]
+           "whitened_shift", "gaussian_epsilon_exact", "fresh_block", "measure_e2e"]
 
 EPS = 4.0      # claimed ε of the tight targets: μ ≈ 0.93, within reach of 10⁵ runs per side
 DELTA = 1e-5
@@ -367,254 +365,3 @@ def _fresh_searches(cfg: dict) -> tuple[dict, dict]:
     p = {k: _fresh_pattern(cfg, w) for k, w in (("block at start", "start"), ("block at middle",
          "middle"), ("block at end", "end"), ("every other step", "spread"))}
     return dict(list(p.items())[:2]), dict(list(p.items())[2:])
-
-
-def _register() -> None:
-    cyc_pat = lambda k: cyclic_pattern(CYCLIC)       # noqa: E731
-    S = _steps(CYCLIC)
-    k_cyc = int(cyclic_pattern(CYCLIC).sum())
-    # --- honest targets ------------------------------------------------------------------
-    kc = _kappa(CYCLIC)
-    b = CYCLIC["n"] // CYCLIC["B"]
-    cq = {f"phase {o}": _offset_pattern(CYCLIC, o) for o in (0, b // 2)}
-    cf = {f"phase {o}": _offset_pattern(CYCLIC, o) for o in range(1, b) if o != b // 2}
-    register_audit(AuditTarget(
-        name="kan.mechanism.tight.cyclic", paper="kan",
-        algorithm=f"Alg. 1 releases, λ = {LAM}, cyclic b = 16, {S} steps, "
-                  "κ from calibrate('tight')",
-        relation="zero-out", delta=DELTA,
-        claimed_epsilon=lambda: _privacy(CYCLIC).epsilon_guarantee,
-        candidates=_placements(kc, cq, LAM), full_candidates=_placements(kc, cf, LAM),
-        view="mechanism", trials=1_000_000, full_trials=2_000_000, search_trials=8_000,
-        exact_epsilon=_exact_max(kc, {**cq, **cf}, LAM), min_fraction=0.45,
-        note=f"canary e₁ in cyclic phase o (steps o, o + 16, …; phase 0: {k_cyc} "
-             "participations), zeroed in D′; phases 0 and 8 searched (every phase with --search "
-             "full); score ⟨C1_P, whitened releases⟩/κ"))
-    kf = _kappa(FRESH)
-    fq, ff = _fresh_searches(FRESH)
-    register_audit(AuditTarget(
-        name="kan.mechanism.tight.fresh", paper="kan",
-        algorithm=f"Alg. 1 releases, λ = {LAM}, fresh B/n = 1/16, {S} steps, κ from "
-                  "calibrate('tight') (truncation route)",
-        relation="zero-out", delta=DELTA,
-        claimed_epsilon=lambda: _privacy(FRESH).epsilon_guarantee,
-        candidates=_placements(kf, fq, LAM), full_candidates=_placements(kf, ff, LAM),
-        view="mechanism", trials=1_000_000, full_trials=2_000_000, search_trials=8_000,
-        exact_epsilon=_exact_max(kf, {**fq, **ff}, LAM), min_fraction=0.45,
-        note="canary e₁ on τ̂ steps (the route's argmin τ: 17 of 81), a contiguous block from "
-             "step 0 or the middle (the end, or every other step, with --search full); "
-             "exact = the conditional Gaussian ε at δ of the worst placement"))
-    k51 = _kappa(PAPER51, "thm5.1", EPS51)
-    q51, f51 = _fresh_searches(PAPER51)
-    for suffix, claim in (("", lambda: _privacy(PAPER51, "thm5.1", EPS51).epsilon_guarantee),
-                          (".tight", lambda: _privacy(PAPER51, "thm5.1", EPS51).epsilon_spent)):
-        register_audit(AuditTarget(
-            name=f"kan.mechanism.thm5.1.fresh{suffix}", paper="kan",
-            algorithm=f"Alg. 1 releases, λ = {LAM}, fresh B/n = 1/2, κ from Thm 5.1/F.12 at "
-                      f"ε = {EPS51}" + (" — claim: the tight ε that κ achieves" if suffix else ""),
-            relation="zero-out", delta=DELTA, claimed_epsilon=claim,
-            candidates=_placements(k51, q51, LAM), full_candidates=_placements(k51, f51, LAM),
-            view="mechanism", trials=1_000_000, full_trials=2_000_000, search_trials=8_000,
-            exact_epsilon=_exact_max(k51, {**q51, **f51}, LAM),
-            note="τ̂ steps (tight route's argmin for F.12's κ), placements as "
-                 "kan.mechanism.tight.fresh"))
-    k9 = _kappa(D9, "thm5.4")
-    register_audit(AuditTarget(
-        name="kan.mechanism.thm5.4.fresh", paper="kan",
-        algorithm="Alg. 1 releases, λ = 0, fresh B/n = 1/16, 81 steps, κ from Thm 5.4/D.9",
-        relation="replace-one", delta=DELTA,
-        claimed_epsilon=lambda: _privacy(D9, "thm5.4").epsilon_guarantee,
-        candidates={st: _hidden_replace_release(k9, D9, st) for st in ("llr", "sum")},
-        view="mechanism", trials=1_000_000, full_trials=2_000_000, search_trials=8_000,
-        # no exact column: dp-accounting's RDP ε for this κ (epsilon_spent, 4.42 > the claimed 4:
-        # KAN-E25) is an upper bound, not the exact ε of the subsampled mechanism
-        note="canary +e₁ vs −e₁, participations hidden (amplification needs them hidden); "
-             "statistic searched: the mixture likelihood ratio or the plain sum"))
-    ktr = _kappa(TIGHT_REPLACE, "tight", EPS, tight_relation="replace-one")
-    register_audit(AuditTarget(
-        name="kan.mechanism.tight_replace.fresh", paper="kan",
-        algorithm="Alg. 1 releases, λ = 0, fresh B/n = 15/16, 4 steps, κ from "
-                  f"calibrate('tight', tight_relation='replace-one') at ε = {EPS:g}",
-        relation="replace-one", delta=DELTA,
-        claimed_epsilon=lambda: _privacy(TIGHT_REPLACE, "tight", EPS,
-                                         tight_relation="replace-one").epsilon_guarantee,
-        candidates={st: _hidden_replace_release(ktr, TIGHT_REPLACE, st) for st in ("llr", "sum")},
-        view="mechanism", trials=400_000, full_trials=2_000_000, search_trials=8_000,
-        note="canary +e₁ vs −e₁ (the replace-one shift 2 per unit clip), participations hidden; "
-             "statistic searched (mixture likelihood ratio or plain sum); no exact column "
-             "(subsampled: dp-accounting's ε is an upper bound)"))
-    for view in ("stepwise", "final"):
-        register_audit(AuditTarget(
-            name=f"kan.e2e.tight.{view}", paper="kan",
-            algorithm=f"dp_sgd_correlated itself, λ = {LAM}, full batch n = B = 2, 8 steps, "
-                      "κ from calibrate('tight')",
-            relation="zero-out", delta=DELTA,
-            claimed_epsilon=lambda: _privacy(E2E).epsilon_guarantee,
-            candidates={f"x = {x:g}": _e2e_release(view, x) for x in (0.3, -0.6)},
-            full_candidates={f"x = {x:g}": _e2e_release(view, x) for x in (-0.95, 0.9)},
-            view=view, trials=40_000, full_trials=200_000, search_trials=2_000,
-            exact_epsilon=partial(_e2e_exact, view),
-            note=("releases along ĥ_c read through dp_sgd_correlated's observe hook"
-                  if view == "stepwise" else "⟨W₀ − W_{T−1}, h_c⟩ (final iterate only)")
-            + "; the canary's feature x searched (its clipped gradient is C_clip·ĥ_c wherever "
-              "x is, so every placement has the same exact ε)"))
-    # --- broken controls (must be CAUGHT) -----------------------------------------------
-    adj = lambda k: block_pattern(S, k_cyc)      # noqa: E731
-    register_audit(AuditTarget(
-        name="kan.mechanism.fresh_with_cyclic_sensitivity", paper="kan",
-        algorithm="κ calibrated for cyclic batches (separation 16), fresh batches used",
-        relation="zero-out", delta=DELTA,
-        claimed_epsilon=lambda: _privacy(CYCLIC).epsilon_guarantee,
-        release=_fixed_pattern_release(kc, adj, LAM, LAM), view="mechanism", trials=100_000,
-        expect="broken", exact_epsilon=_exact_fixed(kc, adj, LAM),
-        note=f"the same {k_cyc} participations, adjacent (fresh batches allow it)"))
-    k0 = _kappa({**CYCLIC, "lam": 0.0})           # the λ = 0 calibration: sens = √k
-    register_audit(AuditTarget(
-        name="kan.mechanism.lambda_ignored_in_sensitivity", paper="kan",
-        algorithm=f"κ calibrated with sens = √k (λ ignored), noise correlated with λ = {LAM}",
-        relation="zero-out", delta=DELTA, claimed_epsilon=lambda: EPS,
-        release=_fixed_pattern_release(k0, cyc_pat, LAM, LAM), view="mechanism", trials=100_000,
-        expect="broken", exact_epsilon=_exact_fixed(k0, cyc_pat, LAM),
-        note="‖C1_P‖ ≥ √k for λ ≥ 0 (C ≥ 0 with unit diagonal): √k under-states, κ too small"))
-    register_audit(AuditTarget(
-        name="kan.mechanism.noise_halved", paper="kan",
-        algorithm="cyclic tight calibration, noise drawn at κ/2",
-        relation="zero-out", delta=DELTA,
-        claimed_epsilon=lambda: _privacy(CYCLIC).epsilon_guarantee,
-        release=_fixed_pattern_release(_kappa(CYCLIC, factor=0.5), cyc_pat, LAM, LAM),
-        view="mechanism", trials=100_000, expect="broken",
-        exact_epsilon=_exact_fixed(_kappa(CYCLIC, factor=0.5), cyc_pat, LAM),
-        note="claims κ, draws κ/2"))
-    register_audit(AuditTarget(
-        name="kan.mechanism.tight_replace.kappa_halved", paper="kan",
-        algorithm="tight replace-one accountant for fresh batches without replace-one's ×2 "
-                  "(κ calibrated half as large)", relation="replace-one", delta=DELTA,
-        claimed_epsilon=lambda: EPS,
-        release=_hidden_replace_release(_kappa(TIGHT_REPLACE, "tight", EPS, factor=0.5,
-                                               tight_relation="replace-one"), TIGHT_REPLACE),
-        view="mechanism", trials=400_000, expect="broken",
-        note="as kan.mechanism.tight_replace.fresh at κ/2"))
-
-
-_register()
-
-
-# =============================================================================================
-# mutants
-# =============================================================================================
-_ALG = "algorithms.kan.correlated_noise"
-_PRIM = "algorithms.primitives"
-_PRIV = "algorithms.kan.privacy"      # the calibrations and accountants (split from _ALG)
-_TESTS = "tests/test_kan_algorithms.py"
-_STREAM = "tests/test_audit_kan.py::test_e2e_releases_are_the_claimed_noise_stream"
-
-
-def _wrap_run(noise_factor: float = 1.0, drop_lam: bool = False):
-    """make(orig) for dp_sgd_correlated: draw noise at noise_factor·κ and/or with λ = 0 in the
-    noise stream, while ``params`` report what was asked (the bug is invisible in the rows)."""
-    def make(orig):
-        def run(*a, **kw):
-            lam, kap = kw.get("lam"), kw.get("noise_multiplier")
-            kw2 = dict(kw)
-            if drop_lam:
-                kw2["lam"] = np.zeros_like(np.asarray(lam, dtype=float))
-            kw2["noise_multiplier"] = noise_factor * np.asarray(kap, dtype=float)
-            res = orig(*a, **kw2)
-            k = int(kw.get("rows_per_seed", 1))
-            reps = len(res.params["lam"]) // k
-            res.params["lam"] = np.tile(np.broadcast_to(np.asarray(lam, float), (k,)), reps)
-            kr = np.tile(np.broadcast_to(np.asarray(kap, float), (k,)), reps)
-            res.params["noise_std"] = kw["C_clip"] * kr / kw["B"]
-            res.params["noise_multiplier"] = kr
-            return res
-        return run
-    return make
-
-
-_MECH = ("kan.mechanism.tight.cyclic", "kan.mechanism.tight.fresh", "kan.e2e.tight.stepwise")
-KAN_MUTANTS = ("kan.sensitivity_ignores_lambda", "kan.noise_halved", "kan.lambda_dropped",
-               "kan.accountant_off_by_2", "kan.tight_replace_factor_dropped",
-               "kan.tight_steps_halved", "kan.noise_removed",
-               "kan.two_layer.relation_factor_dropped")
-
-register_mutant(Mutant(
-    "kan.sensitivity_ignores_lambda", "kan",
-    "correlated_sensitivity returns the λ = 0 value √k (every calibration under-noises)",
-    (Patch(_PRIM, "correlated_sensitivity",
-           lambda orig: (lambda lam, T, participations=1, min_separation=None:
-                         orig(0.0, T, participations, min_separation))),),
-    experiments=("kan.lam.tight.cyclic",), audits=_MECH,
-    tests=(f"{_TESTS}::test_contiguous_block_is_the_worst_participation_set",)))
-register_mutant(Mutant(
-    "kan.noise_halved", "kan", "dp_sgd_correlated draws its noise at κ/2 (reports κ)",
-    (Patch(_ALG, "dp_sgd_correlated", _wrap_run(noise_factor=0.5)),),
-    # 10⁵ runs: at 4·10⁴ the end-to-end audit's ε_lo (4.5) cleared the claim (4) by little
-    experiments=("kan.lam.fixed_kappa",), audits=("kan.e2e.tight.stepwise",), audit_trials=100_000,
-    tests=(f"{_TESTS}::test_noise_cancellation_identity_and_drift_closed_form", _STREAM)))
-register_mutant(Mutant(
-    "kan.lambda_dropped", "kan",
-    "dp_sgd_correlated's noise stream ignores λ (ξ_t = κZ_t; reports λ)",
-    (Patch(_ALG, "dp_sgd_correlated", _wrap_run(drop_lam=True)),),
-    # more private, not less (sensitivity √k ≤ ‖C1_P‖): no audit can catch it; the λ sweeps can
-    experiments=("kan.lam.fixed_kappa",),
-    tests=(f"{_TESTS}::test_noise_cancellation_identity_and_drift_closed_form", _STREAM)))
-register_mutant(Mutant(
-    "kan.accountant_off_by_2", "kan",
-    "the KAN accountant under-reports ε by a factor 2 (gaussian_epsilon and the RDP route)",
-    (Patch(_PRIV, "gaussian_epsilon", scaled_result(0.5)),
-     Patch(_PRIV, "_rdp_epsilon", scaled_result(0.5))),
-    experiments=("kan.lam.tight.cyclic",), audits=_MECH, audit_trials=400_000,
-    tests=(f"{_TESTS}::test_gaussian_epsilon_inverts_dp_accounting",)))
-
-
-def run_kan_mutant(name: str, results: str | None = None, audit_trials: int | None = None,
-                   timeout: float = 1800) -> dict:
-    """:func:`empirical.privacy.mutants.run_mutant` for the KAN mutant ``name`` (kept for
-    tests/test_kan_mutants.py).  The subprocess's loader imports every audit module, this one
-    included (``mutants._load``), so it knows the KAN mutants."""
-    root = results or tempfile.mkdtemp(prefix="dprates-kan-mutants-")
-    return run_mutant(get_mutant(name), results=root, audit_trials=audit_trials, timeout=timeout)
-def _replace_factor_dropped(orig):
-    """make(orig) for tight_epsilon: under replace-one, both of its routes (the sampled-without-
-    replacement RDP event at κ/2 and the truncation route's 2·sens) lose the ×2, i.e. it prices
-    κ as if it were 2κ; calibrate then picks κ/2 and reports the target ε."""
-    from algorithms.accounting import REPLACE_ONE
-
-    def tight(noise_multiplier, **kw):
-        f = 2.0 if kw.get("relation") == REPLACE_ONE else 1.0
-        return orig(f * noise_multiplier, **kw)
-    return tight
-
-
-register_mutant(Mutant(
-    "kan.tight_replace_factor_dropped", "kan",
-    "the tight replace-one accountant for fresh batches drops replace-one's ×2 (κ halved)",
-    (Patch(_PRIV, "tight_epsilon", _replace_factor_dropped),),
-    audits=("kan.mechanism.tight_replace.fresh",), bug_class="relation factor slipped"))
-register_mutant(Mutant(
-    "kan.tight_steps_halved", "kan",
-    "the tight accountant prices half the releases (κ calibrated for them)",
-    (Patch(_PRIV, "tight_epsilon",
-           lambda orig: (lambda noise_multiplier, **kw: orig(
-               noise_multiplier, **dict(kw, steps=max(1, kw["steps"] // 2))))),),
-    # 10⁶ runs: at the target's 2·10⁵ the audit's ε_lo (3.9) stayed just below the claim (4)
-    audits=("kan.mechanism.tight.cyclic",), audit_trials=1_000_000,
-    bug_class="composition count halved"))
-register_mutant(Mutant(
-    "kan.noise_removed", "kan", "dp_sgd_correlated adds no noise (reports κ)",
-    (Patch(_ALG, "dp_sgd_correlated", _wrap_run(noise_factor=1e-12)),),
-    audits=("kan.e2e.tight.stepwise",), bug_class="noise omitted"))
-
-
-# Wang et al.'s two-layer DP-GD (algorithms/kan/two_layer_dpgd.py, audited in audit_wang.py):
-# its accountant prices replace-one as zero-out (the ×2 of the sensitivity slipped): κ is
-# calibrated half as large and the claimed ε stays the target
-register_mutant(Mutant(
-    "kan.two_layer.relation_factor_dropped", "kan",
-    "two_layer_dpgd's accountant drops replace-one's ×2 (κ calibrated half as large)",
-    (Patch("algorithms.kan.two_layer_dpgd", "_relation_factor",
-           lambda orig: (lambda relation: min(orig(relation), 1.0))),),
-    audits=("kan.e2e.two_layer_dpgd",),
-    tests=("tests/test_kan_two_layer.py::"
-           "test_privacy_accounting_matches_dp_accounting_composition",),
-    bug_class="relation factor slipped"))

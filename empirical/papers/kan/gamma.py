@@ -6,8 +6,10 @@ noise term times √m = γ⁻²), Wang et al.'s at m ≍ γ⁻⁶.  The sweep th
 recipe as printed at each γ: m = ⌈γ⁻⁴⌉, B = n, λ = 0, T = n, η = min{1, ε/(γ√(md))}, κ from the
 tight replace-one calibration at (ε, δ = γ/n), on NTK-teacher data whose margin is exactly γ.
 Both exponents are read off the same population risks.  The control runs the same schedule
-without noise (κ = 0, the same seeds: the same data): at m = γ⁻⁴ the schedule's η ∝ γ makes the
-noise-free rate 1/(γ²ηT) a γ⁻³ too, so the control shows what the schedule alone gives.
+without noise (κ = 0) on the same instance at each γ, with training sets drawn independently of
+the private run's (a run's seeds follow its experiment id, so the two experiments draw different
+samples of the same distribution): at m = γ⁻⁴ the schedule's η ∝ γ makes the noise-free rate
+1/(γ²ηT) a γ⁻³ too, so the control shows what the schedule alone gives.
 """
 from __future__ import annotations
 
@@ -180,7 +182,8 @@ GAMMA_CONTROL = register(Experiment(
     bound_values=_gamma_values,
     private=False,
     problem="as kan.gamma.fullbatch_dpgd",
-    algorithm="as kan.gamma.fullbatch_dpgd with κ = 0 (same seeds, so the same data)",
+    algorithm="as kan.gamma.fullbatch_dpgd with κ = 0 (same instance and schedule; its own "
+              "training sets, drawn from its own seeds)",
     description="Non-circular control: the schedule (m, η) depends on γ, so part of a γ-slope "
                 "could come from the schedule alone.  Without noise, App. E's full-batch rate "
                 "1/(γ²ηT) at this η applies instead.  " + _WIDTH,
