@@ -79,6 +79,15 @@ def test_report_and_coverage_say_full_grid_only(tmp_path):
     assert _verdict({}, _toy.TOY, "kl:toy_power_law") == ""
 
 
+def test_calibration_of_a_full_only_band_reaches_the_full_grid():
+    from empirical.run.calibration import calibrate
+
+    with pytest.raises(ValueError, match="judged on its full grid only"):
+        calibrate(TOY_FULL_ONLY, extend=False)
+    (rec,) = calibrate(TOY_FULL_ONLY, seeds=3)
+    assert max(TOY_FULL_ONLY.full_grid) in rec.extended_to
+
+
 def _paper_full_only() -> dict[str, Experiment]:
     return {e.id: e for e in registry.experiments() if e.full_only
             and not e.id.startswith("toy.")}
