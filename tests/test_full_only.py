@@ -64,7 +64,7 @@ def test_experiments_lists_it_with_a_marker(capsys):
                    for line in lines)
 
 
-def test_report_and_coverage_say_full_grid_only(tmp_path):
+def test_report_and_coverage_say_full_grid_only(tmp_path, capsys):
     from empirical.core.coverage import _verdict
     from empirical.report.data import collect
     from empirical.report.summary import _md_not_run
@@ -74,6 +74,9 @@ def test_report_and_coverage_say_full_grid_only(tmp_path):
     assert "full grid only" in _md_not_run(st) and "CI ±0.4" in _md_not_run(st)
     (full,) = collect(experiment_ids=["toy.full_only"], results=tmp_path, full=True)
     assert not full.full_only_skipped and full.unrun_label == "NOT RUN"
+    assert main(["report", "--experiment", "toy.full_only", "--results", str(tmp_path),
+                 "--out", str(tmp_path / "r")]) == 1
+    assert "verify --full --experiment toy.full_only" in capsys.readouterr().err
     assert _verdict({}, TOY_FULL_ONLY, "kl:toy_power_law") == "full grid only"
     assert _verdict(None, TOY_FULL_ONLY, "kl:toy_power_law") == ""
     assert _verdict({}, _toy.TOY, "kl:toy_power_law") == ""

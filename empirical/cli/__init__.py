@@ -11,10 +11,11 @@
   dprates audit ...                  privacy audits (when empirical/privacy/audit.py is present)
   dprates report [--paper P]         report/index.html and docs/results.md from stored results
 
-Options for run/verify: --full (full grids), --workers N (local processes), --scheduler ADDRESS
-(Dask cluster), --results DIR (default ./results or $DPRATES_RESULTS), --figures DIR,
---no-figures.  ``--module MOD`` (any command, repeatable) imports a researcher's own module that
-registers bounds and experiments (docs/extending.md).
+Options for run/verify: --full (full grids; without it a full-grid-only experiment,
+``Experiment.full_only``, is skipped and named on a ``full grid only:`` line), --workers N
+(local processes), --scheduler ADDRESS (Dask cluster), --results DIR (default ./results or
+$DPRATES_RESULTS), --figures DIR, --no-figures. ``--module MOD`` (any command, repeatable)
+imports a researcher's own module that registers bounds and experiments (docs/extending.md).
 
 Exit status: 0 all verified; 1 a failed check, privacy violation or error while running;
 2 bad usage (every argument is validated before any work starts, with a one-line error naming
