@@ -82,6 +82,18 @@ def test_report_and_coverage_say_full_grid_only(tmp_path, capsys):
     assert _verdict({}, _toy.TOY, "kl:toy_power_law") == ""
 
 
+def test_the_report_page_shows_it_as_full_grid_only(tmp_path, capsys):
+    args = ["--results", str(tmp_path), "--no-figures"]
+    assert main(["verify", "--experiment", "toy.power_law", "--experiment", "toy.full_only",
+                 *args]) == 0
+    assert main(["report", "--experiment", "toy.power_law", "--experiment", "toy.full_only",
+                 "--results", str(tmp_path), "--out", str(tmp_path / "r")]) == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert "FULL GRID ONLY" in page and "1 not run (1 full grid only)" in page
+    assert "full grid only (`dprates verify --full --experiment toy.full_only`)" in (
+        tmp_path / "r" / "results.md").read_text()
+
+
 def test_calibration_of_a_full_only_band_reaches_the_full_grid():
     from empirical.run.calibration import calibrate
 
