@@ -168,3 +168,40 @@ def test_registered_declarations():
     assert fb.finding_on == "slope" and fb.level is not None and fb.level_reason
     assert registry.get("userlevel.alg3.eps.pole").checks[0].finding_on == "level"
     assert registry.get("userlevel.alg3.logistic.m").checks[0].finding_on == "slope"
+
+
+# --- a competitor whose values hold the swept symbol fixed is judged at those values ----------
+def test_competitor_held_fixed_by_its_values_is_judged_at_them_not_at_its_symbolic_exponent():
+    """"The law at n = 1 for every n" (values holding n fixed) is flat along the sweep: data
+    falling as n^{-3/2} rule it out.  Judged at the bound's symbolic exponent −3/2 instead (as
+    before), the same data would leave it NOT REJECTED."""
+    main = _check(level=None, level_source=None, level_reason="")
+    held = Check("kl:toy_power_law", "reject", 0.1, "toy: the rate at n = 1, flat in n",
+                 values=lambda p: {"n": 1.0})
+    exp = _exp(main, id="toy.held_competitor", checks=(main, held))
+    a = analyse(exp, _rows(exp, QUICK))
+    got = a.results[1]
+    assert (got.local, got.asymptotic) == (0.0, 0.0)
+    assert got.verdict == "REJECTED", got.message
+    assert "asymptotic +0.000 ruled out" in got.message
+    # the primary check is judged as before: its band reaches the symbolic exponent
+    assert a.results[0].verdict == "PASS" and a.results[0].asymptotic == -1.5
+
+
+def test_competitor_held_fixed_while_another_symbol_moves_is_judged_at_its_local_slope():
+    """Values that hold n fixed but move another symbol (here d = n, so the bound n^{-1/2}·d at
+    n = 4 grows like the sweep) have no exponent in n to take: local slope only."""
+    import bounds
+
+    if "kl:toy_held_two" not in bounds.ids("kl"):
+        bounds.register(bounds.Bound(id="kl:toy_held_two",
+                                     expr=bounds.sym("d") / bounds.sym("n") ** 0.5,
+                                     quantity="toy metric", source="tests/test_checks_verdicts.py"))
+    main = _check(level=None, level_source=None, level_reason="")
+    held = Check("kl:toy_held_two", "reject", 0.1, "toy: n held at 4, d follows the sweep",
+                 values=lambda p: {"n": 4.0, "d": p["n"]})
+    exp = _exp(main, id="toy.held_two", checks=(main, held))
+    got = analyse(exp, _rows(exp, QUICK)).results[1]
+    assert abs(got.local - 1.0) < 1e-9 and np.isnan(got.asymptotic)
+    assert "values hold n fixed" in str(got.asymptotic_expr)
+    assert got.verdict == "REJECTED", got.message

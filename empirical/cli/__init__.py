@@ -11,10 +11,11 @@
   dprates audit ...                  privacy audits (when empirical/privacy/audit.py is present)
   dprates report [--paper P]         report/index.html and docs/results.md from stored results
 
-Options for run/verify: --full (full grids), --workers N (local processes), --scheduler ADDRESS
-(Dask cluster), --results DIR (default ./results or $DPRATES_RESULTS), --figures DIR,
---no-figures.  ``--module MOD`` (any command, repeatable) imports a researcher's own module that
-registers bounds and experiments (docs/extending.md).
+Options for run/verify: --full (full grids; without it a full-grid-only experiment,
+``Experiment.full_only``, is skipped and named on a ``full grid only:`` line), --workers N
+(local processes), --scheduler ADDRESS (Dask cluster), --results DIR (default ./results or
+$DPRATES_RESULTS), --figures DIR, --no-figures. ``--module MOD`` (any command, repeatable)
+imports a researcher's own module that registers bounds and experiments (docs/extending.md).
 
 Exit status: 0 all verified; 1 a failed check, privacy violation or error while running;
 2 bad usage (every argument is validated before any work starts, with a one-line error naming
@@ -41,7 +42,10 @@ from empirical.cli.work import _analyse, _Drawer, _run_and_analyse
 from empirical.run.runner import (SweepError, SweepStats, check_scheduler, check_writable,
                                   load_rows, results_dir)
 
-__all__ = ["main", "format_table", "UsageError"]
+__all__ = ["main", "format_table", "UsageError", "FULL_ONLY_MARK"]
+
+#: Marks a full-grid-only experiment (``Experiment.full_only``) in listings.
+FULL_ONLY_MARK = "[full grid only]"
 
 
 # --------------------------------------------------------------------------------------------
@@ -181,7 +185,12 @@ def _cmd_experiments(args) -> int:
         print(f"dprates: no experiments registered for paper {paper!r} yet", file=sys.stderr)
         return 1
     for exp in exps:
-        print(f"{exp.id:<32} {exp.bound:<14} {exp.variable:<6} {exp.title}")
+        print(f"{exp.id:<32} {exp.bound:<14} {exp.variable:<6} {exp.title}"
+              + (f"  {FULL_ONLY_MARK}" if exp.full_only else ""))
+    marked = registry.full_only_ids(exps)
+    if marked:
+        print(f"{FULL_ONLY_MARK}: judged on the full grid only, {len(marked)} (dprates "
+              "verify --full --experiment ID)")
     return _validate_all(exps) if getattr(args, "validate", False) else 0
 
 
@@ -205,8 +214,11 @@ def _validate_all(exps) -> int:
                 grid = "full" if full else "quick"
                 print(f"dprates: {exp.id} ({grid} grid): {str(exc).splitlines()[0]}",
                       file=sys.stderr)
+    marked = registry.full_only_ids(exps)
     print(f"validated {len(exps)} experiments on both grids: "
-          + (f"{bad} refused" if bad else "every declaration matches its bounds"))
+          + (f"{bad} refused" if bad else "every declaration matches its bounds")
+          + (f" ({len(marked)} judged on the full grid only, their quick grids validated too)"
+             if marked else ""))
     return 1 if bad else 0
 
 
@@ -238,22 +250,35 @@ def _cmd_run_or_verify(args) -> int:
     drawing = not args.no_figures
     _check_dirs(args, drawing)
     _check_scheduler(args)
+    # A full-grid-only experiment's quick grid cannot decide: skipped, neither verified nor
+    # failed, and named below.
+    skipped = [] if args.full else registry.full_only_ids(exps)
+    exps = [e for e in exps if e.runs_on(args.full)]
     # Declarations are validated against their bounds by the scheduler, on the workers, each
     # before its own experiment's points (a mis-declared one is an ERROR row, the rest run).
     stats = SweepStats()
-    analyses, fitted, cached = _run_and_analyse(exps, args, stats,
-                                                _figure_root(args) if drawing else None, paper)
-    print(format_table(analyses))
+    analyses, fitted, cached = ((), 0, 0) if not exps else _run_and_analyse(
+        exps, args, stats, _figure_root(args) if drawing else None, paper)
+    if analyses:
+        print(format_table(analyses))
     failed = [a.experiment.id for a in analyses if not a.ok]
     print(f"\npoints: {stats}")
     print(f"analyses: {fitted} fitted, {cached} read from the cache")
     if args.cmd == "verify":
         print(f"{len(analyses) - len(failed)}/{len(analyses)} experiments verified"
               + (f"; failed: {', '.join(failed)}" if failed else ""))
+    if skipped:
+        print(full_only_line(skipped))
     bad_figures = getattr(args, "figure_failures", [])
     if bad_figures:
         print(f"figures: {len(bad_figures)} could not be written (named above)")
     return 1 if failed or bad_figures else 0
+
+
+def full_only_line(ids: list[str]) -> str:
+    """The summary line naming the experiments a quick-grid run skipped (Experiment.full_only)."""
+    return (f"full grid only: {len(ids)} not run ({', '.join(ids)}) "
+            "(dprates verify --full --experiment ID)")
 
 
 def _cmd_figures(args) -> int:
@@ -268,7 +293,10 @@ def _cmd_figures(args) -> int:
     from empirical.run.scheduling import Outcome
 
     drawer = _Drawer(root, exps, paper, args.full, args.results)
+    skipped = [] if args.full else registry.full_only_ids(exps)
     for exp in exps:
+        if exp.id in skipped:
+            continue
         rows, missing = load_rows(exp, full=args.full, results=args.results)
         if missing:
             print(f"{exp.id}: {len(missing)} grid points not stored (or stale); skipped",
@@ -281,6 +309,8 @@ def _cmd_figures(args) -> int:
     print(f"drew figures for {len(analyses)} experiments under {root}/"
           + (f"; {len(drawer.failed)} could not be written (named above)" if drawer.failed
              else ""))
+    if skipped:
+        print(full_only_line(skipped).replace("verify --full", "figures --full"))
     return 1 if drawer.failed else 0
 
 

@@ -52,7 +52,9 @@ def _add_module_opt(p: argparse.ArgumentParser, top: bool = False) -> None:
 
 
 def _add_run_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--full", action="store_true", help="use the full grids (slow)")
+    p.add_argument("--full", action="store_true",
+                   help="use the full grids (slow); without it, full-grid-only experiments are "
+                        "skipped and named")
     p.add_argument("--workers", type=_workers, default=None,
                    help="local worker processes (default: this machine's cores)")
     p.add_argument("--scheduler", type=_scheduler, default=None,

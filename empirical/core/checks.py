@@ -24,7 +24,9 @@ asymptotic exponent.
 * ``reject`` (a competing rate c): REJECTED only when the whole CI lies outside [c − tol, c + tol]
   at the competitor's local slope and, where the variable can go to ∞, at its asymptotic
   exponent; NOT REJECTED when the whole CI lies inside one of them (the data agree with the
-  competitor); INCONCLUSIVE otherwise.  ``Check.reference``: the competitor's assumptions do
+  competitor); INCONCLUSIVE otherwise.  A competitor whose ``values`` hold the swept symbol
+  fixed is judged at those values: exponent 0 when its value does not move over the grid, else
+  its local slope alone.  ``Check.reference``: the competitor's assumptions do
   not hold on the instance, so it is drawn and measured but shown as REFERENCE, never REJECTED;
 * the expectation is per grid: ``Check.expect`` on the quick grid, ``Check.expect_full`` on
   the full grid, told apart by the rows' grid values (``Experiment.is_full``).
@@ -195,9 +197,17 @@ def band_exponent(exp: Experiment, check: Check, xs, bvals) -> tuple[object, flo
     with the bound's values ``bvals`` there: (expression or what stands instead, value; NaN
     when there is none).  See the module docstring for the domain rules."""
     b = bounds.get(check.bound)
-    fixed = {k: val for k, val in _bound_values(exp, check, exp.point(xs[0])).items()
-             if k != exp.variable}
+    first = _bound_values(exp, check, exp.point(xs[0]))
+    fixed = {k: val for k, val in first.items() if k != exp.variable}
     dom = bounds_domain(exp.variable)
+    if check.kind == "reject" and _held_by_values(exp, check, xs, first):
+        # A competitor whose values hold the bound's own symbol fixed (e.g. "eq. 141 at m = 1"
+        # on an m sweep) is judged at the experiment's values, like the primary bound: its
+        # symbolic exponent in that symbol is not what the data are compared with.
+        if np.ptp(np.log(bvals)) == 0.0:
+            return sp.Integer(0), 0.0
+        return (f"n/a: the check's values hold {exp.variable} fixed (local slope only)",
+                math.nan)
     if (exp.variable in b.variables and not dom.unbounded_above and dom.lo == 0
             and max(xs) <= 0.1 * dom.hi):
         # A grid a decade or more below the upper edge heads for the lower edge 0: the
@@ -221,6 +231,16 @@ def band_exponent(exp: Experiment, check: Check, xs, bvals) -> tuple[object, flo
         asym_expr = f"{sp.sstr(asym_expr)} (not used: band on the local slope alone)"
         asym = math.nan
     return asym_expr, asym
+
+
+def _held_by_values(exp: Experiment, check: Check, xs, first: dict) -> bool:
+    """Whether the bound's symbol of the swept variable keeps one value over the grid values
+    ``xs`` although they span more than one value (``first``: the values at ``xs[0]``)."""
+    var = exp.variable
+    if var not in bounds.get(check.bound).variables or var not in first or len(set(xs)) < 2:
+        return False
+    last = _bound_values(exp, check, exp.point(max(xs, key=lambda v: abs(v - xs[0]))))
+    return float(last.get(var, math.nan)) == float(first[var])
 
 
 def declared_too_wide(exp: Experiment, check: Check, xs, bvals) -> str:

@@ -115,10 +115,11 @@ def _log_only(b: bounds.Bound, variable: str) -> bool:
     return x not in stripped.free_symbols
 
 
-def _verdict(analyses: Mapping[str, object] | None, exp_id: str, bound: str) -> str:
-    a = (analyses or {}).get(exp_id)
+def _verdict(analyses: Mapping[str, object] | None, exp: registry.Experiment, bound: str) -> str:
+    a = (analyses or {}).get(exp.id)
     if a is None:
-        return ""
+        # verdicts were asked for, but a full-grid-only experiment has none on the quick grid
+        return "full grid only" if analyses is not None and exp.full_only else ""
     if getattr(a, "error", ""):
         return "ERROR"
     if getattr(a, "privacy_error", ""):
@@ -156,7 +157,7 @@ def cells(paper: str | None = None, analyses: Mapping[str, object] | None = None
             if sweeping:
                 ids = tuple(e.id for e in sweeping)
                 out.append(Cell(bid, b.source, var, "swept", ids,
-                                tuple(_verdict(analyses, i, bid) for i in ids)))
+                                tuple(_verdict(analyses, e, bid) for e in sweeping)))
                 continue
             if _log_only(b, var):
                 out.append(Cell(bid, b.source, var, "log",

@@ -22,7 +22,8 @@ from empirical.core.modules import check_code
 
 __all__ = ["LOWER", "PRIVACY_UNITS", "FINDING_ON", "SOURCES", "Check", "Experiment", "Summary",
            "register", "register_summary", "summaries", "get", "ids", "experiments",
-           "is_validated", "mark_validated"]
+           "is_validated", "mark_validated", "full_only_ids",
+           "check_full_only_reason"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,11 @@ class Experiment:
     lies outside what the fingerprint follows (another package than the experiment's own): their
     source is folded into every stored row's fingerprint, so editing them recomputes the rows.
     Each must be found when the experiment is declared (ValueError naming ``code`` otherwise).
+
+    ``full_only``: the reason, with its numbers (the quick grid's CI half-width against the
+    tolerance, the seeds or span that would decide it), why the quick grid cannot decide any
+    check at ``verify``'s budget while the full grid does.  ``verify`` and ``run`` without
+    ``--full`` then skip the experiment and say so, counting it neither verified nor failed.
 
     ``version`` is optional and kept for compatibility: stored results carry a fingerprint of the
     code that produced them (empirical/run/runner.py), so changed code is recomputed without a bump.
@@ -74,10 +80,12 @@ class Experiment:
     private: bool = True
     privacy_rtol: float = 1e-6
     code: tuple[str, ...] = ()
+    full_only: str = ""
 
     def __post_init__(self) -> None:
         check_id(self.id)
         check_paper_key(self.paper)
+        check_full_only_reason(self.id, self.full_only, allow_empty=True)
         object.__setattr__(self, "code", check_code(self.id, self.code))
         if not 0 < self.privacy_rtol < 1:
             raise ValueError(f"{self.id}: privacy_rtol must be in (0, 1), got {self.privacy_rtol}")
@@ -117,10 +125,39 @@ class Experiment:
         full_only = self._full_only()
         return any(float(v) in full_only for v in values)
 
+    def runs_on(self, full: bool) -> bool:
+        """Whether ``verify``/``run`` on this grid run the experiment (a ``full_only`` one is
+        skipped on the quick grid)."""
+        return full or not self.full_only
+
+    def declare_full_only(self, reason: str) -> "Experiment":
+        """Declare this experiment full-grid-only (``full_only = reason``) where the function
+        that builds its declaration does not pass the field along; the object itself is marked
+        (it may already be registered), and returned."""
+        object.__setattr__(self, "full_only", check_full_only_reason(self.id, reason))
+        return self
+
     def point(self, value: float) -> dict:
         p = dict(self.fixed)
         p[self.variable] = value
         return p
+
+
+def check_full_only_reason(exp_id: str, reason: str, *, allow_empty: bool = False) -> str:
+    """``reason`` if it states why a quick grid cannot decide: words and the numbers behind them
+    (a digit); ``""`` only with ``allow_empty`` (not full-grid-only).  Else ValueError."""
+    if allow_empty and reason == "":
+        return reason
+    if not isinstance(reason, str) or not reason.strip() or not re.search(r"\d", reason):
+        raise ValueError(f"{exp_id}: full_only needs its reason with the numbers (the quick "
+                         "grid's CI half-width against the tolerance, the seeds or span that "
+                         f"would decide it), got {reason!r}")
+    return reason
+
+
+def full_only_ids(exps: Iterable[Experiment]) -> list[str]:
+    """The ids of ``exps`` judged on the full grid only, in order."""
+    return [e.id for e in exps if e.full_only]
 
 
 @dataclass(frozen=True)

@@ -208,8 +208,11 @@ def _run_here(m: Mutant, results: str, audit_trials: int | None) -> dict:
     with applied(m):
         for eid in m.experiments:
             exp = registry.get(eid)
+            # a full-grid-only experiment is judged where verify judges it: on its full grid
+            # (its quick grid is inconclusive with or without the mutant)
+            full = bool(exp.full_only)
             try:
-                rows = sweep(exp, results=os.path.join(results, m.name), workers=1)
+                rows = sweep(exp, full=full, results=os.path.join(results, m.name), workers=1)
                 a = analyse(exp, rows)
                 failed = [f"{r.bound} {r.kind}: {r.verdict}" for r in a.results if not r.ok]
                 if a.privacy_error:
@@ -217,7 +220,7 @@ def _run_here(m: Mutant, results: str, audit_trials: int | None) -> dict:
                 if a.error:
                     failed.append(f"error: {a.error}")
                 report["experiments"][eid] = {
-                    "caught": bool(failed), "failed": failed,
+                    "caught": bool(failed), "failed": failed, "grid": "full" if full else "quick",
                     "checks": [{"bound": r.bound, "kind": r.kind, "verdict": r.verdict,
                                 "slope": r.observed.slope, "tolerance": r.tolerance,
                                 "level_range": r.level_range, "level_band": r.level_band,
@@ -308,7 +311,8 @@ def format_mutant_table(reports: Sequence[dict]) -> str:
 
 
 def detectable_report(exp_ids: Sequence[str], results: str | None = None) -> str:
-    """Each check's smallest detectable exponent error on the *honest* quick-grid data (run or
+    """Each check's smallest detectable exponent error on the *honest* data of the grid
+    ``verify`` judges (the quick one; the full one for a full-grid-only experiment; run or
     loaded from ``results``), beside its tolerance: the largest e < 0 and e > 0 such that a bug
     multiplying the metric by v^e would still pass the slope and level checks
     (:func:`empirical.core.checks.detectable_exponent_error`)."""
@@ -322,7 +326,7 @@ def detectable_report(exp_ids: Sequence[str], results: str | None = None) -> str
              f"{'slope + level':<17}"]
     for eid in exp_ids:
         exp = registry.get(eid)
-        a = analyse(exp, sweep(exp, results=results, workers=1))
+        a = analyse(exp, sweep(exp, full=bool(exp.full_only), results=results, workers=1))
         for r in a.results:
             if r.kind == "reject":
                 continue

@@ -85,11 +85,15 @@ def build_report(paper: str | None = None, *, full: bool = False,
     if not states:
         raise ValueError(f"no experiments registered for paper={paper!r}")
     if not any(st.rows for st in states):
-        what = (" --paper " + paper if paper else "") + (" --full" if full else "") + (
+        # full-grid-only experiments have no quick grid to report: their full grid's command
+        only = not full and all(st.full_only_skipped for st in states)
+        what = (" --paper " + paper if paper else "") + (" --full" if full or only else "") + (
             "".join(f" --experiment {i}" for i in experiment_ids or ()))
         where = "" if results is None else f" --results {results}"
         raise NoStoredResults(f"no stored results in {results_dir(results)}/ for the "
-                              f"selected experiments; run `dprates verify{what}{where}` first")
+                              f"selected experiments; run `dprates verify{what}{where}` first"
+                              + (", then `dprates report --full` (full grid only)" if only
+                                 else ""))
     # figures and exponents are cached beside the results (empirical/report/cache.py)
     summaries = _draw_figures(states, results=results_dir(results), full=full)
     env = environment(full, results)

@@ -52,6 +52,13 @@ class ExperimentState:
     fingerprints: tuple[str, ...] = ()                 # code fingerprints of the stored points
     figure: bytes | None = None
     figure_error: str = ""
+    full: bool = False                    # the grid the rows were loaded from
+
+    @property
+    def full_only_skipped(self) -> bool:
+        """A full-grid-only experiment (``Experiment.full_only``) with no quick-grid rows:
+        ``verify`` skips it on the quick grid by design."""
+        return not self.full and bool(self.experiment.full_only) and not self.rows
 
     @property
     def status(self) -> str:
@@ -63,7 +70,10 @@ class ExperimentState:
     @property
     def unrun_label(self) -> str:
         """``STALE`` when points are stored but by other code (the loader said so: they are
-        recomputed by the next run, and meanwhile not analysed), else ``NOT RUN``."""
+        recomputed by the next run, and meanwhile not analysed), ``FULL GRID ONLY`` for a
+        full-grid-only experiment on the quick grid, else ``NOT RUN``."""
+        if self.full_only_skipped:
+            return "FULL GRID ONLY"
         return "STALE" if any("are stale" in n for n in self.notes) else "NOT RUN"
 
     def verdicts(self) -> list[tuple[str, str]]:
@@ -113,7 +123,8 @@ def collect(paper: str | None = None, *, full: bool = False,
         notes: list[str] = []
         rows, missing = _load(exp, full, root, notes.append)
         stored, prints = _stored_info(exp, full, root, missing)
-        st = ExperimentState(exp, rows, missing, stored=stored, fingerprints=prints, notes=notes)
+        st = ExperimentState(exp, rows, missing, stored=stored, fingerprints=prints, notes=notes,
+                             full=full)
         if rows:
             try:
                 # the analysis `verify` cached beside these rows (same rows, same analysis

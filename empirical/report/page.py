@@ -190,9 +190,11 @@ def _paper_section(paper: str, states: list[ExperimentState], audits: AuditView,
     parts = [f'<section id="paper-{_slug(paper)}"><h2>{_e(paper)}: {_e(_paper_title(paper))}</h2>']
     parts += [m for m in (_paper_meta_html(paper),) if m]
     n_done = sum(st.status == "complete" for st in states)
+    n_full = sum(st.full_only_skipped for st in states)
     parts.append(f'<p class="meta">{len(states)} experiments, {n_done} complete, '
                  f"{sum(st.status == 'partial' for st in states)} partial, "
-                 f"{sum(st.status == 'not run' for st in states)} not run; "
+                 f"{sum(st.status == 'not run' for st in states)} not run"
+                 + (f" ({n_full} full grid only)" if n_full else "") + "; "
                  f"{len(checked)} bounds checked, {len(unchecked)} not checked by an experiment.</p>")
     parts.append(_contrasts_html(paper, states, html_dir))
     if all_ids or not any(is_comparison(st) for st in states):

@@ -188,6 +188,9 @@ def _md_coverage(paper: str, pstates: list[ExperimentState]) -> list[str]:
 
 
 def _md_not_run(st: ExperimentState) -> str:
+    if st.full_only_skipped:
+        return (f"- `{st.experiment.id}`: full grid only (`dprates verify --full --experiment "
+                f"{st.experiment.id}`); {md_text(st.experiment.full_only)}")
     why = (st.error or (st.analysis.error if st.analysis else "")
            or "; ".join(st.notes) or "no stored rows")
     return f"- `{st.experiment.id}`: {st.status}; {md_text(why)}"

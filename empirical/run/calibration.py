@@ -54,8 +54,15 @@ def calibrate(exp: Experiment, keys: Sequence[tuple[str, str]] | None = None, *,
               seeds: int | None = None, extend: bool = True) -> list[Calibration]:
     """Held-out calibrations of ``exp``'s checks (``keys``: (bound, kind) pairs; default every
     check that is not a competitor) on its quick grid, ``seeds`` repetitions per point (default
-    the experiment's), each band's trend extended to the full grid's ends when ``extend``."""
+    the experiment's), each band's trend extended to the full grid's ends when ``extend``.
+
+    A full-grid-only experiment (``Experiment.full_only``) is calibrated on its quick grid too
+    (held-out seeds, cheap) but judged on the full grid, so its band must be extended there:
+    ``extend=False`` is refused."""
     seeds = exp.seeds if seeds is None else seeds
+    if exp.full_only and not extend:
+        raise ValueError(f"{exp.id} is judged on its full grid only: its calibrated band must "
+                         "be extended to the full grid's ends (extend=True)")
     if seeds < 2:
         raise ValueError(f"seeds must be >= 2 for a calibration, got {seeds}")
     checks = [c for c in exp.checks if c.kind != "reject"

@@ -151,7 +151,7 @@ WYX17_N = _exp("kl.wyx17.n", "[48] WYX17 noisy GD under PL (non-convex PL functi
                "NonconvexKL(p = 2): Σ(w_j² + 3 sin² w_j), d = 10", (_GLOBAL,))
 WYX17_EPS = _exp("kl.wyx17.epsilon", "[48] WYX17 noisy GD under PL (non-convex PL function, "
                  "d = 10, n = 31623): excess vs ε", "epsilon", {**_NC, "n": 31623}, _E_QUICK, _E_FULL,
-                 "NonconvexKL(p = 2), d = 10, n = 31623", (_GLOBAL,))
+                 "NonconvexKL(p = 2), d = 10, n = 31623", (_GLOBAL,), full_only="quick grid (ε = 0.25–4, 32 seeds): −1.854, CI ±0.104 against tol 0.25, 0.104 from A's edge −1.75, where the conversion's ρ(ε) puts the slope (≈ −1.8): more seeds do not decide; full grid (ε = 0.125–4): PASS −1.845 [−1.908, −1.783]")
 WYX17_D = _exp("kl.wyx17.d", "[48] WYX17 noisy GD under PL (radial quadratic, n = 30000, "
                "ε = 1): excess vs d", "d", _RADIAL, _D_QUICK, _D_FULL,
                "RadialPowerLoss(p = 2, c = 1, B = 1): L0 = 2, L1 = μ = 2 for every d",

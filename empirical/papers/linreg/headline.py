@@ -114,6 +114,7 @@ SSGD31_EPS = _ssgd31(
                 "smallest ε, held across the sweep; Theorem 3.2's sample condition "
                 "(thm32_n_ratio) holds only near the cap, but Lemma 3.5, the bound checked, has "
                 "none.")
+SSGD31_EPS.declare_full_only("quick grid (3 points over 1 decade, 48 seeds): −2.007, CI ±0.157 against tol 0.15, ≈ 58 seeds needed; full grid (5 points): PASS −2.001")
 
 _D31_N = 4000
 SSGD31_D = _ssgd31(
@@ -158,7 +159,7 @@ SSGD31_SIGMA = _ssgd31(
 # Sufficient statistics perturbation on linreg.amb.d.privacy's instance
 # ------------------------------------------------------------------------------------------------
 SSP_D = register(Experiment(
-    id="linreg.ssp.d", paper="linreg",
+    id="linreg.ssp.d", paper="linreg", full_only="quick grid (d = 8–32, 16 seeds): CI ±0.189 against tol 0.15, 0.025 from A's edge, ≈ 891 seeds needed; full grid (d = 4–96): PASS +1.748 [+1.669, +1.827], d³ REJECTED",
     title="Sufficient statistics perturbation: privacy term vs d (the prior method's rate, "
           "on linreg.amb.d.feedback's instance)",
     variable="d", quick_grid=(8, 16, 32), full_grid=(4, 8, 16, 32, 64, 96),
@@ -354,6 +355,9 @@ _OP_ONE_SIDED = ("one-sided: objective perturbation's bound is an upper bound on
                  "and a steeper slope is allowed, a flatter one is not); ")
 OBJPERT_D = register(Experiment(
     id="linreg.objpert.d", paper="linreg",
+    full_only="quick grid (d = 4–32): CI ±0.16 against a distance 0.09 to A's edge, ≈ 99 seeds "
+              "needed; full grid (d = 4–96): PASS +1.863 [+1.783, +1.947] against A ≤ +1.958, "
+              "d³ and d¹ REJECTED",
     title="Objective perturbation (Kifer et al. 2012): privacy term vs d (its own rate, on "
           "linreg.ssp.d's instance)",
     variable="d", quick_grid=(4, 8, 16, 32), full_grid=(4, 8, 16, 32, 64, 96),

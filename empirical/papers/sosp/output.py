@@ -325,6 +325,7 @@ _GRAD_M_FROZEN = _exp(
            "the server's average still divides the noise and sampling error by √m; 0.1 as for "
            "sosp.out.grad.m"),),
     seeds=6, problem_desc="CosineSaddle(k=1, γ=b=1, s1=0.15, s2=0.05, m clients, h=0), x0 = saddle")
+_GRAD_M_FROZEN.declare_full_only("quick grid (m = 1–4, 6 seeds): CI ±0.46 against tol 0.1, ≈ 21 seeds needed; full grid (m = 1–32): sosp:thm3 REJECTED, +0.093 ± 0.15")
 
 
 # --------------------------------------------------------------------------------------------

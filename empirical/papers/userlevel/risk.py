@@ -179,6 +179,8 @@ from empirical.papers.userlevel.alg3_runs import _run_alg3_quadratic  # noqa: E4
 AL24_M = register(Experiment(
     id="userlevel.al24.m",
     paper=PAPER,
+    full_only="quick grid (m = 2¹⁴–2¹⁸, 4 seeds, ≈ 4.7 CPU-s): CI ±0.53 against tol 0.2; "
+              "full grid (m = 2¹⁴–2²⁰): PASS −0.636 [−0.875, −0.386], the m-free rate REJECTED",
     title="[AL24] (full-batch outlier removal, gradient descent): excess risk vs m",
     variable="m",
     quick_grid=(16384, 65536, 262144),
