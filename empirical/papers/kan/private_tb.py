@@ -162,14 +162,14 @@ PRIVATE_B = register(Experiment(
               "one-sided: an upper bound, so the risk may fall faster in B but not more slowly.  "
               "0.15: 6 seeds (CI half-width ≈ 0.1 on a 4× range of B)",
               **_LEVEL, expect="finding", finding_on="slope",
-              note="the calibrated bound falls like its quadratic noise term (slope "
+              note="KAN-E44: the calibrated bound falls like its quadratic noise term (slope "
                    "≈ −1.2 in B) from far above log 2, while the risk cannot fall below the "
                    "noise-free risk, flat in B (kan.nonpriv.B: batch effect ≈ 10⁻³ of the "
                    "bound); the risk stays below the bound at every point"),
         Check("kan:thmC.13", "one-sided", 0.15,
               "Theorem C.13 with the logs its proof carries, at the same values; one-sided, "
               "same tolerance", **_LEVEL, expect="finding", finding_on="slope",
-              note="as for A_corr: the bound falls like its quadratic noise term from far above log 2; the risk stays below it"),
+              note="KAN-E44: as for A_corr: the bound falls like its quadratic noise term from far above log 2; the risk stays below it"),
         Check("kan:A_non_minibatch", "reject", 0.15,
               "competitor: the B-dependence Theorem E.1 charges without noise, 1/(γ√(BT)) + η/B "
               "(batch sampling alone; the paired κ = 0 row is flat in B, as kan.nonpriv.B "
