@@ -41,6 +41,31 @@ def test_route_columns_fail_an_accountant_that_under_reports():
         assert holds is want
 
 
+@pytest.mark.parametrize("T,eps_g,dl_g", [(15, 4.0, 5e-11), (3, 8.0, 1e-10), (2, 0.5, 1e-6)])
+def test_multiplier_route_holds_the_calibration_and_catches_a_halved_count(T, eps_g, dl_g):
+    """The algorithms' calibration search (unsampled: the two-sided case) is within the route's
+    limit of √T·z₁; under the mutant whose accountant composes ⌊T/2⌋ releases the multiplier it
+    finds is √(T/⌊T/2⌋) off, far outside (the settings verdict reads max_ ≤ limit_)."""
+    from empirical.papers.userlevel import mutants as ul_mutants  # noqa: F401  (registers)
+    from empirical.privacy import mutants
+
+    def holds(z):
+        cols = routes.multiplier_route_columns("g", z, T, dl_g, eps_g, amplified=False)
+        return cols["max_g_multiplier_route_gap"] <= cols["limit_g_multiplier_route_gap"] * (
+            1 + 1e-9)
+
+    assert holds(acc.calibrate_gaussian.__wrapped__(eps_g, T, dl_g))
+    with mutants.applied(mutants.get_mutant("userlevel.accountant_count_halved")):
+        z_bad = acc.calibrate_gaussian.__wrapped__(eps_g, T, dl_g)
+    assert not holds(z_bad)
+    # amplified (one-sided): a smaller multiplier is allowed, a larger one is not
+    z1 = routes.composed_gaussian_multiplier(eps_g, T, dl_g)
+    one_sided = routes.multiplier_route_columns("g", 0.5 * z1, T, dl_g, eps_g, amplified=True)
+    assert one_sided["max_g_multiplier_route_gap"] < 0
+    with pytest.raises(ValueError, match="count"):
+        routes.composed_gaussian_multiplier(eps_g, 0, dl_g)
+
+
 def test_pld_route_catches_the_replace_one_doubling():
     """UL-E28: dp-accounting's Gaussian PLD under REPLACE_ONE shifts by twice the sensitivity
     given; priced that way, [FKT20]'s ε' is 2–3× the exact one and the route fails, while the

@@ -28,7 +28,7 @@ from empirical.papers.userlevel.common import (PRIVACY_RTOL, _USER_PROBLEMS, _al
 from empirical.papers.userlevel.problems import QuadraticUsers
 
 from empirical.papers.userlevel.routes import (above_threshold_columns, gaussian_route_columns,
-                                               rdp_gaussian_epsilon)
+                                               multiplier_route_columns, rdp_gaussian_epsilon)
 
 __all__ = ["_run_alg3_quadratic", "_run_alg3_counts", "_alg3_settings", "_alg3_theory_phase1"]
 
@@ -119,7 +119,9 @@ def _alg3_theory_phase1(point: dict, L: float, R: float, beta: float) -> dict:
 def _alg3_settings(point: dict, res, L: float, R: float, beta: float) -> dict:
     """``used_<x>``/``theory_<x>`` (phase 1's T, K, n and sensitivity) and
     ``max_epsilon_1``/``limit_epsilon_1``: phase 1's ε recomputed with dp-accounting from the σ
-    the algorithm USED and the theorem's sensitivity, which must not exceed the target.  The
+    the algorithm USED and the theorem's sensitivity, which must not exceed the target; and
+    ``max_gauss_1_multiplier_route_gap``: the multiplier the search found against the theorem's
+    T_1 releases composed exactly (:func:`empirical.papers.userlevel.routes.multiplier_route_columns`).  The
     settings verdict (empirical/core/checks.py) fails the experiment on any mismatch, so a wrong
     step count, a sensitivity of the wrong relation or an accountant that under-reports is
     caught even where the rate cannot see it."""
@@ -137,6 +139,11 @@ def _alg3_settings(point: dict, res, L: float, R: float, beta: float) -> dict:
     out.update(_sensitivity_limits(float(ph["sensitivity"]), th["sensitivity_1"]))
     out["max_epsilon_1"], out["limit_epsilon_1"] = e1, eps * (1 + PRIVACY_RTOL)
     out.update(_alg3_routes(res, eps, th["baseline"]))
+    # the multiplier against the theorem's count (T_1 releases at ε/2, δ/2; the baseline's at
+    # ε, δ), composed exactly, so that an accountant composing the wrong count is caught
+    out.update(multiplier_route_columns("gauss_1", res.privacy.phases[0].z, th["T_1"], d_gauss,
+                                        eps if th["baseline"] else eps / 2.0,
+                                        2 * th["K_1"] <= th["n_1"]))
     return out
 
 

@@ -162,7 +162,15 @@ register_mutant(Mutant(
     "the user-level Gaussian accountant composes half the releases (noise calibrated to it)",
     (Patch(_ACC, "gaussian_epsilon",
            lambda orig: (lambda z, count, *a, **k: orig(z, max(1, count // 2), *a, **k))),),
-    audits=("userlevel.item_level_baseline.stepwise",), bug_class="composition count halved"))
+    experiments=("userlevel.alg3.m", "userlevel.baseline.m"),
+    audits=("userlevel.item_level_baseline.stepwise",),
+    tests=("tests/test_userlevel_routes.py::"
+           "test_multiplier_route_holds_the_calibration_and_catches_a_halved_count",),
+    bug_class="composition count halved",
+    verify_note="verify's settings verdict: phase 1's multiplier against the theorem's T_1 "
+                "releases composed exactly (z = √T_1·z₁, the RDP route of one release) is "
+                "√(T_1/⌊T_1/2⌋) off, and its ε recomputed by dp-accounting at T_1 exceeds the "
+                "target; the stepwise audit's ε_lo stays below the claim"))
 
 
 def _last_iterate(orig):

@@ -15,8 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.userlevel.alg3 import accelerated_phased_erm, item_level_baseline
+from empirical.papers.userlevel.alg3_runs import _alg3_theory_phase1
 from empirical.papers.userlevel.common import _alg3_kw, _int, _privacy_cols
 from empirical.papers.userlevel.problems import QuadraticUsers
+from empirical.papers.userlevel.routes import multiplier_route_columns
 
 __all__ = ["run_gain_pair"]
 
@@ -25,7 +27,9 @@ def run_gain_pair(point: dict, rngs: list) -> dict:
     """Rows of paired runs (Algorithm 3, baseline) on one data set per generator in ``rngs``.
 
     Privacy columns: ``epsilon_*`` are Algorithm 3's; ``baseline_epsilon_*`` the baseline's
-    (each release is separately (ε, δ)-private; the pair is a measurement, not a release)."""
+    (each release is separately (ε, δ)-private; the pair is a measurement, not a release).
+    Settings columns: each run's phase-1 multiplier against the theorem's T_1 releases composed
+    exactly (:func:`empirical.papers.userlevel.routes.multiplier_route_columns`)."""
     n, m, d = _int(point, "n"), _int(point, "m"), _int(point, "d")
     eps, delta = float(point["epsilon"]), float(point["delta"])
     cols: dict[str, list] = {}
@@ -46,6 +50,11 @@ def run_gain_pair(point: dict, rngs: list) -> dict:
                "tau": res.info["tau"], "grad_evals": res.grad_evals,
                **{k: v[0] for k, v in _privacy_cols(res, eps, 1).items()},
                **{f"baseline_{k}": v[0] for k, v in bp.items()}}
+        for algorithm, tag, eps_g, dl_g, r in (("alg3", "gauss_1", eps / 2.0, delta / 2.0, res),
+                                               ("baseline", "baseline_gauss_1", eps, delta, base)):
+            th = _alg3_theory_phase1({**point, "algorithm": algorithm}, data.L, data.R, data.beta)
+            row.update(multiplier_route_columns(tag, r.privacy.phases[0].z, th["T_1"], dl_g,
+                                                eps_g, 2 * th["K_1"] <= th["n_1"]))
         for k, v in row.items():
             cols.setdefault(k, []).append(v)
     return {k: np.asarray(v) for k, v in cols.items()}

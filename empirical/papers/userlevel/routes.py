@@ -18,14 +18,16 @@ Each is returned as a pair of row columns for the settings verdict
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 __all__ = ["exact_gaussian_delta", "exact_gaussian_epsilon", "rdp_gaussian_epsilon",
-           "ROUTE_RTOL", "EXACT_SLACK", "EXACT_UNDER", "gaussian_route_columns", "pld_route_columns",
-           "above_threshold_columns"]
+           "ROUTE_RTOL", "EXACT_SLACK", "EXACT_UNDER", "SEARCH_RTOL", "SEARCH_LOG_Z",
+           "gaussian_route_columns", "pld_route_columns", "composed_gaussian_multiplier",
+           "multiplier_route_columns", "above_threshold_columns"]
 
 #: Rényi orders of the algorithms' accountant, restated here (a data constant of the route: with
 #: other orders the RDP route differs by up to ~0.3% for reasons that are not bugs).
@@ -43,6 +45,11 @@ ROUTE_RTOL = 1e-9
 EXACT_SLACK = 2e-5
 #: A pessimistic PLD is never below the exact ε; 1e-9 is the two root finders' rounding.
 EXACT_UNDER = 1e-9
+#: The stopping rule of the algorithms' calibration search (Illinois on log ε against log z,
+#: algorithms.userlevel.accounting.calibrate_gaussian): it returns a multiplier whose ε is
+#: within relative 1e-5 below the target, or one end of a bracket narrower than 1e-7 in log z.
+#: These two roundings bound how far a correct multiplier may sit from the route's.
+SEARCH_RTOL, SEARCH_LOG_Z = 1e-5, 1e-7
 
 
 def exact_gaussian_delta(mu: float, epsilon: float) -> float:
@@ -105,6 +112,46 @@ def pld_route_columns(tag: str, z: float, delta: float, accountant_epsilon: floa
     return {f"max_{tag}_pld_over_exact": gap, f"limit_{tag}_pld_over_exact": EXACT_SLACK,
             f"max_{tag}_pld_under_exact": -gap / exact, f"limit_{tag}_pld_under_exact": EXACT_UNDER,
             f"{tag}_epsilon_exact": exact}
+
+
+@lru_cache(maxsize=256)
+def _single_multiplier(target_epsilon: float, delta: float) -> float:
+    """The multiplier z of ONE Gaussian release whose RDP route ε(δ) is ``target_epsilon`` (Brent
+    on :func:`rdp_gaussian_epsilon`, decreasing in z)."""
+    f = lambda z: rdp_gaussian_epsilon(z, 1, delta) - target_epsilon  # noqa: E731
+    lo, hi = 1e-3, 1.0
+    while f(hi) > 0:
+        hi *= 2.0
+    return float(brentq(f, lo, hi, xtol=1e-14, rtol=1e-13))
+
+
+def composed_gaussian_multiplier(target_epsilon: float, count: int, delta: float) -> float:
+    """The multiplier of ``count`` composed Gaussian releases whose ε(δ) is ``target_epsilon``,
+    by the exact composition of Gaussians: ``count`` releases of multiplier z are one release
+    of multiplier z/√count (the sum of the shifts' squares), so z = √count · z₁(ε, δ) with z₁
+    the single release's (RDP route, no dp-accounting call, no count inside the search)."""
+    if not (target_epsilon > 0 and count >= 1 and 0 < delta < 1):
+        raise ValueError(f"target_epsilon must be > 0, count ≥ 1 and delta in (0, 1); got "
+                         f"{target_epsilon}, {count}, {delta}")
+    return math.sqrt(count) * _single_multiplier(target_epsilon, delta)
+
+
+def multiplier_route_columns(tag: str, z: float, count: int, delta: float, target_epsilon: float,
+                             amplified: bool) -> dict:
+    """Columns checking the multiplier z that a calibration search found for ``count`` Gaussian
+    releases at (``target_epsilon``, δ) against :func:`composed_gaussian_multiplier` with the
+    theorem's count.  The limit is the search's own rounding carried along the route: the
+    multiplier whose route ε is :data:`SEARCH_RTOL` below the target, relative to the route's,
+    plus :data:`SEARCH_LOG_Z`.  Two-sided without amplification (the accountant then computes
+    the same unamplified bound: a halved or doubled count moves z by a factor √2); one-sided
+    (z may only be smaller) where the accountant may use WOR amplification, which can only lower
+    the multiplier it needs."""
+    route = composed_gaussian_multiplier(target_epsilon, count, delta)
+    slack = composed_gaussian_multiplier(target_epsilon * math.exp(-SEARCH_RTOL), count, delta)
+    gap = z / route - 1.0
+    return {f"{tag}_multiplier": z, f"{tag}_multiplier_route": route,
+            f"max_{tag}_multiplier_route_gap": gap if amplified else abs(gap),
+            f"limit_{tag}_multiplier_route_gap": slack / route - 1.0 + SEARCH_LOG_Z}
 
 
 def above_threshold_columns(sensitivity: float, threshold_scale: float, query_scale: float,
