@@ -80,6 +80,11 @@ def _sources(texts: Sequence[str]) -> list[str]:
 # One paper's tables (docs/papers/<paper>.md)
 # ---------------------------------------------------------------------------------------------
 
+#: A bound's source is cut here in the tables (as in the coverage table): the page is read for
+#: where a statement is, and `dprates bounds show` prints it whole.
+_SOURCE_CHARS = 90
+
+
 def bounds_table(paper: str) -> list[str]:
     """Markdown rows: every registered bound of ``paper`` with its kind and source."""
     bounds.core._load_all(paper)
@@ -87,10 +92,12 @@ def bounds_table(paper: str) -> list[str]:
     if not ids:
         raise ValueError(f"paper must be one of {bounds.papers()} with registered bounds, "
                          f"got {paper!r}")
-    rows = ["| id | source in the paper (kind, where not an upper bound) |", "|---|---|"]
+    rows = ["| id | source in the paper (kind, where not an upper bound; past 90 characters, "
+            "the whole source is `dprates bounds show ID`'s) |", "|---|---|"]
     for bid, source in zip(ids, _sources([bounds.get(b).source for b in ids])):
         kind = bounds.get(bid).kind
-        rows.append(f"| `{bid}` | {'' if kind == 'upper' else f'({kind}) '}{_cell(source)} |")
+        short = source if len(source) <= _SOURCE_CHARS else source[:_SOURCE_CHARS - 1] + "…"
+        rows.append(f"| `{bid}` | {'' if kind == 'upper' else f'({kind}) '}{_cell(short)} |")
     return rows
 
 
