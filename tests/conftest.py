@@ -118,3 +118,24 @@ def _sigint_unchanged(request):
         signal.signal(signal.SIGINT, expected)      # one leak must not fail every later test
         pytest.fail(f"{request.node.nodeid} left the SIGINT handler changed ({now!r}, was "
                     f"{expected!r}); restore it where it was set", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def coverage_gaps() -> dict:
+    """Per paper, the (bound, variable, status) pairs that are merely held or unjudged, computed
+    in a fresh interpreter: other tests register throw-away bounds under real paper ids
+    (tests/_toy.py, tests/test_bounds_core.py), which are not the project's statements."""
+    import json
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    code = ("import json; import empirical.papers; from empirical.core import coverage; "
+            "print(json.dumps({p: [(c.bound, c.variable, c.status) for c in coverage.cells(p) "
+            "if c.status in ('held', 'none')] for p in ('kl', 'kan', 'linreg', 'sosp', "
+            "'userlevel')}))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return {p: [tuple(g) for g in gaps] for p, gaps in json.loads(proc.stdout).items()}

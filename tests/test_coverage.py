@@ -120,3 +120,9 @@ def test_report_page_and_summary_carry_the_table():
     assert 'id="coverage-kl"' in page and "<code>kl:thm1</code>" in page
     md = "\n".join(_md_coverage("kl", []))
     assert "### Coverage" in md and "`kl:thm9`" in md
+
+
+def test_userlevel_rate_variables_are_swept_or_carry_a_reason(coverage_gaps):
+    """Every (statement, variable) pair of the user-level paper is swept, log-only or declared
+    with its reason (empirical/papers/userlevel/coverage_reasons.py)."""
+    assert coverage_gaps["userlevel"] == []

@@ -94,7 +94,9 @@ def test_module_without_paper_acts_on_its_papers_only(tmp_path, capsys, plugin_p
     assert sorted(p.name for p in (tmp_path / "res").iterdir()) == ["bst14"]
     # with --paper, any paper, this project's included
     assert main(["--module", "bst14.rates", "experiments", "linreg"]) == 0
-    assert all(line.startswith("linreg.") for line in capsys.readouterr().out.splitlines())
+    # every experiment line is linreg's; the closing count of full-grid-only ones names no id
+    assert all(line.startswith(("linreg.", "[full grid only]"))
+               for line in capsys.readouterr().out.splitlines())
 
 
 def test_fingerprint_covers_every_module_of_the_plugin_package(tmp_path, monkeypatch,

@@ -302,10 +302,7 @@ def test_rows_carry_independent_settings_and_measured_noise(rows, analyses):
         assert not analyses[exp_id].error, analyses[exp_id].error
 
 
-def test_coverage_leaves_no_variable_without_a_sweep_or_a_reason():
+def test_coverage_leaves_no_variable_without_a_sweep_or_a_reason(coverage_gaps):
     """Every (rate statement, variable) pair of the paper is swept, log-only, or carries its
     declared reason (empirical.core.coverage): none is merely held, no statement unjudged."""
-    from empirical.core import coverage
-    gaps = [(c.bound, c.variable, c.status) for c in coverage.cells("sosp")
-            if c.status in ("held", "none")]
-    assert not gaps, gaps
+    assert coverage_gaps["sosp"] == []
