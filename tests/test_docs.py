@@ -79,10 +79,34 @@ SHOWN = _shown_commands()
 CHEAP_SHOWN = [c for c in SHOWN if _cheap(c[1])]
 
 
+#: Shown commands that run a sweep, with output shown: run by the slow tests (each ≈ 20 s), in a
+#: temporary directory (their --results/--figures paths are replaced).
+COSTLY_SHOWN = [c for c in SHOWN if not _cheap(c[1]) and any(x.strip() for x in c[2])
+                and "--module" not in c[1] and _command(c[1])[:1] in (("run",), ("verify",))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("doc, argv, shown", COSTLY_SHOWN,
+                         ids=[f"{d}:{' '.join(a)}" for d, a, _ in COSTLY_SHOWN])
+def test_shown_sweep_prints_what_is_shown(doc, argv, shown, capsys, tmp_path):
+    args, it = [], iter(argv)
+    for a in it:
+        if a in ("--results", "--figures"):
+            args += [a, str(tmp_path / a.strip("-"))]
+            next(it)
+        else:
+            args.append(a)
+    assert main(args + ["--workers", "1"]) == 0
+    actual = iter(line.rstrip() for line in capsys.readouterr().out.splitlines())
+    for line in (s for s in shown if s.strip() not in ("", "...", "…")):   # "..." elides lines
+        assert any(a == line for a in actual), f"{doc}: {' '.join(argv)}: not printed: {line!r}"
+
+
 def test_docs_show_commands():
     assert len(CHEAP_SHOWN) >= 8
     assert any(shown for _, _, shown in CHEAP_SHOWN)
     assert not _cheap(["verify", "--paper", "kl"]) and _cheap(["verify", "--help"])
+    assert COSTLY_SHOWN          # the getting-started run, checked by the slow tests
 
 
 @pytest.mark.parametrize("doc, argv, shown", CHEAP_SHOWN,
