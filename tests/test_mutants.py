@@ -158,3 +158,13 @@ def test_every_mutant_is_caught(tmp_path):
     print("\n" + mutants.format_mutant_table(reports))
     missed = [r["mutant"] for r in reports if not r["caught"]]
     assert not missed, missed
+
+
+def test_mutants_list_lists_and_runs_nothing(capsys):
+    from empirical.cli import main
+
+    assert main(["audit", "--mutants", "--list", "--mutant", "kl.spider"]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert names and all(n.startswith("kl.spider.") for n in names)
+    assert main(["audit", "--mutants", "--list", "--mutant", "no_such_mutant"]) == 2
+    assert "--mutant" in capsys.readouterr().err

@@ -342,6 +342,16 @@ def _cmd_audit(args) -> int:
               file=sys.stderr)
         return 2
     if getattr(args, "mutants", False):
+        if getattr(args, "list", False):        # list the mutants, run none
+            from empirical.privacy.mutants import mutants
+            try:
+                sel = mutants(getattr(args, "mutant", None) or None)
+            except KeyError as exc:
+                print(f"dprates: error: --mutant: {exc.args[0]}", file=sys.stderr)
+                return 2
+            for m in sel:
+                print(f"{m.name:<44} {m.paper:<10} {m.bug_class or '-':<26} {m.description}")
+            return 0
         return int(args.mutants_run(args) or 0)
     return int(args.audit_run(args) or 0)
 
