@@ -64,6 +64,24 @@ FULL_ONLY = {
 }
 
 
+#: Experiments whose full grid does not come out as declared either (INCONCLUSIVE there too;
+#: CHANGELOG "Full grids under the three-way rules", docs/errata/), for the slow full-grid tests.
+OPEN_FULL = {
+    "sosp.liu.best.n": "INCONCLUSIVE competitor sosp:thm2 at 12 seeds (SOSP-E16: 240 seeds give "
+                       "NOT REJECTED, the two rates 0.019 apart)",
+    "sosp.out.grad.d_frozen": "INCONCLUSIVE competitor sosp:thm2 (±0.09 on the full grid)",
+    "sosp.out.grad.m": "INCONCLUSIVE (−0.046 ± 0.13 against A = (−∞, −0.10])",
+    "sosp.out.grad.n": "INCONCLUSIVE finding (SOSP-E14)",
+    "sosp.out.grad.dist.n": "INCONCLUSIVE: −0.234 [−0.314, −0.161] on the edge −0.233 of A",
+}
+
+
+def open_full_cases(ids) -> list:
+    """``ids`` for a parametrized full-grid verdict test, those in OPEN_FULL as strict xfails."""
+    return [pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=OPEN_FULL[i]))
+            if i in OPEN_FULL else i for i in ids]
+
+
 def open_cases(ids) -> list:
     """``ids`` for a parametrized verdict test, the open ones as strict xfails.  A full-grid-only
     experiment's quick-grid verdict test is a strict xfail too, with its declared reason: its
