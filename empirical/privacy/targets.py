@@ -64,6 +64,11 @@ class AuditTarget:
     full_trials: int | None = None
     #: shape of the power reference (:func:`reference_power`): "gaussian" or "laplace"
     reference: str = "gaussian"
+    #: the claimed privacy profile: δ ↦ ε(δ) from the same accountant, noise and sensitivity as
+    #: ``claimed_epsilon`` (which is its value at ``delta``).  A mechanism that is (ε(δ), δ)-DP
+    #: for one δ of its profile is so for each: the audit may test the profile where its
+    #: threshold test has power.  None: only ``delta`` is claimed.
+    claimed_epsilon_at: Callable[[float], float] | None = None
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
