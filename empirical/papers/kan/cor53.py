@@ -154,7 +154,8 @@ COR53_N = register(Experiment(
     problem="NTK teacher with margin γ₀ (G1); held-out sample of 2000 for L(W_t)",
     algorithm="dp_sgd_correlated, λ = 0.5, fresh batches B = n/2, κ from Theorem F.12 (zero-out)",
     description=_COR53_DESC
-                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.35, m/m_hi = 34–83 (rows width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.35, m/m_hi = 34–83 (rows "
+                  "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:cor5.3", "one-sided", 0.15,
               "one-sided: an upper bound (polylog dropped); the averaged population risk may "
@@ -204,7 +205,8 @@ COR53_RATIO_N = register(Experiment(
     description=_COR53_DESC + "  The corollary's content in its privacy branch: the noise is "
                               "subdominant, so the private risk stays within a constant factor "
                               "of the non-private run's."
-                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.35, m/m_hi = 34–83 (rows width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.35, m/m_hi = 34–83 (rows "
+                  "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:cor5.3_noise_ratio", "one-sided", 0.1,
               "one-sided: the noise terms over the optimisation term are O(1) in n under the "
@@ -247,7 +249,8 @@ COR53_EPS = register(Experiment(
     description="F.12 needs ε ≤ 1 and rT ≥ 3 ln(2/δ); with T = 2nεγ²/√d the second admits only "
                 "ε ≳ 0.33 at n = 2400 (rows f12_rT, f12_rT_needed), so the ε range is at most 3× "
                 "and both grids stay inside it (a point outside raises).  " + _COR53_DESC
-                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.35, m/m_hi = 74–93 (rows width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.35, m/m_hi = 74–93 (rows "
+                  "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:cor5.3", "one-sided", 0.15,
               "one-sided: an upper bound (polylog dropped) whose ε-dependence is the private term "

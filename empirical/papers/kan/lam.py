@@ -138,7 +138,8 @@ LAM_FIXED = register(Experiment(
     private=False,
     problem="NTK teacher with margin γ₀ (G1), full batch B = n",
     algorithm="algorithms.kan.correlated_noise.dp_sgd_correlated (Algorithm 1), κ fixed, unprojected",
-    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.0099, m/m_hi = 17–31 (rows width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
+    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.0099, m/m_hi = 17–31 (rows "
+                "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:lam_fixed_kappa_ratio", "one-sided", 0.3,
               "ratio test on E(λ)/E(0) against A_corr's whole noise part at fixed κ, linear and "
@@ -315,7 +316,8 @@ LAM_THM51 = register(Experiment(
     bound_values=_lam_cal_values,
     problem="NTK teacher with margin γ₀ (G1); fresh batches, B/n = 0.2",
     algorithm="dp_sgd_correlated (Algorithm 1), κ(λ) from Thm F.12 as stated",
-    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.0037, m/m_hi = 39–1.3·10⁴ (rows width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
+    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.0037, m/m_hi = 39–1.3·10⁴ (rows "
+                "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:lam_quadratic_calibrated", "one-sided", 0.35,
               "ratio test: the calibrated bound's λ-factor ((1−λ)²+ηλ²)((1−λ^T)/(1−λ))² is an upper "
@@ -348,7 +350,8 @@ LAM_TIGHT_FRESH = register(Experiment(
     problem="NTK teacher with margin γ₀ (G1); fresh batches, B/n = 0.05",
     algorithm="dp_sgd_correlated (Algorithm 1), κ(λ) from dp-accounting with the exact "
               "matrix-mechanism sensitivity (adjacent participations possible)",
-    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.0037, m/m_hi = 97–1.4·10⁴ (rows width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
+    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.0037, m/m_hi = 97–1.4·10⁴ (rows "
+                "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:lam_quadratic_calibrated", "one-sided", 0.35,
               "with adjacent participations possible, the exact worst case is a contiguous block "
@@ -376,7 +379,8 @@ LAM_TIGHT_CYCLIC = register(Experiment(
     problem="NTK teacher with margin γ₀ (G1); cyclic fixed-order batches, B/n = 0.05",
     algorithm="dp_sgd_correlated (Algorithm 1), κ(λ) from dp-accounting with the exact "
               "matrix-mechanism sensitivity for participations 20 steps apart",
-    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.0037, m/m_hi = 23–644 (rows width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
+    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.0037, m/m_hi = 23–644 (rows "
+                "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:lam_linear", "one-sided-lower", 0.35,
               "with participations ⌊n/B⌋ ≫ 1/(1−λ) apart the sensitivity grows only like "

@@ -128,7 +128,8 @@ PRIVATE_T = register(Experiment(
     problem=_PROBLEM,
     algorithm=_ALGORITHM,
     description=_DESC
-                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125, m/m_hi = 90–1.5·10⁴ (rows width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125, m/m_hi = 90–1.5·10⁴ (rows "
+                  "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:A_corr", "one-sided", 0.15,
               "one-sided: an upper bound, so the risk may grow more slowly in T (or fall) but not "
@@ -161,7 +162,8 @@ PRIVATE_B = register(Experiment(
     problem=_PROBLEM,
     algorithm=_ALGORITHM,
     description=_DESC + "  B ≥ 100 because F.12's rT ≥ 3 ln(2/δ) needs B ≥ 79 at T = 128."
-                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125, m/m_hi = 138–718 (rows width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125, m/m_hi = 138–718 (rows "
+                  "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:A_corr", "one-sided", 0.15,
               "one-sided: an upper bound, so the risk may fall faster in B but not more slowly.  "
@@ -222,7 +224,8 @@ PRIVATE_T0 = register(Experiment(
     problem=_PROBLEM,
     algorithm=_ALGORITHM0,
     description=_DESC0
-                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125 (row width_m_gamma4), below m ≳ γ⁻⁴; λ = 0 has no upper end.",
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125 (row width_m_gamma4), below "
+                  "m ≳ γ⁻⁴; λ = 0 has no upper end.",
     checks=(
         Check("kan:A_van_simplified", "one-sided", 0.15,
               _VAN_REASON + "; the risk may grow more slowly in T (or fall), not faster.  0.15: "
@@ -253,7 +256,8 @@ PRIVATE_B0 = register(Experiment(
     algorithm=_ALGORITHM0,
     description=_DESC0 + "  D.9 has no participation condition, so the full grid reaches "
                          "B = 50."
-                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125 (row width_m_gamma4), below m ≳ γ⁻⁴; λ = 0 has no upper end.",
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125 (row width_m_gamma4), below "
+                  "m ≳ γ⁻⁴; λ = 0 has no upper end.",
     checks=(
         Check("kan:A_van_simplified", "one-sided", 0.15,
               _VAN_REASON + "; the risk may fall faster in B, not more slowly.  0.15: 4 seeds "

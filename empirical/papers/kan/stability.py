@@ -92,7 +92,8 @@ STABILITY_N = register(Experiment(
     private=False,
     problem="NTK teacher with margin γ₀ (G1); S^(i) replaces example i by a fresh draw",
     algorithm="dp_sgd_correlated, full batch, 2×(1 + 3) coupled rows per seed (with and without noise)",
-    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.077, below m ≳ γ⁻⁴; m/m_hi = 2.8 → 0.003, "
+    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.077, below m ≳ γ⁻⁴; m/m_hi = 2.8 → "
+                "0.003, "
                 "inside Theorem 4.1's upper end from n = 100 (rows width_m_gamma4, width_hi_ratio).",
     checks=(
         Check("kan:thmC.22", "one-sided", 0.35,

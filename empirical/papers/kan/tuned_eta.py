@@ -91,7 +91,8 @@ TUNED_ETA_EPS = register(Experiment(
                 "ηmdκ²/B²: the tuned noise term is ≈ 2√(md)κ/(γn√T) ∝ 1/ε.  Measured: the "
                 "best risk barely moves with ε, so on this instance the ε-dependence the "
                 "bound attributes to the noise is not what limits the tuned run."
-                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125 (row width_m_gamma4), below m ≳ γ⁻⁴; λ = 0 has no upper end.",
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125 (row width_m_gamma4), below "
+                  "m ≳ γ⁻⁴; λ = 0 has no upper end.",
     checks=(
         Check("kan:tuned_eta_noise", "one-sided", 0.1,
               "one-sided: an upper bound (A_van's η-terms minimised over η, the part that "

@@ -7,20 +7,22 @@ The window is read as Theorem 4.1 prints it, with its Ω̃/Õ polylogs and const
 m_lo = γ⁻⁴ ≤ m ≤ m_hi = B²/(η²κ²γ²d)·min{1, 1/(T((1−λ)² + λ²η))} (``bounds`` M_LO, M_HI),
 with unit clipping (C_clip = 1, the unit F.12 is stated in, so κ is the noise std on the summed
 gradient as the window assumes).  Theorem 5.2's own width condition (polylog as printed) is not
-met by any affordable run and is not claimed.  The cheapest instance inside it: d = 2, m = 16 at the 0.98
-margin quantile (γ₀ ≈ 0.56, so m_lo ≈ 10), η = c_η = 1/4 (Corollary 5.3's η ≍ 1 with constant
-1/4).  Under the calibration m_hi ∝ B²/(η²T²) ∝ n/η² along the schedule: the window opens with n
-and closes as η → 1 (m/m_hi ≈ 19 at n = 1000 with η = 1).  Every row stores
+met by any affordable run and is not claimed.  The cheapest instance found inside it: d = 2,
+m = 16 at the 0.98 margin quantile (γ₀ ≈ 0.56, so m_lo ≈ 10), η = c_η = 1/4 (Corollary 5.3's
+η ≍ 1 with constant 1/4), n ≥ 1000 (F.12's rT ≥ 3 ln(2/δ) and the upper end).  Under the
+calibration κ² ∝ T, so m_hi ∝ B²/(η²κ²T) ∝ n²/(ηT)² ∝ n/η² along the schedule: the window
+opens with n and closes as η → 1 (m/m_hi ≈ 19 at n = 1000 with η = 1).  Every row stores
 ``width_m_gamma4`` = m/m_lo (≥ 1 inside) and ``width_hi_ratio`` = m/m_hi (≤ 1 inside); both ends
 are enforced as row invariants (``max_``/``limit_``), so a point outside the window is an
 ERROR, not a data point.
 
 Inside the window the calibrated quadratic noise term of A_corr is at most its optimisation term
 (ηκ²md((1−λ)² + λ²η)/B² = (m/m_hi)/(γ²ηT) on the min's second branch), so the run sits in
-Corollary 5.3's 1/(γ√n) branch (n_c = d/(γ⁶ε²) ≈ 66 here).  The control
-(``kan.window.n.outside``) is the same instance, width, schedule (T and B of ε = 1), data,
-batches and Z at ε = 0.1: κ is 10× larger and m/m_hi 100× larger, outside the window at every
-point; its population risk must differ (Theorem 5.2's guarantee does not cover it).
+Corollary 5.3's 1/(γ√n) branch (n_c = d/(γ⁶ε²) ≈ 66 here) and the paired κ = 0 row (same data,
+batches, init) has nearly its risk.  The control (``kan.window.n.outside``) is the same instance,
+width, schedule (T and B of ε = 1), data, batches and Z at ε = 0.1: κ is 10× larger and m/m_hi
+100× larger, outside the window at every point; its private/non-private ratio must not be the
+flat O(1) share the window guarantees.
 """
 from __future__ import annotations
 
@@ -118,7 +120,7 @@ _FULL_ONLY = ("8 seeds × 4 sizes of paired runs up to n = 8000 (B·m·T·2 ≈ 
               "n = 8000) cost ≈ 70 CPU-s (≈ 35 at n ≤ 4000), above the 3 CPU-s quick-grid "
               "allowance; the window needs n ≥ 1000 (m/m_hi ≈ 0.74 there, rows width_hi_ratio); "
               "full grid: the slope n^−0.13 [−0.14, −0.11] is a FINDING against Corollary 5.3 "
-              "and Theorem 5.2 (KAN-E45)")
+              "and Theorem 5.2 (KAN-E30, KAN-E42)")
 
 #: Theorem 5.2 with constant 1 at the run's own parameters: an upper bound, so the risk may exceed
 #: it by at most the hidden constant; the lower end only flags a bound off by more than 10³.
@@ -153,15 +155,16 @@ WINDOW_N = register(Experiment(
               "not slower.  0.15: 8 seeds (CI half-width ≈ 0.03–0.05 over an 8× range of n) and "
               "the iterate average's start at log 2",
               use_asymptotic=False, expect="finding",
-              note="KAN-E45: inside the window the risk falls like n^−0.13 [−0.14, −0.11] "
+              note="KAN-E30: inside the window too the risk falls like n^−0.13 [−0.14, −0.11] "
                    "(0.62 → 0.48 on n = 1000–8000) against the corollary's local −0.57: the "
                    "window caps ηT (m/m_hi ∝ (ηT)²/n), so the run stays pre-asymptotic"),
         Check("kan:thm5.2", "one-sided", 0.15,
               "one-sided: Theorem 5.2, (1 + ηT/n)(A_corr + (√m + R_*)δ), an upper bound at each "
               "point's own η, T, B, δ, λ, F.12 κ, m and γ₀; one-sided, 0.15 as for the "
               "corollary", **_LEVEL, expect="finding", finding_on="slope+level",
-              note="KAN-E45: the theorem falls 0.45 → 0.10 (local −0.74), non-vacuous at "
-                   "constant 1; the risk exceeds it 1.4–5.0× (above the band from n = 4000; "
+              note="KAN-E42: inside the window the theorem falls 0.45 → 0.10 (local −0.74), "
+                   "non-vacuous at constant 1; the risk exceeds it 1.4–5.0× (above the band "
+                   "from n = 4000; "
                    "C.13's polylog(nT/δ) ≈ 19–24 would cover it)"),
         Check("kan:wang_dpgd", "reject", 0.15,
               "prior work (Wang et al. 2026, √d/(γ⁴nε)): slope −1 in n, ruled out by the same "
