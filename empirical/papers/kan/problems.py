@@ -203,18 +203,29 @@ def width_columns(inst: NTKTeacher, R: int) -> dict:
     return {"width_m_gamma4": np.full(R, m * g ** 4), "width_m_gamma6": np.full(R, m * g ** 6)}
 
 
+@lru_cache(maxsize=1)
+def _m_hi():
+    """Theorem 4.1's upper width end (``bounds`` M_HI) compiled once: (function, its argument
+    names)."""
+    import sympy as sp
+
+    from bounds.rates.kan.correlated_noise import M_HI
+
+    names = sorted(s.name for s in M_HI.free_symbols)
+    syms = sorted(M_HI.free_symbols, key=lambda s: s.name)
+    return sp.lambdify(syms, M_HI, modules="math"), names
+
+
 def width_hi_ratio(vals: dict) -> float:
     """m/m_hi for Theorem 4.1's upper width end m_hi = B²/(η²κ²γ²d)·min{1, 1/(T((1−λ)² + λ²η))}
     (``bounds`` M_HI, its Õ read with polylog and constant 1) at ``vals`` (symbol names of
     ``kan:thm4.1``); ≤ 1 is inside.  Only for λ ∈ (0, 1) and κ > 0: at λ = 0 (Theorems D.13,
     D.14) and κ = 0 (Theorem E.1) the width has no upper end."""
-    from bounds.rates.kan.correlated_noise import M_HI
-
     if not (0 < vals["lam"] < 1 and vals["noise_multiplier"] > 0):
         raise ValueError(f"width_hi_ratio needs lam in (0, 1) and noise_multiplier > 0, got "
                          f"lam={vals['lam']}, noise_multiplier={vals['noise_multiplier']}")
-    names = {s.name: s for s in M_HI.free_symbols}
-    return float(vals["m"]) / float(M_HI.subs({names[k]: v for k, v in vals.items() if k in names}))
+    fn, names = _m_hi()
+    return float(vals["m"]) / float(fn(*[float(vals[k]) for k in names]))
 
 
 #: dp_sgd_correlated as plain GD/SGD: no noise, no correlation, clipping and projection inactive.
