@@ -157,7 +157,8 @@ WINDOW_N = register(Experiment(
               use_asymptotic=False, expect="finding",
               note="KAN-E30: inside the window too the risk falls like n^−0.13 [−0.14, −0.11] "
                    "(0.62 → 0.48 on n = 1000–8000) against the corollary's local −0.57: the "
-                   "window caps ηT (m/m_hi ∝ (ηT)²/n), so the run stays pre-asymptotic"),
+                   "window caps ηT (m/m_hi ∝ (ηT/n)² at B = n/2), so the run stays "
+                   "pre-asymptotic"),
         Check("kan:thm5.2", "one-sided", 0.15,
               "one-sided: Theorem 5.2, (1 + ηT/n)(A_corr + (√m + R_*)δ), an upper bound at each "
               "point's own η, T, B, δ, λ, F.12 κ, m and γ₀; one-sided, 0.15 as for the "
