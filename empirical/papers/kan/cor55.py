@@ -98,7 +98,9 @@ COR55_N = register(Experiment(
                 "like n^(-1/4) here; the exact ε of an achievable replace-one pair "
                 "(epsilon_pair_lower, a lower bound) exceeds the target from n = 2000 on, so "
                 "this is not a private run (KAN-E25); kan.cor55.n.tight is the private "
-                "counterpart.",
+                "counterpart."
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.095 (row width_m_gamma4), below "
+                  "m ≳ γ⁻⁴; λ = 0 has no upper end.",
     checks=(
         Check("kan:cor5.5", "one-sided", 0.15,
               "upper bound (polylog dropped): the averaged population risk may fall faster; "
@@ -127,6 +129,8 @@ COR55_N_TIGHT = register(Experiment(
     bound_values=_cor55_values,
     problem="NTK teacher with margin γ₀ (G1); held-out sample of 2000 for L(W_t)",
     algorithm="dp_sgd_correlated, λ = 0, fresh batches, κ from dp-accounting at (ε, δ)",
+    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.095 (row width_m_gamma4), below m ≳ "
+                "γ⁻⁴; λ = 0 has no upper end.",
     checks=(
         Check("kan:cor5.5", "one-sided", 0.15,
               "upper bound (polylog dropped), now with honest noise; 0.15 as for kan.cor55.n",

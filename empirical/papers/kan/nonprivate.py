@@ -67,6 +67,8 @@ NONPRIV_T = register(Experiment(
     private=False,
     problem="NTK teacher with margin γ₀ (G1)",
     algorithm="dp_sgd_correlated with κ = 0, B = n, no clipping, no projection (full-batch GD)",
+    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.43 (row width_m_gamma4), below m ≳ "
+                "γ⁻⁴; κ = 0 has no upper end.",
     checks=(
         Check("kan:A_non", "one-sided", 0.15,
               "Theorem E.1's A_non = 1/(γ²ηT) + 1/(γ√(BT)) + η/B at B = n (upper bound: the risk "
@@ -130,7 +132,9 @@ ETAT_COLLAPSE = register(Experiment(
                 "bound is flat in η, and so must the risk be if GD tracks its gradient flow at "
                 "time ηT (η below the divergence threshold).  The competitor is App. E as "
                 "printed (η ≍ 1 absorbed, a function of T alone), which would make the risk "
-                "grow like η here.",
+                "grow like η here."
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.35 (row width_m_gamma4), below m "
+                  "≳ γ⁻⁴; κ = 0 has no upper end.",
     checks=(
         Check("kan:fullbatch_gd_etaT", "two-sided", 0.1,
               "two-sided because the claim here is an equality, not only a bound: GD with step η "
@@ -202,7 +206,9 @@ BATCH_B = register(Experiment(
     description="Theorem E.1 charges 1/(γ√(BT)) + η/B for batches of B.  The signed effect "
                 "averages to ≈ 0 (both signs occur: on separable data the gradient noise "
                 "self-bounds by the loss), so the metric is its magnitude per seed.  B ≤ n/8 so "
-                "that sampling without replacement is close to the bound's i.i.d. reading.",
+                "that sampling without replacement is close to the bound's i.i.d. reading."
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.35 (row width_m_gamma4), below m "
+                  "≳ γ⁻⁴; κ = 0 has no upper end.",
     checks=(
         Check("kan:A_non_minibatch", "one-sided", 0.2,
               "one-sided: Theorem E.1 is an upper bound, so the batch effect may fall faster "
@@ -260,6 +266,8 @@ NONPRIV_N = register(Experiment(
     private=False,
     problem="NTK teacher with margin γ₀ (G1); held-out sample of 2000 for L(W_t)",
     algorithm="dp_sgd_correlated with κ = 0, B = n, no clipping, no projection (full-batch GD)",
+    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.125 (row width_m_gamma4), below m ≳ "
+                "γ⁻⁴; κ = 0 has no upper end.",
     checks=(
         Check("kan:fullbatch_gd", "one-sided", 0.15,
               "App. E's 1/(γ²n) is an upper bound (T ≍ n/γ² makes opt ≲ 1/n and gen ≲ 1/(γ²n)); "

@@ -22,7 +22,8 @@ from algorithms.kan.correlated_noise import calibrate, dp_sgd_correlated, f12_co
 from algorithms.noise_meter import NoiseMeter, correlated_hook
 from empirical.core.experiment import Check, Experiment, register
 from empirical.papers.kan.lam import calibration_routes
-from empirical.papers.kan.problems import _common, _instance, privacy_columns, sample_rows
+from empirical.papers.kan.problems import (_common, _instance, privacy_columns, sample_rows,
+                                           width_hi_ratio)
 
 
 def private_delta(n: int, m: int, gamma: float) -> float:
@@ -64,9 +65,11 @@ def _run_private(point: dict, rngs: list) -> dict:
             "max_drift": run.max_drift.reshape(R, 2)[:, 0],
             "clip_fraction": run.clip_fraction.reshape(R, 2)[:, 0],
             "gamma0": np.full(R, inst.gamma0), "lam": np.full(R, lam),
-            # F.12's participation condition as used (D.9 has none)
+            # F.12's participation condition as used (D.9 has none); Theorem 4.1's upper width
+            # end (λ = 0: Theorem D.14 has none)
             **({"f12_rT": np.full(R, B * T / n),
-                "f12_rT_needed": np.full(R, 3 * math.log(2 / s["delta"]))}
+                "f12_rT_needed": np.full(R, 3 * math.log(2 / s["delta"])),
+                "width_hi_ratio": np.full(R, width_hi_ratio(_values(point)))}
                if cal == "thm5.1" else {}),
             **meter.columns(),
             **calibration_routes(priv, cal, lam, T, n, B, "fresh", eps, s["delta"], R),
@@ -124,7 +127,9 @@ PRIVATE_T = register(Experiment(
     bound_values=_values,
     problem=_PROBLEM,
     algorithm=_ALGORITHM,
-    description=_DESC,
+    description=_DESC
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125, m/m_hi = 90–1.5·10⁴ (rows "
+                  "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:A_corr", "one-sided", 0.15,
               "one-sided: an upper bound, so the risk may grow more slowly in T (or fall) but not "
@@ -156,7 +161,9 @@ PRIVATE_B = register(Experiment(
     bound_values=_values,
     problem=_PROBLEM,
     algorithm=_ALGORITHM,
-    description=_DESC + "  B ≥ 100 because F.12's rT ≥ 3 ln(2/δ) needs B ≥ 79 at T = 128.",
+    description=_DESC + "  B ≥ 100 because F.12's rT ≥ 3 ln(2/δ) needs B ≥ 79 at T = 128."
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125, m/m_hi = 138–718 (rows "
+                  "width_m_gamma4, width_hi_ratio): outside Theorem 4.1's window at both ends.",
     checks=(
         Check("kan:A_corr", "one-sided", 0.15,
               "one-sided: an upper bound, so the risk may fall faster in B but not more slowly.  "
@@ -216,7 +223,9 @@ PRIVATE_T0 = register(Experiment(
     bound_values=_values,
     problem=_PROBLEM,
     algorithm=_ALGORITHM0,
-    description=_DESC0,
+    description=_DESC0
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125 (row width_m_gamma4), below "
+                  "m ≳ γ⁻⁴; λ = 0 has no upper end.",
     checks=(
         Check("kan:A_van_simplified", "one-sided", 0.15,
               _VAN_REASON + "; the risk may grow more slowly in T (or fall), not faster.  0.15: "
@@ -246,7 +255,9 @@ PRIVATE_B0 = register(Experiment(
     problem=_PROBLEM,
     algorithm=_ALGORITHM0,
     description=_DESC0 + "  D.9 has no participation condition, so the full grid reaches "
-                         "B = 50.",
+                         "B = 50."
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125 (row width_m_gamma4), below "
+                  "m ≳ γ⁻⁴; λ = 0 has no upper end.",
     checks=(
         Check("kan:A_van_simplified", "one-sided", 0.15,
               _VAN_REASON + "; the risk may fall faster in B, not more slowly.  0.15: 4 seeds "

@@ -196,10 +196,36 @@ def _common(point: dict, run, R: int) -> dict:
 
 def width_columns(inst: NTKTeacher, R: int) -> dict:
     """How far the run sits from the width conditions, read with constant 1 and the polylog
-    dropped: ``width_m_gamma4`` = m·γ₀⁴ (Theorems 4.1, E.1, Corollaries 5.5, 5.6: m ≳ γ⁻⁴) and
+    dropped: ``width_m_gamma4`` = m·γ₀⁴ = m/m_lo (Theorems 4.1, E.1, Corollaries 5.5, 5.6:
+    m ≳ γ⁻⁴; the upper end, where one applies, is :func:`width_hi_ratio`) and
     ``width_m_gamma6`` = m·γ₀⁶ (Corollary 5.3: m ≍ γ⁻⁶); ≥ 1 is inside."""
     m, g = inst.model.m, inst.gamma0
     return {"width_m_gamma4": np.full(R, m * g ** 4), "width_m_gamma6": np.full(R, m * g ** 6)}
+
+
+@lru_cache(maxsize=1)
+def _m_hi():
+    """Theorem 4.1's upper width end (``bounds`` M_HI) compiled once: (function, its argument
+    names)."""
+    import sympy as sp
+
+    from bounds.rates.kan.correlated_noise import M_HI
+
+    names = sorted(s.name for s in M_HI.free_symbols)
+    syms = sorted(M_HI.free_symbols, key=lambda s: s.name)
+    return sp.lambdify(syms, M_HI, modules="math"), names
+
+
+def width_hi_ratio(vals: dict) -> float:
+    """m/m_hi for Theorem 4.1's upper width end m_hi = B²/(η²κ²γ²d)·min{1, 1/(T((1−λ)² + λ²η))}
+    (``bounds`` M_HI, its Õ read with polylog and constant 1) at ``vals`` (symbol names of
+    ``kan:thm4.1``); ≤ 1 is inside.  Only for λ ∈ (0, 1) and κ > 0: at λ = 0 (Theorems D.13,
+    D.14) and κ = 0 (Theorem E.1) the width has no upper end."""
+    if not (0 < vals["lam"] < 1 and vals["noise_multiplier"] > 0):
+        raise ValueError(f"width_hi_ratio needs lam in (0, 1) and noise_multiplier > 0, got "
+                         f"lam={vals['lam']}, noise_multiplier={vals['noise_multiplier']}")
+    fn, names = _m_hi()
+    return float(vals["m"]) / float(fn(*[float(vals[k]) for k in names]))
 
 
 #: dp_sgd_correlated as plain GD/SGD: no noise, no correlation, clipping and projection inactive.

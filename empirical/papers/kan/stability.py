@@ -7,7 +7,7 @@ import numpy as np
 
 from algorithms.kan.correlated_noise import dp_sgd_correlated
 from empirical.core.experiment import Check, Experiment, register
-from empirical.papers.kan.problems import _common, _instance
+from empirical.papers.kan.problems import _common, _instance, width_hi_ratio
 
 STAB_NEIGHBOURS = 3
 
@@ -52,6 +52,9 @@ def _run_stability(point: dict, rngs: list) -> dict:
             "avg_loss": avg[:, 0], "avg_loss_nonprivate": avg[:, 1], "b_grad": np.full(R, b),
             "gamma0": np.full(R, inst.gamma0), "lam": np.full(R, lam),
             "noise_multiplier": np.full(R, kap), "projection_active": run.projection_active.reshape(R, -1)[:, 0],
+            "width_hi_ratio": np.full(R, width_hi_ratio(
+                {"B": n, "eta": point["eta"], "noise_multiplier": kap, "gamma": inst.gamma0,
+                 "d": inst.d, "T": T, "lam": lam, "m": inst.model.m})),
             **_common(point, run, R)}
 
 
@@ -89,6 +92,9 @@ STABILITY_N = register(Experiment(
     private=False,
     problem="NTK teacher with margin γ₀ (G1); S^(i) replaces example i by a fresh draw",
     algorithm="dp_sgd_correlated, full batch, 2×(1 + 3) coupled rows per seed (with and without noise)",
+    description="Width (constants, polylogs 1): m·γ₀⁴ = 0.077, below m ≳ γ⁻⁴; m/m_hi = 2.8 → "
+                "0.003, "
+                "inside Theorem 4.1's upper end from n = 100 (rows width_m_gamma4, width_hi_ratio).",
     checks=(
         Check("kan:thmC.22", "one-sided", 0.35,
               "C.22 is an upper bound with explicit constants (2e, b_{δ,m}): the normalised "

@@ -90,7 +90,9 @@ TUNED_ETA_EPS = register(Experiment(
     description="The bounds' √d/(nε) rates come from tuning η against the quadratic noise term "
                 "ηmdκ²/B²: the tuned noise term is ≈ 2√(md)κ/(γn√T) ∝ 1/ε.  Measured: the "
                 "best risk barely moves with ε, so on this instance the ε-dependence the "
-                "bound attributes to the noise is not what limits the tuned run.",
+                "bound attributes to the noise is not what limits the tuned run."
+                + "  Width (constants, polylogs 1): m·γ₀⁴ = 0.125 (row width_m_gamma4), below "
+                  "m ≳ γ⁻⁴; λ = 0 has no upper end.",
     checks=(
         Check("kan:tuned_eta_noise", "one-sided", 0.1,
               "one-sided: an upper bound (A_van's η-terms minimised over η, the part that "
@@ -128,7 +130,8 @@ def _run_tuned_eta_dm(point: dict, rngs: list) -> dict:
 
 _TUNED_DM_NOTE = ("E12 expected observed slopes below +1/2 (a looseness finding, not a failure); "
                   "γ₀ changes with the instance at each grid value and enters the bound's local "
-                  "slope through its values")
+                  "slope through its values.  Width (constants, polylogs 1): m·γ₀⁴ = 0.011–1.2 "
+                  "(d sweep), 0.125–0.43 (m sweep), row width_m_gamma4; λ = 0 has no upper end")
 
 
 #: Lower end of the d and m sweeps' level bands (the upper end is their held-out calibration).

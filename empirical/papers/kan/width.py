@@ -62,6 +62,7 @@ def _run_width(point: dict, rngs: list) -> dict:
             "excess_projected": proj.avg_train_loss - L[:, 1],
             "gamma0": np.full(R, inst.gamma0), "lam": np.full(R, lam),
             "noise_multiplier": np.full(R, kap),
+            "width_hi_ratio": np.full(R, point["m"] / ends["m_hi"]),
             **{k: np.full(R, v) for k, v in ends.items()}, **_common(point, free, R)}
 
 
