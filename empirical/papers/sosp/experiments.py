@@ -52,11 +52,12 @@ from empirical.papers.sosp.rates import run_rate
 from empirical.papers.sosp.selection import run_selection
 from empirical.papers.sosp.output import run_output_family, run_output_grad
 from empirical.papers.sosp.liu import run_liu
+from empirical.papers.sosp.floor import run_output_floor
 
 __all__ = ["C_CHI", "C_ALPHA_ESCAPE", "C_T", "DELTA", "Q_RATE", "rate_values", "run_rate",
            "run_escape_threshold", "run_escape_spider", "run_escape_time", "run_selection",
            "effective_epsilon", "rate_values_effective", "problem", "EXPERIMENTS",
-           "run_output_grad", "run_output_family", "run_liu"]
+           "run_output_grad", "run_output_family", "run_liu", "run_output_floor"]
 
 
 # Privacy audits, measured-noise functions and mutants of this paper's algorithms register with the
