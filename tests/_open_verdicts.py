@@ -30,8 +30,6 @@ OPEN = {
     "sosp.out.grad.d_frozen": "INCONCLUSIVE competitor sosp:thm2: CI ±0.3 on the quick grid, "
                               "±0.09 on the full (+0.021; ≈ 34 seeds needed); the noise reading "
                               "√d is rejected on both",
-    "sosp.out.grad.m": "INCONCLUSIVE: CI ±0.47 on the quick grid (m = 1–4, 6 seeds), ±0.13 on "
-                       "the full (−0.046 against A = (−∞, −0.10]; ≈ 37 seeds needed)",
     "sosp.out.grad.dist.n": "INCONCLUSIVE: CI ±0.2 on the quick grid (n = 1e4–1e5 per client, "
                             "m = 4, 10 seeds); on the full grid the estimate −0.234 "
                             "[−0.314, −0.161] sits on the edge of A = (−∞, −0.233], so no "
@@ -54,6 +52,12 @@ FULL_ONLY = {
     "sosp.ada.d.dist": ("PASS", "REJECTED"),
     "sosp.ada.epsilon.dist": ("PASS", "REJECTED"),
     "sosp.out.grad.m_frozen": ("REJECTED",),
+    "sosp.out.grad.m": ("PASS",),
+    "sosp.out.floor.n": ("PASS", "REJECTED"),
+    "sosp.out.floor.eps": ("PASS", "REJECTED"),
+    "sosp.out.floor.eps_frozen": ("PASS", "REJECTED", "REJECTED"),
+    "sosp.out.curv.dist.eps": ("PASS", "REJECTED"),
+    "sosp.out.curv.dist.eps_frozen": ("REJECTED", "REJECTED"),
     "linreg.ssp.d": ("PASS", "REJECTED", "REJECTED"),
     "linreg.ssgd.thm31.epsilon": ("PASS", "REJECTED"),
     "kan.wang.gamma": ("FINDING", "REJECTED"),
@@ -70,7 +74,6 @@ OPEN_FULL = {
     "sosp.liu.best.n": "INCONCLUSIVE competitor sosp:thm2 at 12 seeds (SOSP-E16: 240 seeds give "
                        "NOT REJECTED, the two rates 0.019 apart)",
     "sosp.out.grad.d_frozen": "INCONCLUSIVE competitor sosp:thm2 (±0.09 on the full grid)",
-    "sosp.out.grad.m": "INCONCLUSIVE (−0.046 ± 0.13 against A = (−∞, −0.10])",
     "sosp.out.grad.n": "INCONCLUSIVE finding (SOSP-E14)",
     "sosp.out.grad.dist.n": "INCONCLUSIVE: −0.234 [−0.314, −0.161] on the edge −0.233 of A",
 }

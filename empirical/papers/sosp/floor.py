@@ -130,7 +130,11 @@ FLOOR_EPS_FROZEN = _exp(
            "the noise's share, and the slope's steepness, may exceed the bound's; at the frozen "
            "b1, b2, κ and the noise added (errata SOSP-E12); local slope alone (the asymptotic "
            "exponent 0 is the sampling floor's, the regime this control is built to leave); 0.1 "
-           "as for sosp.out.floor.n", use_asymptotic=False),
+           "as for sosp.out.floor.n", use_asymptotic=False,
+           history="declared at 12 seeds: −0.457 [−0.531, −0.378], INCONCLUSIVE (half-width "
+                   "0.076 against 0.048 to the edge); at 32: −0.444 [−0.479, −0.408], "
+                   "INCONCLUSIVE by 0.001 (≈ 34 seeds asked); 48 seeds, the tolerance as "
+                   "declared"),
      Check("sosp:thm2_sampling", "reject", 0.1,
            "competing reading: the frozen plan's threshold 3χ sets the output's gradient (ε-free, "
            "slope 0, as at c_χ = 1.5: sosp.out.grad.eps_frozen); it must be ruled out if the noise "
@@ -140,6 +144,6 @@ FLOOR_EPS_FROZEN = _exp(
            "competing reading: the output follows the Gaussian noise alone (∝ z(ε), −0.91 at the "
            "noise added), with no sampling part; 0.1 as for the main check",
            values=rate_values_effective)),
-    12, lem7_values,
-    "a point costs 2.5–4 CPU-s (12 seeds, n = 1e6), the quick-grid allowance is 3 CPU-s for "
+    48, lem7_values,
+    "a point costs 10–15 CPU-s (48 seeds, n = 1e6), the quick-grid allowance is 3 CPU-s for "
     "the paper")
