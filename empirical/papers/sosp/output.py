@@ -429,11 +429,17 @@ _GRAD_DIST_N = _exp(
     "‖∇F‖ of the returned point vs n per client, m=4 clients, d=16, ε=0.5 (Theorem 3's α)",
     "n", geom_grid(1e4, 1e5, 3), geom_grid(1e4, 1e6, 5), {**_DIST, "epsilon": 0.5},
     run_output_grad, "grad_out",
-    (_grad_check("sosp.out.grad.dist.n", "sosp:thm3", rate_values, 2.7, "2.10–2.18"),
-     Check("sosp:thm3_sampling", "reject", 0.1,
-           "competing rate: the sampling term alone ((mn)^{−1/3}, what the output would follow "
-           "if the private term did not bind at m = 4); 0.1 as for the main check")),
-    seeds=10, problem_desc=_DIST_DESC)
+    (dataclasses.replace(
+        _grad_check("sosp.out.grad.dist.n", "sosp:thm3", rate_values, 2.7, "2.10–2.18"),
+        history="declared at 10 seeds beside a competitor, sosp:thm3_sampling ((mn)^{−1/3}); "
+                "full grid at 10 seeds −0.234 [−0.314, −0.161], INCONCLUSIVE on the edge "
+                "−0.233; at 40 seeds −0.266 [−0.295, −0.235], PASS, and the competitor NOT "
+                "REJECTED: its exponent −1/3 is Theorem 3's own asymptotic n-exponent, the "
+                "band's far end, so no data consistent with the bound can reject it; removed"),),
+    seeds=40, problem_desc=_DIST_DESC)
+_GRAD_DIST_N.declare_full_only(
+    "quick grid (n = 1e4–1e5 per client, m = 4): CI ±0.2 at 10 seeds against tol 0.1; full "
+    "grid (n = 1e4–1e6) at 40 seeds (16 CPU-s) decides: CI ±0.03")
 
 
 # --------------------------------------------------------------------------------------------
