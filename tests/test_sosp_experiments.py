@@ -21,11 +21,11 @@ from empirical.run.runner import sweep
 from _open_verdicts import open_cases, open_full_cases
 
 #: Full-grid-only experiments whose quick grids alone cost 4–40 CPU-seconds (n = 1e6 records at
-#: c_χ = 0.05, the saddle family on m = 4 clients, 40 seeds): judged on their full grids only
+#: c_χ = 0.05, the saddle family on m = 4 clients, 96–200 seeds): judged on their full grids only
 #: (tests/test_full_only.py, ``-m slow``); their declarations are checked here all the same.
 HEAVY_FULL_ONLY = frozenset({"sosp.out.floor.n", "sosp.out.floor.eps", "sosp.out.floor.eps_frozen",
                              "sosp.out.curv.dist.eps", "sosp.out.curv.dist.eps_frozen",
-                             "sosp.out.grad.m", "sosp.out.grad.dist.n"})
+                             "sosp.out.grad.n", "sosp.out.grad.m", "sosp.out.grad.dist.n"})
 IDS = [i for i in registry.ids("sosp") if i not in HEAVY_FULL_ONLY]
 DECLARED = frozenset(registry.ids("sosp"))
 RATE_IDS = [i for i in IDS if i.startswith("sosp.ada.")]
