@@ -330,7 +330,7 @@ LEM7_NOISE = register(Bound(
     quantity="the rms estimation error ψ = √(σ² + r²d) of Ada-DP-SPIDER's ĝ at fixed batches "
              "b1, b2 and drift threshold κ (sampling variance σ², Gaussian noise r² per "
              "coordinate)",
-    source="SOSP paper, Lemma 7 (§6.2, proof App. C.1) with eq. 3's ψ",
+    source="SOSP paper, Lemma 7 (proof App. C.1), eq. 3",
     assumptions=(_A1, "b1, b2, κ fixed (not Theorem 2's choices)"),
     privacy=_DP, kind="upper",
     notes="ε-exponent −1 where the Gaussian part dominates, 0 where the sampling part does; "
@@ -357,7 +357,7 @@ THM3_CURVATURE = register(Bound(
     id="sosp:thm3_curvature", expr=_sqrt(rho_h * (THM3_SAMPLING_EXPR + THM3_PRIVACY_EXPR)),
     quantity="the negative curvature √(ρα) Gauss-PSGD + distributed Ada-DP-SPIDER resolves at "
              "Theorem 3's α (Definition 2's Hessian tolerance of the output)",
-    source=_THM3_SRC + " with Definition 2 and Lemma 1",
+    source=_THM3_SRC + " with Definition 2",
     assumptions=_THM3_ASSUME, privacy=_ICRL, kind="upper",
     notes="Half of Theorem 3's exponents: m^{−1/10} where the privacy term dominates, "
           "(mn)^{−1/6} in the sampling term.",
