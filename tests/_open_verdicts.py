@@ -70,6 +70,11 @@ OPEN_FULL = {
     "sosp.liu.best.n": "INCONCLUSIVE competitor sosp:thm2 at 12 seeds (SOSP-E16: 240 seeds give "
                        "NOT REJECTED, the two rates 0.019 apart)",
     "sosp.out.grad.d_frozen": "INCONCLUSIVE competitor sosp:thm2 (±0.09 on the full grid)",
+    "sosp.out.grad.m": "INCONCLUSIVE at 96 seeds: −0.121 [−0.144, −0.097] against A = (−∞, "
+                       "−0.100] (≈ 125 seeds; the estimate moved 6 → 40 → 96 seeds: −0.046, "
+                       "−0.137, −0.121)",
+    "sosp.out.grad.n": "INCONCLUSIVE at 96 seeds: −0.239 [−0.251, −0.226], 0.006 from the edge "
+                       "−0.233 of A (≈ 400 seeds; SOSP-E14)",
 }
 
 
