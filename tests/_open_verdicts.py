@@ -26,17 +26,9 @@ OPEN = {
     "sosp.liu.best.n": "INCONCLUSIVE competitor sosp:thm2: at the tolerance 0.08 set before any "
                        "run the CI straddles its ±tol; 240 seeds on the full grid (301 CPU-s) "
                        "give −0.453 [−0.458, −0.448], inside it: NOT REJECTED (SOSP-E16)",
-    "sosp.out.grad.n": "INCONCLUSIVE finding: the 99% CI straddles the edge of A (SOSP-E14 open)",
     "sosp.out.grad.d_frozen": "INCONCLUSIVE competitor sosp:thm2: CI ±0.3 on the quick grid, "
                               "±0.09 on the full (+0.021; ≈ 34 seeds needed); the noise reading "
                               "√d is rejected on both",
-    "sosp.out.grad.m": "INCONCLUSIVE: CI ±0.47 on the quick grid (m = 1–4, 6 seeds), ±0.13 on "
-                       "the full (−0.046 against A = (−∞, −0.10]; ≈ 37 seeds needed)",
-    "sosp.out.grad.dist.n": "INCONCLUSIVE: CI ±0.2 on the quick grid (n = 1e4–1e5 per client, "
-                            "m = 4, 10 seeds); on the full grid the estimate −0.234 "
-                            "[−0.314, −0.161] sits on the edge of A = (−∞, −0.233], so no "
-                            "affordable run decides it (the stop threshold sets the gradient "
-                            "norm, SOSP-E14)",
     "userlevel.gain.m": "INCONCLUSIVE competitor m^-1: the CI straddles its ±0.15; ≈ 35 seeds",
     "userlevel.alg3.logistic.eps": "INCONCLUSIVE: CI ±0.68 on the quick grid (ε = 2.83–10, 6 "
                                    "seeds), ±0.41 on the full (−0.635 against A = (−∞, −0.75]; "
@@ -54,6 +46,14 @@ FULL_ONLY = {
     "sosp.ada.d.dist": ("PASS", "REJECTED"),
     "sosp.ada.epsilon.dist": ("PASS", "REJECTED"),
     "sosp.out.grad.m_frozen": ("REJECTED",),
+    "sosp.out.grad.m": ("PASS",),
+    "sosp.out.grad.dist.n": ("PASS",),
+    "sosp.out.grad.n": ("PASS",),
+    "sosp.out.floor.n": ("PASS", "REJECTED"),
+    "sosp.out.floor.eps": ("PASS", "REJECTED"),
+    "sosp.out.floor.eps_frozen": ("PASS", "REJECTED", "REJECTED"),
+    "sosp.out.curv.dist.eps": ("PASS", "REJECTED"),
+    "sosp.out.curv.dist.eps_frozen": ("REJECTED", "REJECTED"),
     "linreg.ssp.d": ("PASS", "REJECTED", "REJECTED"),
     "linreg.ssgd.thm31.epsilon": ("PASS", "REJECTED"),
     "kan.wang.gamma": ("FINDING", "REJECTED"),
@@ -73,9 +73,11 @@ OPEN_FULL = {
     "sosp.liu.best.n": "INCONCLUSIVE competitor sosp:thm2 at 12 seeds (SOSP-E16: 240 seeds give "
                        "NOT REJECTED, the two rates 0.019 apart)",
     "sosp.out.grad.d_frozen": "INCONCLUSIVE competitor sosp:thm2 (±0.09 on the full grid)",
-    "sosp.out.grad.m": "INCONCLUSIVE (−0.046 ± 0.13 against A = (−∞, −0.10])",
-    "sosp.out.grad.n": "INCONCLUSIVE finding (SOSP-E14)",
-    "sosp.out.grad.dist.n": "INCONCLUSIVE: −0.234 [−0.314, −0.161] on the edge −0.233 of A",
+    "sosp.out.grad.m": "INCONCLUSIVE at 96 seeds: −0.121 [−0.144, −0.097] against A = (−∞, "
+                       "−0.100] (≈ 125 seeds; the estimate moved 6 → 40 → 96 seeds: −0.046, "
+                       "−0.137, −0.121)",
+    "sosp.out.grad.n": "INCONCLUSIVE at 96 seeds: −0.239 [−0.251, −0.226], 0.006 from the edge "
+                       "−0.233 of A (≈ 400 seeds; SOSP-E14)",
 }
 
 

@@ -42,12 +42,15 @@ Central Ada-DP-SPIDER (Theorem 2, §6):
 * ``sosp:thm2_curvature``    √(ρα) at Theorem 2's α: the curvature its output resolves.
 * ``sosp:liu_claimed``       the prior claim [29] the paper calls flawed, n^{−1/3} + x^{3/7}.
 * ``sosp:noise_scale``       the scale of one Gaussian release at a fixed batch, ∝ x.
+* ``sosp:lem7_noise``        Lemma 7's estimation noise ψ = √(σ² + r²d) at given batches b1, b2
+                             and drift threshold κ (eq. 3 with Lemma 7's σ and r).
 
 Distributed (Theorem 3, §7):
 
 * ``sosp:thm3``              (GUM/(mn))^{1/3} + G^{2/15}U^{2/5}M^{8/15}ρ^{−1/15} x_m^{2/5},
                              x_m = √(d·log_delta)/(√m nε)  (reading A: the theorem, its proof, Remark 3).
 * ``sosp:thm3_sampling``, ``sosp:thm3_privacy``  its two terms.
+* ``sosp:thm3_curvature``    √(ρα) at Theorem 3's α: the curvature the distributed output resolves.
 * ``sosp:thm3_intro``        §1 contribution 3: (mn)^{−1/3} + (√(d·log_delta)/(εmn))^{2/5}
                              (reading B, errata SOSP-E1), with the same constants.
 * ``sosp:thm3_intro_privacy`` reading B's privacy term alone (m-exponent −2/5).
@@ -93,6 +96,7 @@ hessian_lipschitz = sym("hessian_lipschitz")
 log_delta = sym("log_delta")            # 8 log(1.25/δ): value supplied by the caller
 kappa_drift = sym("kappa_drift")        # Algorithm 2's drift threshold κ (not the KL κ)
 sigma, r, psi = sym("sigma"), sym("r"), sym("psi")
+b1, b2 = sym("b1"), sym("b2")          # Algorithm 2's batch sizes of O₁ and O₂
 gamma, alpha = sym("gamma"), sym("alpha")
 c_alpha = sym("c_alpha")                # α = c_α ψ: the constant 16√C s μ² of Theorem 1
 T = sym("T")
@@ -316,6 +320,23 @@ NOISE_SCALE = register(Bound(
           "everything else is held (the competitor of the plan-frozen controls).",
 ))
 
+#: Lemma 7's σ² and r² at batches b1, b2 and drift threshold κ, log factors 1 (the sub-Gaussian
+#: log²d of σ is a tail factor; the rms has none), r with the Gaussian mechanism's calibration
+#: c1 = c2 = log_delta/(4 log(1/δ)) of Algorithm 2's lines 7, 13 at sensitivities 2G/b1, 2M/b2.
+LEM7_SIGMA_SQ = G**2 / b1 + M**2 * kappa_drift / b2
+LEM7_R_SQ = log_delta * (G**2 / b1**2 + M**2 * kappa_drift / b2**2) / epsilon**2
+LEM7_NOISE = register(Bound(
+    id="sosp:lem7_noise", expr=_sqrt(LEM7_SIGMA_SQ + LEM7_R_SQ * d),
+    quantity="the rms estimation error ψ = √(σ² + r²d) of Ada-DP-SPIDER's ĝ at fixed batches "
+             "b1, b2 and drift threshold κ (sampling variance σ², Gaussian noise r² per "
+             "coordinate)",
+    source="SOSP paper, Lemma 7 (proof App. C.1), eq. 3",
+    assumptions=(_A1, "b1, b2, κ fixed (not Theorem 2's choices)"),
+    privacy=_DP, kind="upper",
+    notes="ε-exponent −1 where the Gaussian part dominates, 0 where the sampling part does; "
+          "G and M bound the per-record spread (a record's variance may be smaller).",
+))
+
 # ------------------------------------------------------------------------------------------------
 # Theorem 3: distributed Ada-DP-SPIDER, and the introduction's version (errata SOSP-E1)
 # ------------------------------------------------------------------------------------------------
@@ -331,6 +352,15 @@ THM3 = register(Bound(
     source=_THM3_SRC, assumptions=_THM3_ASSUME, privacy=_ICRL, kind="upper",
     notes="Reading A (errata SOSP-E1): the privacy term improves only as m^{−1/5} because each "
           "client adds single-client-scale noise (eq. 108, 112).",
+))
+THM3_CURVATURE = register(Bound(
+    id="sosp:thm3_curvature", expr=_sqrt(rho_h * (THM3_SAMPLING_EXPR + THM3_PRIVACY_EXPR)),
+    quantity="the negative curvature √(ρα) Gauss-PSGD + distributed Ada-DP-SPIDER resolves at "
+             "Theorem 3's α (Definition 2's Hessian tolerance of the output)",
+    source=_THM3_SRC + " with Definition 2",
+    assumptions=_THM3_ASSUME, privacy=_ICRL, kind="upper",
+    notes="Half of Theorem 3's exponents: m^{−1/10} where the privacy term dominates, "
+          "(mn)^{−1/6} in the sampling term.",
 ))
 THM3_SAMPLING = register(Bound(
     id="sosp:thm3_sampling", expr=THM3_SAMPLING_EXPR,

@@ -131,16 +131,18 @@ def run_output_family(point: dict, rngs: list) -> dict:
     """The worst second-order accuracy of the returned point over the one-saddle family
     CosineSaddle(γ), γ on a fixed grid [gamma_lo, gamma_hi]: the full algorithm (run to its
     own return, not stopped after the first escape procedure) from the exact saddle of every γ,
-    with the design of γ = 1 (it does not know γ; M, ρ, U bound every γ ≤ 1), and per seed
+    with the design of γ = 1 (it does not know γ; M, ρ, U bound every γ ≤ 1), on the point's m
+    clients (Algorithm 3 at m > 1, homogeneous; the plan's m is ``plan_m`` if given), and per seed
     max_γ −λ_min(∇²F_γ(x_out)).  A γ the algorithm cannot resolve is returned as the saddle
     (−λ_min = γ); a γ it escapes ends near a minimum (−λ_min < 0).  So this is the largest
     curvature an α-SOSP certificate of this algorithm leaves, measured on its output."""
-    n, d = int(point["n"]), int(point["d"])
-    ref = problem({**point, "m": 1})
-    des, plan, eps_plan, _, _ = _plan({**point, "m": 1}, ref)
+    n, d, m = int(point["n"]), int(point["d"]), int(point.get("m", 1))
+    ref = problem(point)
+    des, plan, eps_plan, _, m_plan = _plan(point, ref)
     grid = np.geomspace(point["gamma_lo"], point["gamma_hi"], int(point["gamma_points"]))
     R = len(rngs)
-    prob = _SaddlePerRow(d, np.repeat(grid, R), s1=point["s1"], s2=point["s2"])
+    # m clients (Theorem 3, homogeneous: h = 0), each with its own records and noise
+    prob = _SaddlePerRow(d, np.repeat(grid, R), s1=point["s1"], s2=point["s2"], m=m)
     gens = [copy.deepcopy(x) for _ in grid for x in rngs]
     res, orc = spider_psgd(prob, plan, gens)
     g_rows = np.repeat(grid, R)
@@ -152,7 +154,8 @@ def run_output_family(point: dict, rngs: list) -> dict:
     priv = orc.privacy_rows()
     priv["epsilon_spent"] = priv["epsilon_spent"].reshape(grid.size, R).max(axis=0)
     curv = math.sqrt(plan.hessian_lipschitz * plan.alpha)
-    th = theory_settings(n, d, 1, eps_plan, float(point["delta"]), des.alpha, des.kappa, ref)
+    th = theory_settings(n, d, m_plan, eps_plan, float(point["delta"]), des.alpha, des.kappa,
+                         problem({**point, "m": m_plan}))
     full = lambda v_: np.full(R, float(v_))  # noqa: E731
     stuck = (np.abs(y) < math.pi / 2).reshape(grid.size, R)
     return {
@@ -168,6 +171,7 @@ def run_output_family(point: dict, rngs: list) -> dict:
         "b1": full(plan.b1), "b2": full(plan.b2), "c_chi": full(des.c_chi),
         "noise_multiplier": full(plan.z), "sigma1": full(plan.sigma1),
         "plan_epsilon": full(eps_plan), "G_sens": full(ref.G_sens), "M_sens": full(ref.M_sens),
+        "plan_m": full(m_plan),
         "used_b1": full(plan.b1), "theory_b1": full(th["b1"]),
         "used_b2": full(plan.b2), "theory_b2": full(th["b2"]),
         "used_Gamma": full(res.info["Gamma"]), "theory_Gamma": full(th["Gamma"]),
@@ -209,7 +213,11 @@ _GRAD_N = _exp(
                 "step η = √(ρα)/M² is near 1 (grad/χ rises 0.81 → 2.4, saturating at 2.6 by "
                 "n = 1e7); α bounds every row.  Full grid (to 1e7): −0.24, and −0.34 from 1e6 "
                 "to 1e7: the slope steepens toward α's"),),
-    seeds=12, problem_desc="CosineSaddle(k=1, γ=b=1, s1=0.15, s2=0.05), x0 = saddle")
+    seeds=96, problem_desc="CosineSaddle(k=1, γ=b=1, s1=0.15, s2=0.05), x0 = saddle")
+_GRAD_N.declare_full_only(
+    "quick grid (n = 1e4–1e6): the 99% CI of the finding straddles A at 12 seeds; full grid "
+    "(n = 1e4–1e7): −0.252 ± 0.020 at 48 seeds (30 CPU-s) on the edge −0.233, ≈ 54 seeds asked; "
+    "96 seeds (≈ 60 CPU-s)")
 _CURV_N = _exp(
     "sosp.out.curv.n", "Largest −λ_min(∇²F(x_out)) over the saddle family vs n (Theorem 2's √(ρα))",
     "n", (30000, 100000, 300000), geom_grid(1e4, 1e7, 7), {"epsilon": 0.5, **_FAMILY},
@@ -313,7 +321,11 @@ _GRAD_M = _exp(
     "‖∇F‖ of the returned point vs the number of clients m, n=3e4, d=16, ε=0.5 (Theorem 3's α)",
     "m", (1, 2, 4), (1, 2, 4, 8, 16, 32), {"n": 30000, "epsilon": 0.5}, run_output_grad,
     "grad_out", (_grad_check("sosp.out.grad.m", "sosp:thm3", rate_values, 2.7, "2.06–2.22"),),
-    seeds=6, problem_desc="CosineSaddle(k=1, γ=b=1, s1=0.15, s2=0.05, m clients, h=0), x0 = saddle")
+    seeds=96, problem_desc="CosineSaddle(k=1, γ=b=1, s1=0.15, s2=0.05, m clients, h=0), x0 = saddle")
+_GRAD_M.declare_full_only(
+    "quick grid (m = 1–4): CI ±0.47 at 6 seeds, ≈ ±0.12 at 96, against tol 0.1; full grid (m = "
+    "1–32): −0.046 ± 0.13 at 6 seeds, −0.137 ± 0.038 at 40 (on the edge −0.100); 96 seeds "
+    "(≈ 36 CPU-s)")
 _GRAD_M_FROZEN = _exp(
     "sosp.out.grad.m_frozen",
     "Control: ‖∇F(x_out)‖ vs m with the plan frozen at m=1, n=3e4, d=16, ε=0.5",
@@ -422,8 +434,74 @@ _GRAD_DIST_N = _exp(
     "‖∇F‖ of the returned point vs n per client, m=4 clients, d=16, ε=0.5 (Theorem 3's α)",
     "n", geom_grid(1e4, 1e5, 3), geom_grid(1e4, 1e6, 5), {**_DIST, "epsilon": 0.5},
     run_output_grad, "grad_out",
-    (_grad_check("sosp.out.grad.dist.n", "sosp:thm3", rate_values, 2.7, "2.10–2.18"),
-     Check("sosp:thm3_sampling", "reject", 0.1,
-           "competing rate: the sampling term alone ((mn)^{−1/3}, what the output would follow "
-           "if the private term did not bind at m = 4); 0.1 as for the main check")),
-    seeds=10, problem_desc=_DIST_DESC)
+    (dataclasses.replace(
+        _grad_check("sosp.out.grad.dist.n", "sosp:thm3", rate_values, 2.7, "2.10–2.18"),
+        history="declared at 10 seeds beside a competitor, sosp:thm3_sampling ((mn)^{−1/3}); "
+                "full grid at 10 seeds −0.234 [−0.314, −0.161], INCONCLUSIVE on the edge "
+                "−0.233; at 40 seeds of another stream −0.266 [−0.295, −0.235], PASS, and the "
+                "competitor NOT REJECTED: its exponent −1/3 is Theorem 3's own asymptotic n-exponent, the "
+                "band's far end, so no data consistent with the bound can reject it; removed; "
+                "then −0.247 [−0.277, −0.216] at 40 seeds of the judged stream, INCONCLUSIVE "
+                "(≈ 184 seeds asked): 200 seeds"),),
+    seeds=200, problem_desc=_DIST_DESC)
+_GRAD_DIST_N.declare_full_only(
+    "quick grid (n = 1e4–1e5 per client, m = 4): CI ±0.2 at 10 seeds against tol 0.1; full "
+    "grid (n = 1e4–1e6): ±0.03 at 40 seeds (16 CPU-s), 0.014 from the edge; 200 seeds (≈ 80 "
+    "CPU-s)")
+
+
+# --------------------------------------------------------------------------------------------
+# Theorem 3's second-order accuracy on the returned point (m = 4 clients): the saddle family's
+# largest −λ_min(x_out) in ε, the plan following ε, beside a control whose plan is frozen at
+# ε = 0.5 (only the Gaussian noise follows ε), as sosp.out.curv.eps / .eps_frozen at m = 1.
+# --------------------------------------------------------------------------------------------
+_CURV_DIST = {"epsilon": 0.5, "m": 4, "n": 30000, **_FAMILY}
+_CURV_DIST_DESC = ("CosineSaddle(k=1, γ on 10 grid values in [0.05, 1], b=1, m=4 clients, h=0), "
+                   "x0 = saddle")
+_CURV_DIST_EPS = _exp(
+    "sosp.out.curv.dist.eps",
+    "Largest −λ_min(∇²F(x_out)) over the saddle family vs ε, m=4 clients, n=3e4 each "
+    "(Theorem 3's √(ρα))",
+    "epsilon", (0.5, 1.41421, 4.0), geom_grid(0.25, 8.0, 6, integer=False), _CURV_DIST,
+    run_output_family, "neg_lambda_worst",
+    (Check("sosp:thm3_curvature", "one-sided", 0.15,
+           "one-sided: Definition 2 with Theorem 3's α certifies −λ_min(x_out) ≤ √(ρα), an upper "
+           "bound (errata SOSP-E11: shallower saddles may be escaped), so the slope may be "
+           "steeper, not flatter; the bound at the noise added (errata SOSP-E12), its local slope "
+           "alone (the ε-exponent 0 is the sampling term's, far from this grid); 0.15 as for "
+           "sosp.out.curv.n (8 seeds × a 10-value γ grid, factor 1.39 per step); control: "
+           "sosp.out.curv.dist.eps_frozen (the noise alone moves the curvature the other way)",
+           values=rate_values_effective, use_asymptotic=False, level=(0.1, 2.2),
+           level_source="instance",
+           level_reason="upper: Lemma 1 escapes every γ above √(ρα_design) and α_design/bound "
+                        "= 2.0–2.42 on the full grid (data-free, spider_design at m = 4), so ≤ "
+                        "√2.42 = 1.56 times one γ-grid step 1.39: 2.2; lower: as for "
+                        "sosp.out.curv.n (the server's average divides each round's push by "
+                        "√m = 2)"),
+     Check("sosp:noise_scale", "reject", 0.15,
+           "competing reading: the output's curvature follows the Gaussian noise's scale alone "
+           "(∝ z(ε), −0.91 at the noise added), as a quantity set by one release would; 0.15 as "
+           "for the main check", values=rate_values_effective)),
+    seeds=8, problem_desc=_CURV_DIST_DESC)
+_CURV_DIST_EPS.declare_full_only(
+    "a point costs 1.2–1.8 CPU-s at 6 seeds (10 γ × seeds rows, m = 4 clients); 8 seeds on 3 "
+    "quick points would take ≈ 6 CPU-s of the paper's 3 CPU-s quick-grid allowance")
+_CURV_DIST_EPS_FROZEN = _exp(
+    "sosp.out.curv.dist.eps_frozen",
+    "Control: largest −λ_min(x_out) over the saddle family vs the noise's ε, plan frozen at "
+    "ε=0.5, m=4 clients, n=3e4 each",
+    "epsilon", (0.5, 1.41421, 4.0), geom_grid(0.5, 4.0, 7, integer=False),
+    {**_CURV_DIST, "plan_epsilon": 0.5}, run_output_family, "neg_lambda_worst",
+    (Check("sosp:thm2_sampling", "reject", 0.15,
+           "competing reading: the plan alone sets the output's curvature (ε-free, slope 0, as "
+           "the sampling term of Theorem 2); it must be ruled out if the noise drives the escape; "
+           "0.15 as for sosp.out.curv.dist.eps"),
+     Check("sosp:thm3_curvature", "reject", 0.15,
+           "the plan's own ε-slope (Theorem 3's √(ρα) at the noise added, local slope): with "
+           "the plan frozen a quantity the plan sets would follow it nowhere, one the noise "
+           "drives moves the other way (less noise escapes fewer saddles); 0.15 as above",
+           values=rate_values_effective, use_asymptotic=False)),
+    seeds=8, problem_desc=_CURV_DIST_DESC)
+_CURV_DIST_EPS_FROZEN.declare_full_only(
+    "a point costs 1.2–2.2 CPU-s at 6 seeds (10 γ × seeds rows, m = 4 clients); 8 seeds on 3 "
+    "quick points would take ≈ 6 CPU-s of the paper's 3 CPU-s quick-grid allowance")
