@@ -7,7 +7,7 @@ exact F by quadrature).  Algorithm: Theorem D.3's smoothing radius r = R√d/(ε
 schedule T_i = 1 + c_T n_i^{3/4}m^{1/2}ε^{1/2}, K_i = ⌈n_iε/√T_i + c_K1 log(1/δ)/ε⌉ at the
 schedule constant c_T = 0.3 (recorded in every row with c_K1 and c_K2): at c_T = 1 the first
 phase's noise stays above the domain's radius below 10¹⁰ item gradients per run, and at
-c_T ≤ 0.1 even the noise-free run stays near F(0) − F* (UL-E25).  The runs are costly (5–60
+c_T ≤ 0.1 even the noise-free run stays near F(0) − F* (UL-E25).  The runs are costly (5–20
 CPU-s per seed and grid point with the control), so every sweep is on the full grid only.
 
 Regime.  At these sizes the *bound's* statistical term LR/√(nm) exceeds its privacy term
@@ -69,13 +69,13 @@ _COMMON = dict(paper=PAPER, run=run_ns_risk, metric="excess", bound_values=lad_v
 
 NS_RISK_N = register(Experiment(
     id="userlevel.ns.risk.n",
-    full_only="each seed costs 7–60 CPU-s per point with its noise-free control; the full grid "
-              "(n = 2¹⁴–2¹⁶, 6 seeds) is ≈ 500 CPU-s, 170× the verify budget of a paper's new "
+    full_only="each seed costs 5–8 CPU-s per point with its noise-free control; the full grid "
+              "(n = 2¹⁴–2¹⁵, 6 seeds) is ≈ 115 CPU-s, 40× the verify budget of a paper's new "
               "experiments",
     title="Smoothed Alg. 3 (Theorem 4.1/D.3) on LAD: excess risk vs n",
     variable="n",
     quick_grid=(16384, 23170, 32768),
-    full_grid=(16384, 23170, 32768, 46341, 65536),
+    full_grid=(16384, 23170, 32768),
     fixed={**_FIXED, "epsilon": 10.0, "m": 4},
     seeds=6,
     description="The risk Theorem 4.1 bounds, on the unsmoothed F.  The bound's statistical "
@@ -83,10 +83,10 @@ NS_RISK_N = register(Experiment(
                 "rows' privacy_share shows the measured excess is the noise's.",
     checks=(
         Check("userlevel:thm4.1", "one-sided", 0.25,
-              _ONE_SIDED + "0.25 covers the phase count changing along the grid (6 → 8 phases "
-              "certify) and 6-seed noise of an excess whose log has sd ≈ 1 over 0.6 decades "
-              "(bootstrap half-width ≈ 0.6 expected; decisive only if the slope is well below "
-              "the edge)",
+              _ONE_SIDED + "0.25 covers the phase count changing along the grid (more phases "
+              "certify as n grows) and 6-seed noise of an excess whose log has sd ≈ 1 over 0.3 "
+              "decades (bootstrap half-width ≈ 1 expected; decisive only if the slope is well "
+              "below the edge)",
               **_held("userlevel.ns.risk.n", "userlevel:thm4.1", "one-sided")),
         Check("userlevel:trivial", "reject", 0.25,
               "competitor: footnote 3's item-level rate LR(1/√(nm) + √(d log(1/δ))/(εn)), local "
@@ -98,22 +98,23 @@ NS_RISK_N = register(Experiment(
 
 NS_RISK_M = register(Experiment(
     id="userlevel.ns.risk.m",
-    full_only="each seed costs 7–40 CPU-s per point with its noise-free control (the schedule's "
-              "Σ T_iK_im grows ≈ m^{5/4}); the full grid (m = 4–16, 6 seeds) is ≈ 400 CPU-s, "
-              "130× the verify budget of a paper's new experiments",
+    full_only="each seed costs 5–20 CPU-s per point with its noise-free control (the schedule's "
+              "Σ T_iK_im grows ≈ m^{5/4}); the full grid (m = 4–16, 4 seeds) is ≈ 140 CPU-s, "
+              "45× the verify budget of a paper's new experiments",
     title="Smoothed Alg. 3 (Theorem 4.1/D.3) on LAD: excess risk vs items per user m",
     variable="m",
     quick_grid=(4, 8, 16),
     full_grid=(4, 8, 16),
     fixed={**_FIXED, "epsilon": 10.0, "n": 16384},
-    seeds=6,
+    seeds=4,
     description="The user-level point in the non-smooth case: τ ∝ 1/√m shrinks the noise.  "
                 "The bound's local m-slope is −1/2 (both terms); the rows' privacy_share shows "
                 "which part the measured slope is.",
     checks=(
         Check("userlevel:thm4.1", "one-sided", 0.25,
-              _ONE_SIDED + "0.25 covers the ceil() of T_i, K_i and 6-seed noise of an excess "
-              "whose log has sd ≈ 1 over 0.6 decades",
+              _ONE_SIDED + "0.25 covers the ceil() of T_i, K_i and the phase count (6–8) "
+              "changing with m; 4 seeds of an excess whose log has sd ≈ 1 over 0.6 decades give "
+              "a CI half-width ≈ 1: decisive only for a slope far from the edge",
               **_held("userlevel.ns.risk.m", "userlevel:thm4.1", "one-sided")),
         Check("userlevel:trivial_privacy", "reject", 0.25,
               "competitor: the item-level privacy term √(d log(1/δ))/(εn), m-free (slope 0): "
@@ -127,8 +128,8 @@ _EPS_GRID = (5.0, 7.07, 10.0)
 
 NS_RISK_EPS = register(Experiment(
     id="userlevel.ns.risk.eps",
-    full_only="each seed costs 10–40 CPU-s per point with its noise-free control; the full grid "
-              "(ε = 5–10, n = 2¹⁵, 6 seeds) is ≈ 400 CPU-s, 130× the verify budget of a paper's "
+    full_only="each seed costs 6–8 CPU-s per point with its noise-free control; the full grid "
+              "(ε = 5–10, n = 2¹⁵, 6 seeds) is ≈ 125 CPU-s, 40× the verify budget of a paper's "
               "new experiments",
     title="Smoothed Alg. 3 (Theorem 4.1/D.3) on LAD: excess risk vs ε",
     variable="epsilon",
@@ -156,15 +157,15 @@ NS_RISK_EPS = register(Experiment(
 
 NS_RISK_EPS_CONTROL = register(ComparisonExperiment(
     id="userlevel.ns.risk.eps.control",
-    full_only="each seed costs 10–40 CPU-s per point (private and noise-free runs); the full "
-              "grid (ε = 5 and 10, n = 2¹⁵, 6 seeds) is ≈ 250 CPU-s, 80× the verify budget of a "
+    full_only="each seed costs 6–8 CPU-s per point (private and noise-free runs); the full "
+              "grid (ε = 5 and 10, n = 2¹⁵, 4 seeds) is ≈ 55 CPU-s, 18× the verify budget of a "
               "paper's new experiments",
     title="Control: smoothed Alg. 3's excess with and without its Gaussian noise, vs ε",
     variable="epsilon",
     quick_grid=(_EPS_GRID[0], _EPS_GRID[-1]),
     full_grid=(_EPS_GRID[0], _EPS_GRID[-1]),
     fixed=NS_RISK_EPS.fixed,
-    seeds=6,
+    seeds=4,
     checks=(),
     contrasts=(Contrast(
         name="private excess > 1.25 × the noise-free run's", kind="greater",
@@ -172,7 +173,7 @@ NS_RISK_EPS_CONTROL = register(ComparisonExperiment(
         reason="the ε sweep says something about Theorem 4.1's privacy term only if removing "
                "the noise lowers the excess: paired per seed (same data, minibatches, Laplace "
                "draws and smoothing directions), the private excess must exceed the noise-free "
-               "run's by 25% (privacy share ≥ 20%; 95% t-interval of the mean log ratio over 6 "
+               "run's by 25% (privacy share ≥ 20%; 95% t-interval of the mean log ratio over 4 "
                "seeds above log 1.25) at both ends of the ε grid"),),
     aggregate="mean",
     **{k: v for k, v in _COMMON.items() if k not in ("metric", "vacuous")},
