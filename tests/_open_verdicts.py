@@ -61,6 +61,10 @@ FULL_ONLY = {
     "userlevel.alg3.logistic.n": ("PASS", "REJECTED"),
     "linreg.objpert.d": ("PASS", "REJECTED", "REJECTED"),
     "userlevel.al24.m": ("PASS", "REJECTED"),
+    "userlevel.ns.risk.n": ("PASS", "REJECTED"),
+    "userlevel.ns.risk.eps.control": ("PASS",),
+    "userlevel.ns.risk.eps": ("PASS", "REJECTED"),
+    "userlevel.ns.risk.m": ("PASS", "REJECTED"),
 }
 
 
@@ -73,6 +77,8 @@ OPEN_FULL = {
     "sosp.out.grad.m": "INCONCLUSIVE (−0.046 ± 0.13 against A = (−∞, −0.10])",
     "sosp.out.grad.n": "INCONCLUSIVE finding (SOSP-E14)",
     "sosp.out.grad.dist.n": "INCONCLUSIVE: −0.234 [−0.314, −0.161] on the edge −0.233 of A",
+    "userlevel.ns.risk.m": "INCONCLUSIVE: −1.35 [−4.61, +1.65] at 4 seeds (CI ±3 against A = "
+                           "(−∞, −0.25], the m-free competitor too; ≈ 30 seeds, ≈ 1300 CPU-s)",
 }
 
 

@@ -99,9 +99,10 @@ NS_RISK_N = register(Experiment(
 
 NS_RISK_M = register(Experiment(
     id="userlevel.ns.risk.m",
-    full_only="each seed costs 5–20 CPU-s per point with its noise-free control (the schedule's "
-              "Σ T_iK_im grows ≈ m^{5/4}); the full grid (m = 4–16, 4 seeds) is ≈ 140 CPU-s, "
-              "45× the verify budget of a paper's new experiments",
+    full_only="each seed costs 4–26 CPU-s per point with its noise-free control (the schedule's "
+              "Σ T_iK_im grows ≈ m^{5/4}): the grid (m = 4–16, 4 seeds) is 179 CPU-s, 60× the "
+              "verify budget of a paper's new experiments; full grid: INCONCLUSIVE −1.35 "
+              "[−4.61, +1.65] (CI ±3 against A = (−∞, −0.25]; ≈ 30 seeds, ≈ 1300 CPU-s, needed)",
     title="Smoothed Alg. 3 (Theorem 4.1/D.3) on LAD: excess risk vs items per user m",
     variable="m",
     quick_grid=(4, 8, 16),
@@ -129,9 +130,10 @@ _EPS_GRID = (5.0, 7.07, 10.0)
 
 NS_RISK_EPS = register(Experiment(
     id="userlevel.ns.risk.eps",
-    full_only="each seed costs 6–8 CPU-s per point with its noise-free control; the full grid "
-              "(ε = 5–10, n = 2¹⁵, 6 seeds) is ≈ 125 CPU-s, 40× the verify budget of a paper's "
-              "new experiments",
+    full_only="each seed costs 8–11 CPU-s per point with its noise-free control: the grid "
+              "(ε = 5–10, n = 2¹⁵, 6 seeds) is 175 CPU-s, 58× the verify budget of a paper's new "
+              "experiments; full grid: PASS [UNDERPOWERED] −3.18 [−5.73, −0.51], the ε-free "
+              "statistical term REJECTED",
     title="Smoothed Alg. 3 (Theorem 4.1/D.3) on LAD: excess risk vs ε",
     variable="epsilon",
     quick_grid=_EPS_GRID,
