@@ -64,6 +64,10 @@ FULL_ONLY = {
     "userlevel.alg3.logistic.n": ("PASS", "REJECTED"),
     "linreg.objpert.d": ("PASS", "REJECTED", "REJECTED"),
     "userlevel.al24.m": ("PASS", "REJECTED"),
+    "userlevel.ns.risk.n": ("PASS", "REJECTED"),
+    "userlevel.ns.risk.eps.control": ("PASS",),
+    "userlevel.ns.risk.eps": ("PASS", "REJECTED"),
+    "userlevel.ns.risk.m": ("PASS", "REJECTED"),
 }
 
 
@@ -78,6 +82,8 @@ OPEN_FULL = {
                        "−0.137, −0.121)",
     "sosp.out.grad.n": "INCONCLUSIVE at 96 seeds: −0.239 [−0.251, −0.226], 0.006 from the edge "
                        "−0.233 of A (≈ 400 seeds; SOSP-E14)",
+    "userlevel.ns.risk.m": "INCONCLUSIVE: −1.35 [−4.61, +1.65] at 4 seeds (CI ±3 against A = "
+                           "(−∞, −0.25], the m-free competitor too; ≈ 30 seeds, ≈ 1300 CPU-s)",
 }
 
 

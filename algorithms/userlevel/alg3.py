@@ -189,7 +189,8 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
                            noise: bool = True, halt: bool = True,
                            noise_rng: np.random.Generator | None = None,
                            schedule_m: int | None = None,
-                           observe: Observer | None = None, solver: str = "acsa") -> RunResult:
+                           observe: Observer | None = None, solver: str = "acsa",
+                           max_phases: int | None = None) -> RunResult:
     """Algorithm 3 (phased regularised ERM), each phase solved by Algorithm 2 (AC-SA on
     F̂_i(x) = (1/n_i)Σ_{Z∈D_i}F̂(x, Z) + (λ_i/2)‖x − x_{i−1}‖² with outlier-removed, noisy user
     minibatch gradients).  Phase i uses the next n_i users (disjoint phases).
@@ -215,6 +216,9 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
     ``solver="gd"``: the [AL24] reading (:func:`al24_phased_gd`): full-batch steps
     x ← Π(x − (ĝ + λ_i(x − x_{i−1}))/(β + λ_i)) and the phase's output is the mean of its
     iterates x_1 … x_{T_i}.
+    ``max_phases`` runs at most that many phases of the schedule: a noise-free run computes
+    no sensitivity, so it would also run the phases a private run drops (UL-E14); the private
+    run's phase count keeps the two coupled.
     """
     noise_rng = rng if noise_rng is None else noise_rng
     sm = data.m if schedule_m is None else check_int("schedule_m", schedule_m)
@@ -222,6 +226,8 @@ def accelerated_phased_erm(data: UserData, epsilon: float, delta: float, rng: np
                                 mode=mode, q=q, lam=lam, c_T=c_T, c_K1=c_K1, c_K2=c_K2,
                                 c_tau=c_tau, nonsmooth_T=nonsmooth_T, removal=removal,
                                 calibrate=noise, solver=solver)
+    if max_phases is not None:
+        phases = phases[:check_int("max_phases", max_phases)]
     if not phases:
         raise ValueError(f"n = {data.n} users give no phase that can run privately (n_i ≥ the "
                          "minibatch floor and a finite Lemma C.2 sensitivity, UL-E13/UL-E14): "

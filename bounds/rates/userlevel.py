@@ -28,6 +28,7 @@ Risk (upper bounds on E F(x_out) − F*):
 * ``userlevel:thm2.1_privacy``, ``userlevel:thm3.2_privacy``, ``userlevel:rem3.6_privacy``,
   ``userlevel:trivial_privacy``,
   ``userlevel:trivial_sc_privacy``  the privacy terms alone (measured by coupled runs).
+* ``userlevel:thm4.1_statistical``  Theorem 4.1's first term LR/√(nm) alone (ε-free).
 
 Gradient complexity (suffix ``-gradients``):
 
@@ -499,6 +500,18 @@ REM3_6_PRIVACY = register(Bound(
     notes="Exponents n −2, m −1, d +1, ε −2 exactly: the square of Theorem 3.2's privacy term "
           "over L²/μ, tight for strongly convex quadratics (noise of variance σ² ∝ 1/(ε²n²m) "
           "per coordinate enters the excess as dσ²).",
+))
+
+THM4_1_STATISTICAL = register(Bound(
+    id="userlevel:thm4.1_statistical",
+    expr=L * R / _sqrt(n * m),
+    quantity="statistical term of Theorem 4.1 (the excess the noise would leave unchanged)",
+    source="user-level SCO paper, Theorem 4.1/D.3, first term",
+    assumptions=THM4_1.assumptions,
+    privacy=_PRIV,
+    conditions=_THM32_COND,
+    notes="ε-exponent 0: the competitor of an ε sweep whose excess the noise does not reach, "
+          "as the bound's dominant term has it where d log(1/δ) ≪ ε²n.",
 ))
 
 TRIVIAL_PRIVACY = register(Bound(

@@ -30,6 +30,9 @@ imports them in registration order):
 * :mod:`empirical.papers.userlevel.lemmas` — Lemmas 3.5/C.6 and 2.3/B.4;
 * :mod:`empirical.papers.userlevel.risk` — Algorithm 1's excess risk in n (Theorem 2.1/B.1) and the
   user-level vs item-level gain in m (:mod:`empirical.papers.userlevel.risk_runs` runs them);
+* :mod:`empirical.papers.userlevel.nonsmooth` — Theorem 4.1/D.3's risk (smoothed Algorithm 3 on
+  LAD) in n, m and ε with its noise-free control, full grid only
+  (:mod:`empirical.papers.userlevel.nonsmooth_runs` runs them);
 * :mod:`empirical.papers.userlevel.common` — shared row functions and bound values;
   :mod:`empirical.papers.userlevel.problems` the problems, :mod:`empirical.papers.userlevel.sensitivity`
   the independent recomputation of the sensitivities.
@@ -50,6 +53,8 @@ from empirical.papers.userlevel.alg1 import (ALG1_EPS_GRID, ALG1_EPS_POINT, ALG1
 from empirical.papers.userlevel.lemmas import (LEM23_T, LEM35_K, LEM35_M, _run_lem23,  # noqa: F401
                                          _run_lem35)
 from empirical.papers.userlevel.risk import ALG1_RISK_N, GAIN_M  # noqa: F401
+from empirical.papers.userlevel.nonsmooth import (NS_RISK_EPS, NS_RISK_EPS_CONTROL,  # noqa: F401
+                                                  NS_RISK_M, NS_RISK_N)
 from empirical.papers.userlevel.common import (_QUAD_L, _QUAD_MU_NORM, _QUAD_R, PAPER,  # noqa: F401
                                          PRIVACY_RTOL, _int, _privacy_cols, quadratic_values)
 
@@ -57,7 +62,8 @@ __all__ = ["ALG3_M", "BASELINE_M", "ALG3_EPS", "ALG3_EPS_POLE", "ALG3_N", "ALG3_
            "ALG3_GRADS_N", "ALG3_GRADS_N_LARGE",
            "ALG1_GRADS_N", "NS_GRADS_N", "NS_GRADS_EPS", "LEM35_K", "LEM35_M", "LEM23_T",
            "ALG1_EPS_POINT", "ALG1_EPS_GRID", "ALG3_LOGISTIC_M", "quadratic_values",
-           "ALG1_RISK_N", "GAIN_M"]
+           "ALG1_RISK_N", "GAIN_M", "NS_RISK_N", "NS_RISK_M", "NS_RISK_EPS",
+           "NS_RISK_EPS_CONTROL"]
 
 # Privacy audits, measured-noise functions and mutants of this paper's algorithms register with the
 # paper (the lazy loader imports this module).  Imported by name, not by an import statement: the
@@ -68,5 +74,5 @@ import importlib as _importlib  # noqa: E402
 _importlib.import_module("empirical.papers.userlevel.audit")
 
 # Why the variables no experiment sweeps are not swept, and why the statements no experiment
-# judges are not judged (Theorem 4.1's risk among them, UL-E25): shown by `dprates coverage`.
+# judges are not judged: shown by `dprates coverage`.
 _importlib.import_module("empirical.papers.userlevel.coverage_reasons")
