@@ -91,24 +91,30 @@ _DPGD_Z = GAUSS_Z * math.sqrt(_DPGD_T)
 def _register_core() -> None:
     rho = 1.0 / (2.0 * GAUSS_Z ** 2)
     gauss_claim = lambda: exact_gaussian_epsilon(GAUSS_Z)  # noqa: E731
+    # the claimed profile: the same PLD accountant, noise and count at every δ
+    gauss_at = lambda d: exact_gaussian_epsilon(GAUSS_Z, 1, d)  # noqa: E731
     register_audit(AuditTarget(
         name="core.gaussian", paper="core",
         algorithm="algorithms.primitives.gaussian_mechanism (z = 1)", relation="replace-one",
-        delta=CORE_DELTA, claimed_epsilon=gauss_claim, release=_gaussian_release(GAUSS_Z),
+        delta=CORE_DELTA, claimed_epsilon=gauss_claim, claimed_epsilon_at=gauss_at,
+        release=_gaussian_release(GAUSS_Z),
         view="mechanism", trials=1_000_000, exact_epsilon=gauss_claim, min_fraction=POWER,
         note="mean of [−1,1] scalars, canary +1 vs −1: the largest replace-one shift"))
     register_audit(AuditTarget(
         name="core.gaussian.noise_halved", paper="core",
         algorithm="Gaussian mechanism drawing half the noise it claims", relation="replace-one",
-        delta=CORE_DELTA, claimed_epsilon=gauss_claim, release=_gaussian_release(GAUSS_Z / 2),
+        delta=CORE_DELTA, claimed_epsilon=gauss_claim, claimed_epsilon_at=gauss_at,
+        release=_gaussian_release(GAUSS_Z / 2),
         view="mechanism", trials=100_000, expect="broken",
         note="claims z = 1, draws z = 1/2"))
     dpgd_claim = lambda: exact_gaussian_epsilon(_DPGD_Z, _DPGD_T)  # noqa: E731
+    dpgd_at = lambda d: exact_gaussian_epsilon(_DPGD_Z, _DPGD_T, d)  # noqa: E731
     for view in ("stepwise", "final"):
         register_audit(AuditTarget(
             name=f"core.dp_gd.{view}", paper="core",
             algorithm=f"full-batch DP-GD with per-example clipping, T = {_DPGD_T}, ρ = {rho:g}",
             relation="replace-one", delta=CORE_DELTA, claimed_epsilon=dpgd_claim,
+            claimed_epsilon_at=dpgd_at,
             release=_dp_gd_release(_DPGD_Z, True, _DPGD_T, _DPGD_D, view), view=view,
             trials=1_000_000, exact_epsilon=dpgd_claim, min_fraction=POWER,
             note="gradient canary 5C·e1 replacing a zero record; linear losses"))
@@ -116,12 +122,14 @@ def _register_core() -> None:
         name="core.dp_gd.clipping_skipped", paper="core",
         algorithm="DP-GD that skips per-example clipping (noise still scaled to C)",
         relation="replace-one", delta=CORE_DELTA, claimed_epsilon=dpgd_claim,
+        claimed_epsilon_at=dpgd_at,
         release=_dp_gd_release(_DPGD_Z, False, _DPGD_T, _DPGD_D, "stepwise"), view="stepwise",
         trials=100_000, expect="broken", note="the canary's gradient 5C is not clipped"))
     register_audit(AuditTarget(
         name="core.dp_gd.add_remove_sensitivity", paper="core",
         algorithm="DP-GD claiming replace-one with the add/remove sensitivity C/n (σ halved)",
         relation="replace-one", delta=CORE_DELTA, claimed_epsilon=dpgd_claim,
+        claimed_epsilon_at=dpgd_at,
         release=_dp_gd_release(_DPGD_Z / 2, True, _DPGD_T, _DPGD_D, "stepwise"),
         view="stepwise", trials=100_000, expect="broken",
         note="σ = z·C/n instead of z·2C/n"))
