@@ -21,6 +21,16 @@ a proof that the implementation violates its claim.  How close ε_lo gets to the
 the audit's power; :data:`POWER` targets (the Gaussian mechanism, full-batch DP-GD with a
 gradient canary) state the fraction reached.
 
+Profile points.  Near δ = 10⁻⁵ the most powerful threshold test sits in a tail of probability
+≈ δ·e^ε, which N runs resolve only for N ≳ 10⁶.  An accountant's claim is a whole profile
+δ ↦ ε(δ) (``AuditTarget.claimed_epsilon_at``), and a wrong noise, sensitivity, relation or
+composition count moves all of it; so such a target is also judged at the δ_p of
+:data:`PROFILE_DELTAS` where the reference power (:func:`reference_power`) is largest, chosen
+before any run from the claim and the run count alone (:func:`profile_plan`).  The same scores are
+judged at both δ (each selecting its threshold on the first half, evaluated on the second), each
+at α/2, so both bounds hold together with probability ≥ 1 − α (Bonferroni); ε_lo above the claim
+at either point disproves the claim.
+
 Registry.  ``register_audit(AuditTarget(...))`` at import time of a paper's module (see
 docs/privacy.md).  Core targets live in :mod:`empirical.privacy.core_targets`; each paper's in
 its audit module (:mod:`empirical.papers.kl.audit`, ``audit_kan``, ``audit_linreg``, ``audit_userlevel``,
