@@ -40,6 +40,7 @@ private functions without a target have none.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import time
 from typing import Sequence
@@ -222,15 +223,27 @@ def reference_power(target: AuditTarget, claimed: float, trials: int,
     if not (math.isfinite(claimed) and claimed > 0):
         return None
     delta = target.delta if delta is None else delta
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
-        [_h(target.name), _h("reference"), trials])))
+    z0, z1 = _reference_draws(target.name, trials, target.reference)
     if target.reference == "gaussian":
-        mu = gaussian_mu_for_epsilon(claimed, delta)
-        s0, s1 = rng.standard_normal(trials), mu + rng.standard_normal(trials)
+        shift = gaussian_mu_for_epsilon(claimed, delta)
     else:
         shift = laplace_shift_for_epsilon(claimed, delta)
-        s0, s1 = rng.laplace(0.0, 1.0, trials), shift + rng.laplace(0.0, 1.0, trials)
-    return float(epsilon_lower_bound(s0, s1, delta, alpha=alpha).epsilon / claimed)
+    return float(epsilon_lower_bound(z0, shift + z1, delta, alpha=alpha).epsilon / claimed)
+
+
+@functools.lru_cache(maxsize=2)
+def _reference_draws(name: str, trials: int, reference: str) -> tuple[np.ndarray, np.ndarray]:
+    """The reference mechanism's unshifted noise on each side, seeded from the target's name
+    and the run count; shared by every δ and claim of one target (read-only)."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+        [_h(name), _h("reference"), trials])))
+    if reference == "gaussian":
+        out = rng.standard_normal(trials), rng.standard_normal(trials)
+    else:
+        out = rng.laplace(0.0, 1.0, trials), rng.laplace(0.0, 1.0, trials)
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 def _power_cell(p: float | None, low: bool) -> str:
