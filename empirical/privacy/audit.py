@@ -170,7 +170,8 @@ def profile_plan(target: AuditTarget, claimed: float, trials: int, alpha: float 
         return None
     deltas = _check_deltas(deltas)
     at = float(target.claimed_epsilon_at(target.delta))
-    if not math.isclose(at, claimed, rel_tol=1e-6, abs_tol=1e-9):
+    if not (math.isclose(at, claimed, rel_tol=1e-6, abs_tol=1e-9)
+            or (math.isnan(at) and math.isnan(claimed))):
         raise ValueError(f"{target.name}: claimed_epsilon_at(delta) = {at!r} must equal "
                          f"claimed_epsilon() = {claimed!r} at delta = {target.delta:g}")
     ladder: dict[float, tuple[float, float]] = {}
