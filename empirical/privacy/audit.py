@@ -133,14 +133,17 @@ def run_audit(target: AuditTarget, *, trials: int | None = None, alpha: float = 
         pair, fn = "given", target.release
     s0 = _scores(target, fn, pair, 0, trials, "audit", block)
     s1 = _scores(target, fn, pair, 1, trials, "audit", block)
-    bound = epsilon_lower_bound(s0, s1, target.delta, alpha=a)
+    # the threshold is chosen as without a profile point (at α/100); only the evaluation's
+    # confidence is split between the two points
+    sel = alpha / 100
+    bound = epsilon_lower_bound(s0, s1, target.delta, alpha=a, select_alpha=sel)
     exact = float(target.exact_epsilon()) if target.exact_epsilon is not None else None
-    power = reference_power(target, claimed, trials, a)
+    power = reference_power(target, claimed, trials, a, select_alpha=sel)
     profile = None
     if plan is not None:
         delta_p, claim_p, power_p, ladder = plan
-        profile = ProfilePoint(delta_p, claim_p, epsilon_lower_bound(s0, s1, delta_p, alpha=a),
-                               power_p, ladder)
+        profile = ProfilePoint(delta_p, claim_p, epsilon_lower_bound(
+            s0, s1, delta_p, alpha=a, select_alpha=sel), power_p, ladder)
     over = bound.epsilon > claimed or (profile is not None and profile.exceeded)
     if target.expect == "broken":
         verdict = "CAUGHT" if over else "MISSED"
@@ -182,7 +185,7 @@ def profile_plan(target: AuditTarget, claimed: float, trials: int, alpha: float 
         if not math.isnan(e) and e < 0:
             raise ValueError(f"{target.name}: claimed_epsilon_at({d:g}) must be >= 0 "
                              f"(NaN or inf: no claim at that δ), got {e!r}")
-        p = reference_power(target, e, trials, alpha / 2, delta=d)
+        p = reference_power(target, e, trials, alpha / 2, delta=d, select_alpha=alpha / 100)
         if p is not None:            # NaN/inf/0: no claim at d that a test could contradict
             ladder[d] = (e, p)
     if not ladder:
@@ -210,7 +213,8 @@ def _check_deltas(deltas: Sequence[float]) -> tuple[float, ...]:
 
 
 def reference_power(target: AuditTarget, claimed: float, trials: int,
-                    alpha: float = 0.05, delta: float | None = None) -> float | None:
+                    alpha: float = 0.05, delta: float | None = None,
+                    select_alpha: float | None = None) -> float | None:
     """The audit's power: the fraction of the exact ε(δ) that :func:`epsilon_lower_bound`, with
     ``trials`` runs per side at ``alpha``, certifies on a reference mechanism whose exact ε(δ) is
     ``claimed`` — a correctly calibrated Gaussian (N(0,1) vs N(μ,1), the likelihood-ratio score
@@ -219,8 +223,9 @@ def reference_power(target: AuditTarget, claimed: float, trials: int,
     an honest audit reaching ε_lo ≈ power × claimed is as strong as the harness allows, and a
     bug moving the exact ε to E is certain to be caught only if power × E > claimed.  Seeded
     from the target's name (SeedSequence), so it is reproducible; every δ uses the same draws
-    (``delta``: a point of the claimed profile, default the target's δ).  None when the claim
-    is not a positive finite number."""
+    (``delta``: a point of the claimed profile, default the target's δ; ``select_alpha``: the
+    threshold selection's level, as :func:`epsilon_lower_bound`).  None when the claim is not a
+    positive finite number."""
     if not (math.isfinite(claimed) and claimed > 0):
         return None
     delta = target.delta if delta is None else delta
@@ -229,7 +234,8 @@ def reference_power(target: AuditTarget, claimed: float, trials: int,
         shift = gaussian_mu_for_epsilon(claimed, delta)
     else:
         shift = laplace_shift_for_epsilon(claimed, delta)
-    return float(epsilon_lower_bound(z0, shift + z1, delta, alpha=alpha).epsilon / claimed)
+    return float(epsilon_lower_bound(z0, shift + z1, delta, alpha=alpha,
+                                     select_alpha=select_alpha).epsilon / claimed)
 
 
 @functools.lru_cache(maxsize=2)
