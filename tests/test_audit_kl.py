@@ -156,3 +156,17 @@ def test_claimed_sensitivities_hold_along_the_iterates(exp_id):
             assert np.all(dg <= prob.L1 * dw * (1 + 1e-9) + 1e-15)
         prev = (W, G)
     assert len(rec.points) > 5
+
+
+def test_every_target_claims_its_profile():
+    """Every KL target and control claims the profile δ ↦ ε(δ) of ρ-zCDP (the same RDP
+    conversion as its claim): equal to the claim at its δ, non-increasing on the ladder, and
+    at least the exact Gaussian ε of μ = √(2ρ) there (the conversion is an upper bound)."""
+    ts = audit.targets(["kl"])
+    assert ts and all(t.claimed_epsilon_at is not None for t in ts)
+    for t in ts:
+        assert t.claimed_epsilon_at(t.delta) == pytest.approx(t.claimed_epsilon(), rel=1e-12)
+        eps = [t.claimed_epsilon_at(d) for d in audit.PROFILE_DELTAS]
+        assert all(np.diff(eps) <= 0), (t.name, eps)
+    exact = audit.exact_gaussian_epsilon(1.0 / math.sqrt(2.0 * ak.RHO), 1, 1e-2)
+    assert exact <= ts[0].claimed_epsilon_at(1e-2)

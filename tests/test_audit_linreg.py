@@ -217,3 +217,28 @@ def test_ssp_audit_searches_and_stays_below_the_exact_epsilon():
     assert set(r.search) == {"t*, weighted", "t*, xy", "t*, xx"}
     full = audit.run_audit(audit.get_target("linreg.ssp"), search="full", trials=4_000)
     assert len(full.search) == 8 and full.verdict == "OK"
+
+
+def test_every_target_claims_its_profile():
+    """Every linreg target and control claims its profile δ ↦ ε(δ) through the accountant call
+    of its claim: equal to the claim at its δ and non-increasing on the ladder (NaN only where
+    Theorem 3.1's range excludes a δ, which the ladder does not reach here)."""
+    ts = audit.targets(["linreg"])
+    assert {t.name for t in ts} >= NAMES and all(t.claimed_epsilon_at is not None for t in ts)
+    claims: dict = {}
+    for t in ts:
+        c = claims.setdefault(id(t.claimed_epsilon), t.claimed_epsilon())
+        assert t.claimed_epsilon_at(t.delta) == pytest.approx(c, rel=1e-9), t.name
+        eps = [t.claimed_epsilon_at(d) for d in audit.PROFILE_DELTAS]
+        assert all(math.isfinite(e) for e in eps) and all(np.diff(eps) <= 0), (t.name, eps)
+
+
+def test_dp_ssgd_profile_inverts_the_amplified_delta():
+    """ε at a final δ: the input δ whose δ_amplified is that δ, Theorem 3.1's ε there (checked by
+    re-running the module's own dp_ssgd_privacy at the inverted input); NaN below the range."""
+    for d in (1e-3, 5e-2):
+        e = als.ssgd_claim_at(d)
+        # ε(δ_amplified(δ_in)) for δ_in on either side brackets e
+        lo = lr.dp_ssgd_privacy(4.0, 1000, d / 8.0)
+        assert lo["delta_amplified"] < d and lo["epsilon_amplified"] >= e
+    assert math.isnan(als.amplified_epsilon_at(4.0, 1000, 1e-7))

@@ -45,15 +45,16 @@ from empirical.privacy.core_targets import (CORE_DELTA, GAUSS_Z, POWER,  # noqa:
 from empirical.privacy.statistics import (EpsilonBound, clopper_pearson,  # noqa: F401
                                           epsilon_lower_bound, gaussian_mu_for_epsilon,
                                           laplace_shift_for_epsilon)
-from empirical.privacy.targets import (POWER_FLAG, RELATIONS, SEARCHES, AuditResult,  # noqa: F401
-                                       AuditTarget, ReleaseFn, _load, get_target,
+from empirical.privacy.targets import (POWER_FLAG, PROFILE_DELTAS, RELATIONS,  # noqa: F401
+                                       SEARCHES, AuditResult, AuditTarget, ProfilePoint,
+                                       ReleaseFn, _load, get_target,
                                        register_audit, select_registered, spawn_rows, targets)
 from empirical.store.rows import ResultWriteError, check_writable, results_dir
 
 __all__ = ["AuditTarget", "AuditResult", "RELATIONS", "register_audit", "targets", "get_target",
            "select_registered", "run_audit", "epsilon_lower_bound", "exact_gaussian_epsilon",
            "reference_power", "gaussian_mu_for_epsilon", "laplace_shift_for_epsilon", "POWER_FLAG",
-           "SEARCHES",
+           "SEARCHES", "PROFILE_DELTAS", "ProfilePoint", "profile_plan",
            "clopper_pearson", "spawn_rows",
            "add_arguments", "run_cli", "format_audit_table", "store_result", "load_audits"]
 
@@ -81,10 +82,17 @@ def _scores(target: AuditTarget, fn: ReleaseFn, label: str, side: int, trials: i
 
 
 def run_audit(target: AuditTarget, *, trials: int | None = None, alpha: float = 0.05,
-              block: int = 50_000, search: str = "quick") -> AuditResult:
+              block: int = 50_000, search: str = "quick",
+              profile_deltas: Sequence[float] = PROFILE_DELTAS) -> AuditResult:
     """Audit ``target``: a search over its candidate pairs, query sequences or statistics on
     independent seeds (``search="full"`` adds ``full_candidates`` and runs ``full_trials``),
-    then the main audit on fresh seeds, and its power (:func:`reference_power`)."""
+    then the main audit on fresh seeds, and its power (:func:`reference_power`).
+
+    A target that claims a profile (``claimed_epsilon_at``) is audited at two points on the same
+    scores: its δ and the profile point δ_p of ``profile_deltas`` (:func:`profile_plan`, chosen
+    by reference power before any audit run), each bound at α/2 so that both hold together at
+    1 − α (Bonferroni).  VIOLATION (CAUGHT for a broken control) when either point's ε_lo
+    exceeds its claim; a ``min_fraction`` requirement is judged at the target's δ."""
     t0 = time.perf_counter()
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
@@ -95,6 +103,9 @@ def run_audit(target: AuditTarget, *, trials: int | None = None, alpha: float = 
                          f"got {trials!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    claimed = float(target.claimed_epsilon())
+    plan = profile_plan(target, claimed, trials, alpha, profile_deltas)
+    a = alpha / 2 if plan is not None else alpha
     found = {}
     if target.candidates is not None:
         cands = dict(target.candidates)
@@ -111,26 +122,73 @@ def run_audit(target: AuditTarget, *, trials: int | None = None, alpha: float = 
         pair, fn = "given", target.release
     s0 = _scores(target, fn, pair, 0, trials, "audit", block)
     s1 = _scores(target, fn, pair, 1, trials, "audit", block)
-    bound = epsilon_lower_bound(s0, s1, target.delta, alpha=alpha)
-    claimed = float(target.claimed_epsilon())
+    bound = epsilon_lower_bound(s0, s1, target.delta, alpha=a)
     exact = float(target.exact_epsilon()) if target.exact_epsilon is not None else None
-    power = reference_power(target, claimed, trials, alpha)
+    power = reference_power(target, claimed, trials, a)
+    profile = None
+    if plan is not None:
+        delta_p, claim_p, power_p, ladder = plan
+        profile = ProfilePoint(delta_p, claim_p, epsilon_lower_bound(s0, s1, delta_p, alpha=a),
+                               power_p, ladder)
+    over = bound.epsilon > claimed or (profile is not None and profile.exceeded)
     if target.expect == "broken":
-        verdict = "CAUGHT" if bound.epsilon > claimed else "MISSED"
-    elif bound.epsilon > claimed:
+        verdict = "CAUGHT" if over else "MISSED"
+    elif over:
         verdict = "VIOLATION"
     elif target.min_fraction is not None and bound.epsilon < target.min_fraction * exact:
         verdict = "WEAK"
     else:
         verdict = "POWER OK" if target.min_fraction is not None else "OK"
     return AuditResult(target, claimed, bound, alpha, trials, pair, exact, verdict,
-                       time.perf_counter() - t0, found, block, power, search)
+                       time.perf_counter() - t0, found, block, power, search, profile)
 
 
-# =============================================================================================
-# power: the same audit on a reference mechanism whose exact ε is the claim
-# =============================================================================================
+def profile_plan(target: AuditTarget, claimed: float, trials: int, alpha: float = 0.05,
+                 deltas: Sequence[float] = PROFILE_DELTAS
+                 ) -> tuple[float, float, float, dict] | None:
+    """The profile point of ``target``'s audit: (δ_p, ε(δ_p), power at δ_p, {δ: power}) over
+    the points of ``deltas`` above the target's δ where the claimed profile is finite, δ_p the
+    one with the largest reference power (:func:`reference_power` at α/2, ``trials`` runs per
+    side; ties to the smaller δ).  A property of the claim and the run count only: it is fixed
+    before any audit run, so the choice does not depend on the audit's data.  None when the
+    target claims no profile or no ladder point is eligible.
 
+    ValueError (naming ``claimed_epsilon_at`` or ``profile_deltas``) when the profile disagrees
+    with ``claimed_epsilon()`` at the target's δ, is negative, or the ladder is malformed."""
+    if target.claimed_epsilon_at is None:
+        return None
+    deltas = _check_deltas(deltas)
+    at = float(target.claimed_epsilon_at(target.delta))
+    if not math.isclose(at, claimed, rel_tol=1e-6, abs_tol=1e-9):
+        raise ValueError(f"{target.name}: claimed_epsilon_at(delta) = {at!r} must equal "
+                         f"claimed_epsilon() = {claimed!r} at delta = {target.delta:g}")
+    ladder: dict[float, tuple[float, float]] = {}
+    for d in deltas:
+        if d <= target.delta:
+            continue
+        e = float(target.claimed_epsilon_at(d))
+        if not math.isnan(e) and e < 0:
+            raise ValueError(f"{target.name}: claimed_epsilon_at({d:g}) must be >= 0 "
+                             f"(NaN or inf: no claim at that δ), got {e!r}")
+        p = reference_power(target, e, trials, alpha / 2, delta=d)
+        if p is not None:            # NaN/inf/0: no claim at d that a test could contradict
+            ladder[d] = (e, p)
+    if not ladder:
+        return None
+    best = max(ladder, key=lambda d: (ladder[d][1], -d))
+    return best, ladder[best][0], ladder[best][1], {d: p for d, (_, p) in ladder.items()}
+
+
+def _check_deltas(deltas: Sequence[float]) -> tuple[float, ...]:
+    try:
+        out = tuple(float(d) for d in deltas)
+    except (TypeError, ValueError):
+        raise ValueError(f"profile_deltas must be a sequence of numbers in (0, 1), "
+                         f"got {deltas!r}") from None
+    if not out or not all(0.0 < d < 1.0 for d in out):
+        raise ValueError(f"profile_deltas must be a non-empty sequence of numbers in (0, 1), "
+                         f"got {deltas!r}")
+    return out
 
 
 # =============================================================================================
@@ -140,7 +198,7 @@ def run_audit(target: AuditTarget, *, trials: int | None = None, alpha: float = 
 
 
 def reference_power(target: AuditTarget, claimed: float, trials: int,
-                    alpha: float = 0.05) -> float | None:
+                    alpha: float = 0.05, delta: float | None = None) -> float | None:
     """The audit's power: the fraction of the exact ε(δ) that :func:`epsilon_lower_bound`, with
     ``trials`` runs per side at ``alpha``, certifies on a reference mechanism whose exact ε(δ) is
     ``claimed`` — a correctly calibrated Gaussian (N(0,1) vs N(μ,1), the likelihood-ratio score
@@ -148,32 +206,43 @@ def reference_power(target: AuditTarget, claimed: float, trials: int,
     claimed) as ``target.reference`` says.  It states what this many runs can show at this δ:
     an honest audit reaching ε_lo ≈ power × claimed is as strong as the harness allows, and a
     bug moving the exact ε to E is certain to be caught only if power × E > claimed.  Seeded
-    from the target's name (SeedSequence), so it is reproducible.  None when the claim is not a
-    positive finite number."""
+    from the target's name (SeedSequence), so it is reproducible; every δ uses the same draws
+    (``delta``: a point of the claimed profile, default the target's δ).  None when the claim
+    is not a positive finite number."""
     if not (math.isfinite(claimed) and claimed > 0):
         return None
+    delta = target.delta if delta is None else delta
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
         [_h(target.name), _h("reference"), trials])))
     if target.reference == "gaussian":
-        mu = gaussian_mu_for_epsilon(claimed, target.delta)
+        mu = gaussian_mu_for_epsilon(claimed, delta)
         s0, s1 = rng.standard_normal(trials), mu + rng.standard_normal(trials)
     else:
-        shift = laplace_shift_for_epsilon(claimed, target.delta)
+        shift = laplace_shift_for_epsilon(claimed, delta)
         s0, s1 = rng.laplace(0.0, 1.0, trials), shift + rng.laplace(0.0, 1.0, trials)
-    return float(epsilon_lower_bound(s0, s1, target.delta, alpha=alpha).epsilon / claimed)
+    return float(epsilon_lower_bound(s0, s1, delta, alpha=alpha).epsilon / claimed)
+
+
+def _power_cell(p: float | None, low: bool) -> str:
+    return "-" if p is None else f"{p:.2f}" + (" LOW" if low else "")
 
 
 def format_audit_table(results: Sequence[AuditResult]) -> str:
     head = ("target", "relation", "view", "δ", "claimed ε", "audited ε_lo", "ε̂ (point)",
-            "exact ε", "power", "trials/side", "pair", "verdict")
+            "exact ε", "power", "δ_p", "ε(δ_p)", "ε_lo(δ_p)", "power(δ_p)", "trials/side", "pair",
+            "verdict")
     rows = []
     for r in results:
-        t = r.target
+        t, pp = r.target, r.profile
+        # LOW is shown beside the better point's power: it flags that both points are weak
+        low_here = r.low_power and (pp is None or pp.power is None or r.power == r.best_power)
+        prof = (("-",) * 4 if pp is None else
+                (f"{pp.delta:g}", f"{pp.claimed:.3f}", f"{pp.audited:.3f}",
+                 _power_cell(pp.power, r.low_power and not low_here)))
         rows.append((t.name + (" [control]" if t.expect == "broken" else ""), t.relation, t.view,
                      f"{t.delta:g}", f"{r.claimed:.3f}", f"{r.audited:.3f}",
                      f"{r.bound.point:.3f}", "-" if r.exact is None else f"{r.exact:.3f}",
-                     "-" if r.power is None else
-                     f"{r.power:.2f}" + (" LOW" if r.low_power else ""),
+                     _power_cell(r.power, low_here), *prof,
                      str(r.trials), r.pair, r.verdict))
     widths = [max(len(str(x[i])) for x in [head, *rows]) for i in range(len(head))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
@@ -184,10 +253,16 @@ def format_audit_table(results: Sequence[AuditResult]) -> str:
             "(Clopper–Pearson, threshold chosen on a held-out half). OK: ε_lo ≤ claimed; "
             "VIOLATION: the claim is false; [control] rows are deliberately broken and must be "
             "CAUGHT (ε_lo > claimed); POWER OK/WEAK: ε_lo reaches / misses the stated fraction "
-            "of the exact ε.",
+            "of the exact ε (at the target's δ).",
             f"power: fraction of the exact ε the same audit (runs per side, α, δ) certifies on a "
             f"correctly calibrated reference mechanism (Gaussian or Laplace) whose exact ε is the "
-            f"claim; LOW below {POWER_FLAG:g} (an OK verdict at low power is weak evidence)."]
+            f"claim; LOW when the better point's is below {POWER_FLAG:g} (an OK verdict at low "
+            f"power is weak evidence).",
+            "δ_p: a target claiming a privacy profile δ ↦ ε(δ) is also audited at the point of "
+            f"the ladder {', '.join(f'{d:g}' for d in PROFILE_DELTAS)} (above its δ) where the "
+            "reference power is largest, chosen before any run; the same scores are judged at "
+            "both δ, each at α/2 (Bonferroni: together at the stated confidence); either "
+            "point's ε_lo above its claim is a VIOLATION (CAUGHT for a control)."]
     for r in results:
         if r.target.min_fraction is not None:
             out.append(f"  {r.target.name}: ε_lo/exact = {r.audited / r.exact:.2f} "
@@ -294,7 +369,12 @@ def run_cli(args: argparse.Namespace) -> int:
                       search=getattr(args, "search", "quick"))
         # stored as soon as computed: an interrupted `dprates audit` keeps the finished targets
         where = f", stored {store_result(r, getattr(args, 'results', None))}" if store else ""
-        pw = "" if r.power is None else f", power {r.power:.2f}" + (" LOW" if r.low_power else "")
+        pw = "" if r.power is None else f", power {r.power:.2f}"
+        pp = r.profile
+        if pp is not None:
+            pw += (f"; at δ_p = {pp.delta:g}: claimed {pp.claimed:.3f}, ε_lo {pp.audited:.3f}"
+                   + ("" if pp.power is None else f", power {pp.power:.2f}"))
+        pw += " LOW" if r.low_power else ""
         print(f"[audit] {t.name}: claimed {r.claimed:.3f}, ε_lo {r.audited:.3f} -> {r.verdict}"
               f"{pw} ({r.seconds:.1f}s{where})", file=sys.stderr)
         results.append(r)

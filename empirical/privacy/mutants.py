@@ -233,9 +233,13 @@ def _run_here(m: Mutant, results: str, audit_trials: int | None) -> dict:
         for name in m.audits:
             t = audit.get_target(name)
             r = audit.run_audit(t, trials=audit_trials or m.audit_trials)
-            caught = r.audited > r.claimed
-            report["audits"][name] = {"caught": caught, "claimed": r.claimed,
-                                      "audited": r.audited, "verdict": r.verdict}
+            # caught at the target's δ or at its profile point (either ε_lo above its claim)
+            pp = r.profile if r.profile is not None and r.profile.exceeded else None
+            report["audits"][name] = {"caught": r.exceeded,
+                                      "claimed": pp.claimed if pp else r.claimed,
+                                      "audited": pp.audited if pp else r.audited,
+                                      "delta": pp.delta if pp else t.delta,
+                                      "verdict": r.verdict}
         if m.tests:
             import pytest
 
@@ -244,6 +248,7 @@ def _run_here(m: Mutant, results: str, audit_trials: int | None) -> dict:
     report["caught_by"] = ([f"experiment {k}: {'; '.join(v['failed'])}"
                             for k, v in report["experiments"].items() if v["caught"]]
                            + [f"audit {k}: ε_lo {v['audited']:.2f} > claimed {v['claimed']:.2f}"
+                              f" at δ = {v['delta']:g}"
                               for k, v in report["audits"].items() if v["caught"]]
                            + [f"tests {k}" for k, v in report["tests"].items() if v["caught"]])
     report["caught"] = bool(report["caught_by"])
@@ -262,7 +267,9 @@ def audit_catches(m: Mutant, *, trials: int | None = None, search: str = "quick"
         for name in m.audits:
             r = audit.run_audit(audit.get_target(name), trials=trials or m.audit_trials,
                                 search=search)
-            out[name] = (r.audited, r.claimed)
+            # (ε_lo, claimed) at the point that exceeds its claim, else at the target's δ
+            pp = r.profile if r.profile is not None and r.profile.exceeded else None
+            out[name] = (pp.audited, pp.claimed) if pp else (r.audited, r.claimed)
     return {"audits": out, "caught": any(lo > c for lo, c in out.values())}
 
 

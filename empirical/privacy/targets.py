@@ -24,6 +24,12 @@ _REFERENCES = ("gaussian", "laplace")
 SEARCHES = ("quick", "full")
 #: An audit whose power (:func:`reference_power`) is below this is flagged LOW POWER.
 POWER_FLAG = 0.7
+#: The δ ladder of profile-point audits: a target that claims a profile δ ↦ ε(δ)
+#: (``claimed_epsilon_at``) is audited, besides its own δ, at the ladder point above it where the
+#: reference power is largest.  Near δ = 10⁻⁵ a threshold test needs ~10⁶ runs per side (the
+#: (ε, δ) trade-off is tangent to the Gaussian's at false-positive rates ≈ δ); at 10⁻³–5·10⁻²
+#: the 10⁴–10⁵ runs the targets use certify most of ε(δ).
+PROFILE_DELTAS = (1e-3, 1e-2, 5e-2)
 
 ReleaseFn = Callable[[int, np.random.Generator, int], np.ndarray]
 
@@ -93,6 +99,31 @@ class AuditTarget:
             check_open_interval("min_fraction", self.min_fraction, 0.0, 1.0)
             if self.exact_epsilon is None:
                 raise ValueError("min_fraction needs exact_epsilon")
+        if self.claimed_epsilon_at is not None and not callable(self.claimed_epsilon_at):
+            raise ValueError(f"claimed_epsilon_at must be a callable δ ↦ ε(δ) or None, got "
+                             f"{type(self.claimed_epsilon_at).__name__}")
+
+
+@dataclass(frozen=True)
+class ProfilePoint:
+    """The audit of a claimed profile at one δ_p of :data:`PROFILE_DELTAS`: the claim ε(δ_p),
+    the lower bound the same scores give there, and the reference power at δ_p.  ``ladder``:
+    the reference power at every eligible ladder point (δ_p is the largest; chosen before any
+    audit run)."""
+
+    delta: float
+    claimed: float
+    bound: EpsilonBound
+    power: float | None
+    ladder: dict = field(default_factory=dict)
+
+    @property
+    def audited(self) -> float:
+        return self.bound.epsilon
+
+    @property
+    def exceeded(self) -> bool:
+        return self.bound.epsilon > self.claimed
 
 
 @dataclass(frozen=True)
@@ -110,11 +141,32 @@ class AuditResult:
     block: int = 50_000          # runs per seeded block (part of how the runs were seeded)
     power: float | None = None   # fraction of the exact ε certified on the reference mechanism
     setting: str = "quick"       # the search setting (SEARCHES)
+    profile: ProfilePoint | None = None   # the profile point δ_p, when the target claims one
+
+    @property
+    def best_power(self) -> float | None:
+        """The larger of the powers at the target's δ and at the profile point δ_p."""
+        ps = [p for p in (self.power, self.profile.power if self.profile else None)
+              if p is not None]
+        return max(ps) if ps else None
 
     @property
     def low_power(self) -> bool:
-        """Power below :data:`POWER_FLAG`: an ε_lo far below the claim is weak evidence."""
-        return self.power is not None and self.power < POWER_FLAG
+        """The better point's power below :data:`POWER_FLAG`: an ε_lo far below the claim at
+        both points is weak evidence."""
+        p = self.best_power
+        return p is not None and p < POWER_FLAG
+
+    @property
+    def exceeded(self) -> bool:
+        """ε_lo above the claim at the target's δ or at the profile point."""
+        return self.bound.epsilon > self.claimed or bool(self.profile and self.profile.exceeded)
+
+    @property
+    def point_alpha(self) -> float:
+        """α of each point's bound: α/2 with a profile point (Bonferroni: the pair holds at
+        1 − α), else α."""
+        return self.alpha / 2 if self.profile is not None else self.alpha
 
     @property
     def audited(self) -> float:

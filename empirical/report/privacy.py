@@ -71,17 +71,34 @@ def audit_power(a) -> str:
     p = getattr(a, "power", None)
     if p is None:
         return "—"
-    out = f"{p:.2f}" + (" LOW" if getattr(a, "low_power", False) else "")
+    out = f"{p:.2f}"
     if a.claimed is not None and p > 0:
         out += f"; catches exact ε ≥ {a.claimed / p:.3g}"
-    return out
+    pp, pc = getattr(a, "profile_power", None), getattr(a, "profile_claimed", None)
+    if getattr(a, "profile_delta", None) is not None and pp is not None:
+        out += f"; at δ_p {pp:.2f}" + (f", catches ε(δ_p) ≥ {pc / pp:.3g}"
+                                       if pc is not None and pp > 0 else "")
+    return out + (" LOW" if getattr(a, "low_power", False) else "")
+
+
+def audit_profile(a) -> str:
+    """A stored audit's profile point as tables show it: δ_p, the claimed ε(δ_p) and the
+    audited ε_lo there; "—" when the target claims no profile."""
+    d = getattr(a, "profile_delta", None)
+    if d is None:
+        return "—"
+    lo = getattr(a, "profile_epsilon_lo", None)
+    claim = getattr(a, "profile_claimed", None)
+    return (f"δ_p {d:g}: ε_lo {'∞' if lo is None else f'{lo:.3f}'} vs "
+            f"{'—' if claim is None else f'{claim:.3f}'}")
 
 
 def _audit_table(stored: list) -> str:
     """Every stored audit of one paper: the claim, the audited lower bound with its confidence,
     the verdict, the runs and seeding, the code fingerprint (stale ones marked)."""
     head = ("audit target", "algorithm", "relation / view", "δ", "claimed ε",
-            "audited ε<sub>lo</sub> (confidence)", "exact ε", "power", "runs/side", "verdict",
+            "audited ε<sub>lo</sub> (confidence)", "exact ε", "profile point", "power",
+            "runs/side", "verdict",
             "code fingerprint")
     rows = []
     for a in stored:
@@ -93,7 +110,8 @@ def _audit_table(stored: list) -> str:
                      f"{_e(a.relation)} / {_e(a.view)}", f"{a.delta:g}",
                      _NA if a.claimed is None else f"{a.claimed:.3f}",
                      f"{_e(a.audited)} ({100 * a.confidence:g}%)",
-                     _NA if a.exact is None else f"{a.exact:.3f}", _e(audit_power(a)),
+                     _NA if a.exact is None else f"{a.exact:.3f}", _e(audit_profile(a)),
+                     _e(audit_power(a)),
                      f"{a.trials:,}" + (f" (pair: {_e(rec.get('pair', ''))})"
                                         if rec.get("pair") not in (None, "given") else ""),
                      _badge(a.verdict), fp])
@@ -107,6 +125,9 @@ _AUDIT_NOTE = ("<p class=\"meta\">Stored by <code>dprates audit</code> (results/
                "privacy; its power is the fraction of the exact ε the same number of runs "
                "certifies on a correctly calibrated reference mechanism (LOW: weak evidence), "
                "and a bug is certain to be caught once the exact ε exceeds claimed/power. "
+               "A target claiming a privacy profile δ ↦ ε(δ) is also judged at a profile point "
+               "δ<sub>p</sub> chosen by power before any run, on the same runs, each point at "
+               "α/2 (Bonferroni); either point above its claim is a violation. "
                "Broken controls must be CAUGHT. Each audit runs at its own parameters, "
                "so its claimed ε is not an experiment's; runs are seeded from "
                "SeedSequence([h(target), h(pair), h(tag), side, block]).</p>")
@@ -147,17 +168,19 @@ def _md_audits(stored: list) -> list[str]:
     if not stored:
         return []
     out = ["", "### Privacy audits", "",
-           "| audit target | δ | claimed ε | audited ε_lo (confidence) | power | runs/side "
-           "| verdict |",
-           "|---|---|---|---|---|---|---|"]
+           "| audit target | δ | claimed ε | audited ε_lo (confidence) | profile point | power "
+           "| runs/side | verdict |",
+           "|---|---|---|---|---|---|---|---|"]
     for a in stored:
         name = (f"`{a.target}`" if re.fullmatch(r"[\w.:\-]+", str(a.target))
                 else md_text(a.target)) + (" (broken control)" if a.expect == "broken" else "")
         claimed = "—" if a.claimed is None else f"{a.claimed:.3f}"
         stale = " (stale)" if a.status == "stale" else ""
         out.append(f"| {name} | {a.delta:g} | {claimed} | {md_text(a.audited)} "
-                   f"({100 * a.confidence:g}%) | {md_text(audit_power(a))} | {a.trials:,} | **{md_text(a.verdict)}**{stale} |")
+                   f"({100 * a.confidence:g}%) | {md_text(audit_profile(a))} | "
+                   f"{md_text(audit_power(a))} | {a.trials:,} | **{md_text(a.verdict)}**{stale} |")
     out += ["", "power: the fraction of the exact ε the same number of runs certifies on a correctly "
             "calibrated reference mechanism (LOW: an OK verdict is weak evidence); a bug is "
-            "certain to be caught once the exact ε exceeds claimed/power."]
+            "certain to be caught once the exact ε exceeds claimed/power; profile point: the "
+            "claimed profile δ ↦ ε(δ) judged at δ_p on the same runs (each point at α/2)."]
     return out

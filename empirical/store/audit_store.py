@@ -103,6 +103,8 @@ def audit_record(result: "AuditResult") -> dict:
         "power": _num(getattr(result, "power", None)),
         "power_reference": t.reference,
         "low_power": bool(getattr(result, "low_power", False)),
+        "alpha_per_point": getattr(result, "point_alpha", result.alpha),
+        "profile": _profile_record(getattr(result, "profile", None)),
         "seeding": {"scheme": "block j of side s draws from Generator(PCG64(SeedSequence("
                               "[h(target), h(pair), h(tag), s, j]))), h = first 8 bytes of "
                               "SHA-256, little-endian; tag 'search' for the pair search, "
@@ -112,6 +114,18 @@ def audit_record(result: "AuditResult") -> dict:
         "seconds": result.seconds, "module": module, "fingerprint": fp["digest"],
         "code": fp["code"], "versions": fp["versions"],
     }
+
+
+def _profile_record(pp) -> dict | None:
+    """The profile point of an audit (δ_p, its claim, bound and power, the ladder's powers)."""
+    if pp is None:
+        return None
+    b = pp.bound
+    return {"delta": pp.delta, "claimed": _num(pp.claimed), "epsilon_lo": _num(b.epsilon),
+            "epsilon_lo_infinite": not math.isfinite(b.epsilon), "point": _num(b.point),
+            "threshold": _num(b.threshold), "form": b.form, "fpr": b.fpr, "tpr": b.tpr,
+            "power": _num(pp.power),
+            "ladder": [[float(d), _num(p)] for d, p in sorted(pp.ladder.items())]}
 
 
 def _h(s: str) -> int:
@@ -154,7 +168,11 @@ class StoredAudit:
     path: str = ""
     record: dict = field(default_factory=dict, repr=False, compare=False)
     power: float | None = None        # fraction of the exact ε certified on the reference
-    low_power: bool = False           # power below empirical.privacy.audit.POWER_FLAG
+    low_power: bool = False           # the better point's power below POWER_FLAG
+    profile_delta: float | None = None        # the profile point δ_p (None: none audited)
+    profile_claimed: float | None = None      # ε(δ_p) claimed
+    profile_epsilon_lo: float | None = None   # ε_lo at δ_p (None also when unbounded)
+    profile_power: float | None = None        # the reference power at δ_p
 
     @property
     def audited(self) -> str:
@@ -165,8 +183,13 @@ class StoredAudit:
         claimed = "—" if self.claimed is None else f"{self.claimed:.3f}"
         s = (f"{self.target}: ε_lo {self.audited} ({conf}) vs claimed {claimed} at δ = "
              f"{self.delta:g}, {self.verdict}")
+        if self.profile_delta is not None:
+            lo = "∞" if self.profile_epsilon_lo is None else f"{self.profile_epsilon_lo:.3f}"
+            claim = "—" if self.profile_claimed is None else f"{self.profile_claimed:.3f}"
+            s += f"; at δ_p = {self.profile_delta:g}: ε_lo {lo} vs {claim}"
         if self.low_power:
-            s += f" [LOW POWER {self.power:.2f}]"
+            best = max(p for p in (self.power, self.profile_power, 0.0) if p is not None)
+            s += f" [LOW POWER {best:.2f}]"
         return s + (f" [stale: {self.reason}]" if self.status == "stale" else "")
 
 
@@ -208,7 +231,13 @@ _TYPES = {
     "code": (False, lambda v: v is None or isinstance(v, dict), "an object"),
     "versions": (False, lambda v: v is None or isinstance(v, dict), "an object"),
     "checksum": (True, lambda v: isinstance(v, str), "a string"),
+    "profile": (False, lambda v: v is None or _profile_ok(v), "null or a profile point"),
 }
+
+
+def _profile_ok(v) -> bool:
+    return (isinstance(v, dict) and _is_num(v.get("delta"), 0, 1, open_lo=True, open_hi=True)
+            and all(_opt_num(v.get(k)) for k in ("claimed", "epsilon_lo", "power")))
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_][A-Za-z0-9_\-]*)*")
 
 
@@ -278,6 +307,13 @@ def _staleness(rec: dict, current: dict[str, dict | str]) -> str:
         else "fingerprint differs"
 
 
+def _profile_fields(v: dict | None) -> dict:
+    if not v:
+        return {}
+    return {"profile_delta": v["delta"], "profile_claimed": v.get("claimed"),
+            "profile_epsilon_lo": v.get("epsilon_lo"), "profile_power": v.get("power")}
+
+
 def load(results: str | os.PathLike | None = None,
          problems: list[str] | None = None) -> dict[str, StoredAudit]:
     """Every stored audit under ``<results>/audits`` by target name.  Files that fail the
@@ -303,5 +339,6 @@ def load(results: str | os.PathLike | None = None,
             exact=rec.get("exact"), verdict=rec["verdict"], ok=bool(rec.get("ok")),
             trials=int(rec.get("trials", 0)), fingerprint=rec["fingerprint"],
             status="stale" if reason else "ok", reason=reason, path=str(path), record=rec,
-            power=rec.get("power"), low_power=bool(rec.get("low_power", False)))
+            power=rec.get("power"), low_power=bool(rec.get("low_power", False)),
+            **_profile_fields(rec.get("profile")))
     return out

@@ -24,7 +24,9 @@ Gaussian releases with a known shift).
 
 Claimed ε(δ): the run's guarantee ρ (``PrivacySpent.guarantee_rho``, dp-accounting) converted
 by dp-accounting's RDP conversion (``accounting.zcdp_to_epsilon``); ``exact`` is the PLD ε of
-the Gaussian releases on the longest path, which is what an ideal audit could reach.
+the Gaussian releases on the longest path, which is what an ideal audit could reach.  ρ-zCDP
+claims the whole profile δ ↦ ε(δ) (the same conversion at each δ, ``claimed_epsilon_at``): every
+target, controls included, is also judged at a larger δ where its runs have power.
 """
 from __future__ import annotations
 
@@ -380,9 +382,14 @@ def _ppm_zero(side, rng, trials):
     return _ppm_release(side, rng, trials, "zero")
 
 
+def _claim_at(delta: float) -> float:
+    """The claimed profile δ ↦ ε(δ): ρ-zCDP by dp-accounting's RDP conversion at each δ."""
+    return accounting.zcdp_to_epsilon(RHO, delta)
+
+
 def _claim() -> float:
     # every KL run is certified at guarantee_rho = target ρ (checked on every stored row)
-    return accounting.zcdp_to_epsilon(RHO, DELTA)
+    return _claim_at(DELTA)
 
 
 _NOTE = "canary ∓L0·e1 among L0·e2 records (linear losses): shift 2L0/n = the sensitivity"
@@ -393,19 +400,21 @@ _GD_Q, _GD_F = _gd_candidates("stepwise")
 register_audit(AuditTarget(
     name="kl.noisy_gd.stepwise", paper="kl", algorithm="algorithms.kl.condition.noisy_gd "
     "(Algorithm 4), its T − 1 noisy gradients", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim, candidates=_GD_Q, full_candidates=_GD_F, view="stepwise",
+    claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
+    candidates=_GD_Q, full_candidates=_GD_F, view="stepwise",
     trials=200_000, full_trials=1_000_000, search_trials=10_000, exact_epsilon=_gd_exact,
     note=_NOTE + _SEARCH_NOTE))
 register_audit(AuditTarget(
     name="kl.noisy_gd.final", paper="kl", algorithm="algorithms.kl.condition.noisy_gd "
     "(Algorithm 4), averaged output", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim, candidates=_gd_candidates("final")[0], view="final",
+    claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
+    candidates=_gd_candidates("final")[0], view="final",
     trials=200_000, full_trials=1_000_000, search_trials=10_000, exact_epsilon=_gd_exact,
     note=_NOTE + "; searched: the records beside the canary (L0·e2 or 0)"))
 register_audit(AuditTarget(
     name="kl.spider.stepwise", paper="kl", algorithm="algorithms.kl.condition.kl_spider "
     "(Algorithm 1), full gradients and Spider estimates", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim,
+    claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
     candidates={"full releases": _spider_release(("full",)),
                 "all releases": _spider_release(("full", "difference")),
                 "difference channel (curvature canary)": _spider_difference_release},
@@ -416,7 +425,7 @@ register_audit(AuditTarget(
 register_audit(AuditTarget(
     name="kl.adaptive.stepwise", paper="kl", algorithm="algorithms.kl.condition."
     "adaptive_noisy_gd (Algorithm 3), its noisy gradients", relation="replace-one",
-    delta=DELTA, claimed_epsilon=_claim,
+    delta=DELTA, claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
     candidates={"e2": _adaptive_release, "zero": _adaptive_zero},
     full_candidates={"e2, measured weights": _measured_release(
         _run_adaptive, lambda: canary_pair(_AD["n"], _AD["d"]), ("gradient",))},
@@ -426,7 +435,8 @@ register_audit(AuditTarget(
 register_audit(AuditTarget(
     name="kl.proximal_point.final", paper="kl", algorithm="algorithms.kl.condition."
     "proximal_point (Algorithm 2), output", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim, candidates={"e2": _ppm_release, "zero": _ppm_zero}, view="final",
+    claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
+    candidates={"e2": _ppm_release, "zero": _ppm_zero}, view="final",
     trials=10_000, full_trials=60_000, search_trials=2_000,
     note=_NOTE + f"; inner solver capped at {_PP['inner']} steps; searched: the records "
          "beside the canary (L0·e2 or 0)"))
@@ -434,24 +444,25 @@ register_audit(AuditTarget(
 register_audit(AuditTarget(
     name="kl.spider.difference_noise_removed", paper="kl", algorithm="Spider adding no noise "
     "to its difference releases (accounting unchanged)", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim, release=with_mutant("kl.spider.difference_noise_removed",
-                                                _spider_difference_release),
+    claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
+    release=with_mutant("kl.spider.difference_noise_removed", _spider_difference_release),
     view="stepwise", trials=2_000, expect="broken", note="curvature canary, difference channel"))
 register_audit(AuditTarget(
     name="kl.spider.no_correction", paper="kl", algorithm="Spider querying fresh gradients "
     "with the difference noise σ_k", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim,
+    claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
     release=with_mutant("kl.spider.no_correction", _spider_release(("full", "difference"))),
     view="stepwise", trials=2_000, expect="broken", note=_NOTE))
 register_audit(AuditTarget(
     name="kl.noisy_gd.add_remove_sensitivity", paper="kl", algorithm="Algorithm 4 with the "
     "add/remove sensitivity L0/n for its replace-one claim", relation="replace-one",
-    delta=DELTA, claimed_epsilon=_claim,
+    delta=DELTA, claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
     release=with_mutant("kl.noisy_gd.add_remove_sensitivity", _noisy_gd_release("stepwise")),
     view="stepwise", trials=100_000, expect="broken", note=_NOTE))
 register_audit(AuditTarget(
     name="kl.noisy_gd.noise_halved", paper="kl", algorithm="Algorithm 4 drawing half its "
     "noise", relation="replace-one", delta=DELTA, claimed_epsilon=_claim,
+    claimed_epsilon_at=_claim_at,
     release=with_mutant("kl.noisy_gd.noise_halved", _noisy_gd_release("stepwise")),
     view="stepwise", trials=100_000, expect="broken", note=_NOTE))
 

@@ -60,7 +60,8 @@ from empirical.privacy.audit import AuditTarget, exact_gaussian_epsilon, registe
 from empirical.privacy.mutants import Mutant, Patch, register_mutant
 
 __all__ = ["FixedStream", "EPSILON", "DELTA", "noise_scaled", "dp_stat_bypassed",
-           "ambssgd_claim", "fixed_claim", "dp_stat_claim"]
+           "ambssgd_claim", "fixed_claim", "dp_stat_claim", "ambssgd_claim_at", "fixed_claim_at",
+           "dp_stat_claim_at"]
 
 EPSILON = 2.0        # α ≈ 2.149, μ = 1/α ≈ 0.47: exact ε(1e-5) ≈ 1.84; halved noise ≈ 4.03
 DELTA = 1e-5
@@ -247,8 +248,22 @@ def ambssgd_claim(clip: str = "adaptive") -> float:
     return float(res.info["epsilon_guarantee"])
 
 
+def ambssgd_claim_at(delta: float, clip: str = "adaptive") -> float:
+    """The claimed profile δ ↦ ε(δ) of this instance: the guarantee ρ the module reports
+    (``info["rho_guarantee"]``, from a 1-run call at α(ε = 2, δ = 10⁻⁵)) through the ρ → ε
+    conversion the module itself calls (so an accountant bug shows here too), at ``delta``."""
+    X, y = _amb_data(0, "grad")
+    res = _run_amb(FixedStream.of(X, y), [np.random.default_rng(0)], clip=clip)
+    to_epsilon = sys.modules[lr.dp_ambssgd.__module__]._zcdp_to_epsilon
+    return float(to_epsilon(float(res.info["rho_guarantee"]), delta))
+
+
 def fixed_claim() -> float:
     return ambssgd_claim("fixed")
+
+
+def fixed_claim_at(delta: float) -> float:
+    return ambssgd_claim_at(delta, "fixed")
 
 
 def _gauss_exact() -> float:
@@ -289,12 +304,17 @@ def _stat_release(offset: int) -> Callable:
     return release
 
 
-def dp_stat_claim() -> float:
-    """ε(δ) by dp-accounting (RDP conversion) of DP-STAT's reported guarantee ρ (L + 1 counts of
-    std α√(L + 1): ½α⁻²)."""
+def dp_stat_claim_at(delta: float) -> float:
+    """The claimed profile: ε(δ) by dp-accounting (RDP conversion) of DP-STAT's reported
+    guarantee ρ (L + 1 counts of std α√(L + 1): ½α⁻²), at ``delta``."""
     st = lr.dp_stat(np.zeros((1, _STAT_S)), B=1.0, alpha=_alpha(), rng=[np.random.default_rng(0)],
                     levels=_STAT_L)
-    return accounting.zcdp_to_epsilon(float(st.rho_guarantee), DELTA)
+    return accounting.zcdp_to_epsilon(float(st.rho_guarantee), delta)
+
+
+def dp_stat_claim() -> float:
+    """ε(δ) at the audit's δ = 10⁻⁵ (:func:`dp_stat_claim_at`)."""
+    return dp_stat_claim_at(DELTA)
 
 
 # =============================================================================================
@@ -307,6 +327,7 @@ register_audit(AuditTarget(
     name="linreg.dp_ambssgd", paper="linreg",
     algorithm="algorithms.linreg.adaptive_clipping.dp_ambssgd (Algorithm 2 with DP-STAT), ε = 2",
     relation="replace-one", delta=DELTA, claimed_epsilon=ambssgd_claim,
+    claimed_epsilon_at=ambssgd_claim_at,
     candidates={"grad": _amb_release("grad", False), "grad-dither": _amb_release("grad", True),
                 "stat": _amb_release("stat", False)},
     view="final", trials=40_000, search_trials=4_000, exact_epsilon=_gauss_exact,
@@ -315,6 +336,7 @@ register_audit(AuditTarget(
     name="linreg.dp_stat", paper="linreg",
     algorithm=f"algorithms.linreg.adaptive_clipping.dp_stat (Algorithm 3), L = {_STAT_L}, α(ε = 2)",
     relation="replace-one", delta=DELTA, claimed_epsilon=dp_stat_claim,
+    claimed_epsilon_at=dp_stat_claim_at,
     candidates={f"k{o:+d}": _stat_release(o) for o in (-3, -1, 1)},
     view="mechanism", trials=40_000, search_trials=4_000,
     exact_epsilon=lambda: exact_gaussian_epsilon(_alpha() * math.sqrt(_STAT_L + 1), _STAT_L + 1,
@@ -325,6 +347,7 @@ register_audit(AuditTarget(
     name="linreg.fixed_clip", paper="linreg",
     algorithm="dp_ambssgd(clip='fixed', ζ = 1) (fixed-clip minibatch baseline), ε = 2",
     relation="replace-one", delta=DELTA, claimed_epsilon=fixed_claim,
+    claimed_epsilon_at=fixed_claim_at,
     candidates={"grad": _amb_release("grad", False, "fixed"),
                 "grad vs zero record": _amb_release("grad-zero", False, "fixed")},
     view="final", trials=40_000, full_trials=200_000, search_trials=2_000,
@@ -337,12 +360,14 @@ register_audit(AuditTarget(
     name="linreg.dp_ambssgd.dpstat_bypassed", paper="linreg",
     algorithm="DP-AMBSSGD with DP-STAT's γ replaced by the true max residual",
     relation="replace-one", delta=DELTA, claimed_epsilon=ambssgd_claim,
+    claimed_epsilon_at=ambssgd_claim_at,
     release=_with("dp_stat", dp_stat_bypassed, _amb_release("stat", False)), view="final",
     trials=4_000, expect="broken", note="stat canary: residual 0 vs 8B sets ζ"))
 register_audit(AuditTarget(
     name="linreg.dp_ambssgd.noise_halved", paper="linreg",
     algorithm="DP-AMBSSGD drawing half the noise its accountant sees",
     relation="replace-one", delta=DELTA, claimed_epsilon=ambssgd_claim,
+    claimed_epsilon_at=ambssgd_claim_at,
     release=_with("_streams", noise_scaled(0.5), _amb_release("grad", False)),
     view="final", trials=70_000, expect="broken", note=_GRAD_NOTE))
 register_audit(AuditTarget(
@@ -350,6 +375,7 @@ register_audit(AuditTarget(
     algorithm="fixed-clip baseline with noise α·ζ/b (add/remove sensitivity) for its replace-one "
               "claim",
     relation="replace-one", delta=DELTA, claimed_epsilon=fixed_claim,
+    claimed_epsilon_at=fixed_claim_at,
     release=_with("_streams", noise_scaled(0.5), _amb_release("grad", False, "fixed")),
     view="final", trials=70_000, expect="broken",
     note="std α·ζ/b = half of α·2ζ/b; canary (e1, ∓Y) shifts the mean by 2ζ/b"))

@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 from typing import Callable
 
 import numpy as np
+from scipy.optimize import brentq
 
 from algorithms.linreg import adaptive_clipping as lr
 from empirical.papers.linreg.audit import DELTA, FixedStream, _Y, _with, noise_scaled
 from empirical.privacy.audit import AuditTarget, exact_gaussian_epsilon, register_audit, spawn_rows
 
-__all__ = ["ssgd_claim", "ssgd_step_claim", "SSGD_DELTA", "SSGD_STEP_DELTA"]
+__all__ = ["ssgd_claim", "ssgd_step_claim", "SSGD_DELTA", "SSGD_STEP_DELTA",
+           "amplified_epsilon_at", "ssgd_claim_at", "ssgd_step_claim_at"]
 
 
 #: n = 1000, α = 4: ε₀ ≈ 1.40 at δ₀ = δ/(2n) ≤ log(n/(16 log(8/δ))) ≈ 1.53 (in range); amplified
@@ -54,6 +57,49 @@ def _ssgd_delta() -> float:
 
 
 SSGD_DELTA = _ssgd_delta()
+
+
+def amplified_epsilon_at(alpha: float, n: int, delta: float) -> float:
+    """Theorem 3.1's amplified ε of DP-SSGD (multiplier α, n records) *at the final δ*
+    ``delta``: ``dp_ssgd_privacy`` reports ε at δ_amplified(δ_in) = δ_in/2 + (e^ε + 1)(1 +
+    e^{−ε₀}/2)·n·δ_in/(2n) for an input δ_in (LR-E7), increasing in δ_in and above it, so
+    δ_in ∈ (0, ``delta``) solves δ_amplified(δ_in) = ``delta`` (Brent on log δ).  The theorem's
+    range ε₀ ≤ log(n/(16 log(4/δ̂))) holds for δ_in above an edge (ε₀ falls as δ_in grows); NaN
+    where the root lies below that edge (the theorem claims nothing at ``delta`` there)."""
+    def f(log_d: float) -> float:
+        amp = lr.dp_ssgd_privacy(alpha, n, math.exp(log_d))["delta_amplified"]
+        return math.log(amp) - math.log(delta)     # NaN outside the theorem's range
+
+    hi = math.log(delta)
+    if not f(hi) > 0:
+        return math.nan
+    lo = hi
+    for _ in range(12):                  # δ_amplified/δ_in < 2¹²: a bracket within 12 halvings
+        lo, prev = lo - math.log(2.0), lo
+        v = f(lo)
+        if math.isnan(v):
+            # the range's edge lies in (lo, prev): bisect on validity, then the edge decides
+            good, bad = prev, lo
+            for _ in range(60):
+                mid = 0.5 * (good + bad)
+                good, bad = (mid, bad) if not math.isnan(f(mid)) else (good, mid)
+            if f(good) > 0:
+                return math.nan
+            lo = good
+            break
+        if v <= 0:
+            break
+        hi = lo
+    else:
+        return math.nan
+    d_in = math.exp(brentq(f, lo, hi, xtol=1e-14, rtol=1e-14))
+    return float(lr.dp_ssgd_privacy(alpha, n, d_in)["epsilon_amplified"])
+
+
+def ssgd_claim_at(delta: float) -> float:
+    """The claimed profile of ``linreg.dp_ssgd``: :func:`amplified_epsilon_at` (its value at
+    ``SSGD_DELTA`` is :func:`ssgd_claim`, up to the root's tolerance)."""
+    return amplified_epsilon_at(_SSGD_ALPHA, _SSGD_N, delta)
 
 
 def _ssgd_canary_runs(side: int, rng: np.random.Generator, trials: int, *, n: int, alpha: float,
@@ -164,11 +210,17 @@ def _ssgd_step_release(shuffle: bool, mode: str) -> Callable:
 SSGD_STEP_DELTA = float(_ssgd_step_privacy()["delta_amplified"])
 
 
+def ssgd_step_claim_at(delta: float) -> float:
+    """The claimed profile of ``linreg.dp_ssgd.stepwise``: :func:`amplified_epsilon_at`."""
+    return amplified_epsilon_at(_SSGD_STEP_ALPHA, _SSGD_STEP_N, delta)
+
+
 register_audit(AuditTarget(
     name="linreg.dp_ssgd", paper="linreg",
     algorithm=f"algorithms.linreg.adaptive_clipping.dp_ssgd (Algorithm 1), n = {_SSGD_N}, "
               f"α = {_SSGD_ALPHA:g}, amplified ε (Thm 3.1 via FMT21)",
     relation="replace-one", delta=SSGD_DELTA, claimed_epsilon=ssgd_claim,
+    claimed_epsilon_at=ssgd_claim_at,
     candidates={"flip": _ssgd_release,
                 "vs zero record": _ssgd_release_zero},
     view="final", trials=4_000, full_trials=20_000, search_trials=1_000,
@@ -182,6 +234,7 @@ register_audit(AuditTarget(
     algorithm=f"algorithms.linreg.adaptive_clipping.dp_ssgd (Algorithm 1), n = {_SSGD_STEP_N}, "
               f"α = {_SSGD_STEP_ALPHA:g}, amplified ε (Thm 3.1 via FMT21), per-step releases",
     relation="replace-one", delta=SSGD_STEP_DELTA, claimed_epsilon=ssgd_step_claim,
+    claimed_epsilon_at=ssgd_step_claim_at,
     candidates={"mixture": _ssgd_step_release(True, "mixture"),
                 "extremes": _ssgd_step_release(True, "extremes")},
     view="stepwise", trials=4_000, full_trials=20_000, search_trials=1_000,
@@ -196,6 +249,7 @@ register_audit(AuditTarget(
     name="linreg.dp_ssgd.noise_removed", paper="linreg",
     algorithm="DP-SSGD drawing 1e-6 of its noise (shows the final-view DP-SSGD audit can fail)",
     relation="replace-one", delta=SSGD_DELTA, claimed_epsilon=ssgd_claim,
+    claimed_epsilon_at=ssgd_claim_at,
     release=_with("_streams", noise_scaled(1e-6), _ssgd_release), view="final",
     trials=2_000, expect="broken",
     note="the canary's clipped step moves w̄ by −ηζ·(its weight in the tail average) > 0 "
@@ -205,6 +259,7 @@ register_audit(AuditTarget(
     algorithm="DP-SSGD without its random permutation, held to the amplified ε (per-step view; "
               "the final-output view cannot see this break)",
     relation="replace-one", delta=SSGD_STEP_DELTA, claimed_epsilon=ssgd_step_claim,
+    claimed_epsilon_at=ssgd_step_claim_at,
     release=_ssgd_step_release(False, "first"), view="stepwise", trials=60_000,
     expect="broken",
     note="the canary is record 0 and, unshuffled, always step 0: its release is a Gaussian "
