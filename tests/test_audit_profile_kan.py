@@ -99,3 +99,17 @@ def test_profile_rejects_a_delta_outside_the_unit_interval():
     for bad in (0.0, 1.0, -1e-3):
         with pytest.raises(ValueError, match="delta"):
             t.claimed_epsilon_at(bad)
+
+
+def test_memoised_profile_follows_an_accountant_mutant_and_back():
+    """κ and ε(δ) are memoised per the accountant's functions in use: under the mutant that
+    under-reports the Gaussian ε by 2 the profile is that accountant's (κ recalibrated to it:
+    the claim at δ is still the target, ε(δ_p) differs), and the honest values return after."""
+    from empirical.privacy import mutants
+
+    t = audit.get_target("kan.mechanism.tight.cyclic")
+    honest = t.claimed_epsilon_at(LADDER[1])
+    with mutants.applied(mutants.get_mutant("kan.accountant_off_by_2")):
+        assert t.claimed_epsilon_at(ak.DELTA) == pytest.approx(t.claimed_epsilon(), rel=1e-9)
+        assert t.claimed_epsilon_at(LADDER[1]) != pytest.approx(honest, rel=1e-3)
+    assert t.claimed_epsilon_at(LADDER[1]) == honest
