@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+import algorithms.kan.privacy as kan_privacy
 from empirical.privacy import audit
 from empirical.papers.kan import audit as ak
 
@@ -71,14 +72,17 @@ def test_fresh_pattern_targets_have_no_profile_because_the_routes_tau_moves_with
     τ̂-block's exact ε there exceeds the route's profile: a profile point would test a pattern
     the claim does not cover (the reason their notes give)."""
     kappa = ak._privacy(ak.FRESH).noise_multiplier
-    S = ak.FRESH["T"] - 1
+    S, r = ak.FRESH["T"] - 1, ak.FRESH["B"] / ak.FRESH["n"]
     tau_hat = ak.fresh_block(kappa, ak.FRESH)[0]
-    profile = ak.claimed_profile(ak.FRESH)
     d = LADDER[0]
-    tau_p = ak.fresh_block(kappa, ak.FRESH, d)[0]
+    # the route's candidates at d, priced by the module's Gaussian ε: its argmin is the profile
+    route = {tau: kan_privacy.gaussian_epsilon(kappa / sens, dprime)
+             for tau, sens, dprime in kan_privacy._fresh_tau_route(ak.LAM, S, r, d)}
+    tau_p = min(route, key=route.get)
+    assert ak.claimed_profile(ak.FRESH)(d) == pytest.approx(route[tau_p], rel=1e-9)
     mu = float(np.linalg.norm(ak.whitened_shift(ak.block_pattern(S, tau_hat), ak.LAM))) / kappa
     assert tau_p < tau_hat
-    assert ak.gaussian_epsilon_exact(mu, d) > profile(d) >= ak.fresh_block(kappa, ak.FRESH, d)[1]
+    assert ak.gaussian_epsilon_exact(mu, d) > route[tau_p]
     for name in ("kan.mechanism.tight.fresh", "kan.mechanism.thm5.1.fresh",
                  "kan.mechanism.thm5.1.fresh.tight"):
         assert audit.get_target(name).claimed_epsilon_at is None
