@@ -61,6 +61,29 @@ def test_broken_controls_are_caught(core_results, name):
     assert r.verdict == "CAUGHT" and r.audited > r.claimed, (r.audited, r.claimed)
 
 
+def test_core_targets_claim_their_profile(core_results):
+    """Every core target and control claims its profile (the PLD of its Gaussian event at each
+    δ): at its δ the profile is its claim, ε(δ) does not increase along the ladder, and the
+    exact ε of the analytic Gaussian privacy loss agrees at a ladder point."""
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    assert len(core_results) == 6
+    for r in core_results.values():
+        t = r.target
+        assert t.claimed_epsilon_at is not None, t.name
+        assert t.claimed_epsilon_at(t.delta) == pytest.approx(r.claimed, rel=1e-9), t.name
+        eps = [t.claimed_epsilon_at(d) for d in audit.PROFILE_DELTAS]
+        assert all(np.diff(eps) <= 0), (t.name, eps)
+        assert r.profile is not None and r.profile.claimed == pytest.approx(
+            t.claimed_epsilon_at(r.profile.delta))
+    from scipy.optimize import brentq
+
+    loss = plm.GaussianPrivacyLoss(audit.GAUSS_Z, sensitivity=1.0)
+    exact = brentq(lambda x: loss.get_delta_for_epsilon(x) - 1e-2, 0.0, 50.0, xtol=1e-12)
+    # the PLD is pessimistic by its discretisation (10⁻⁴ in the loss): ε at or just above exact
+    assert 0 <= core_results["core.gaussian"].target.claimed_epsilon_at(1e-2) - exact < 1e-3
+
+
 def test_table_and_cli_functions(core_results, capsys, tmp_path):
     import argparse
 

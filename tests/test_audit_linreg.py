@@ -204,8 +204,9 @@ def test_ssp_weights_come_from_measured_noise():
 
 
 def test_ssp_control_is_caught():
+    # at δ = 10⁻⁶ or at the profile point (each bound at α/2)
     r = audit.run_audit(audit.get_target("linreg.ssp.xty_noise_omitted"), trials=1_000)
-    assert r.verdict == "CAUGHT" and r.audited > r.claimed
+    assert r.verdict == "CAUGHT" and r.exceeded
 
 
 @pytest.mark.slow

@@ -188,7 +188,9 @@ def test_audit_tables_show_the_stored_audits(built):
     cells = re.findall(r"<td>(.*?)</td>", row)
     stored = audit.load_audits(built["results"])["kl.noisy_gd.stepwise"]
     assert cells[4] == f"{stored.claimed:.3f}" and cells[5] == f"{stored.audited} (95%)"
-    assert cells[8].startswith("2,000") and ">OK<" in cells[9] and stored.fingerprint in cells[10]
+    assert cells[9].startswith("2,000") and ">OK<" in cells[10] and stored.fingerprint in cells[11]
+    assert cells[8] == f"δ_p {stored.profile_delta:g}: ε_lo {stored.profile_epsilon_lo:.3f} vs " \
+        f"{stored.profile_claimed:.3f}"
     # the harness's control is shown outside the papers, the edited file is named, not shown
     other = page[page.index('id="audits-other"'):]
     assert 'id="audit-core-gaussian-noise_halved"' in other and "broken control" in other
@@ -204,15 +206,21 @@ def test_power_is_shown_beside_every_verdict(built):
 
     stored = audit.load_audits(built["results"])["kl.noisy_gd.stepwise"]
     assert stored.power is not None and 0 < stored.power <= 1.5
-    power = f"{stored.power:.2f}" + (" LOW" if stored.low_power else "")
-    catches = f"catches exact ε ≥ {stored.claimed / stored.power:.3g}"
+    # with its profile point's power; LOW (both points below the flag) at the end
+    power = f"{stored.power:.2f}"
+    catches = (f"catches exact ε ≥ {stored.claimed / stored.power:.3g}; at δ_p "
+               f"{stored.profile_power:.2f}, catches ε(δ_p) ≥ "
+               f"{stored.profile_claimed / stored.profile_power:.3g}"
+               + (" LOW" if stored.low_power else ""))
     page, md = built["page"], built["md"].read_text(encoding="utf-8")
     kl = page[page.index('id="audits-kl"'):page.index('id="errata"')]
     row = re.search(r'<tr><td><span id="audit-kl-noisy_gd-stepwise">.*?</tr>', kl).group(0)
     assert re.findall(r"<td>(.*?)</td>", row)[7] == f"{power}; {catches}"
     assert f"power {power}; {catches}" in page            # beside the experiment's privacy row
     md_row = next(l for l in md.splitlines() if l.startswith("| `kl.noisy_gd.stepwise` |"))
-    assert f"| {power}; {catches} |" in md_row
+    from empirical.report.markdown import md_text
+
+    assert f"| {md_text(f'{power}; {catches}')} |" in md_row
     exp = registry.get("kl.thm9.rho")
     (r,) = [x for x in analyse(exp, load_rows(exp, results=built["results"])[0]).results
             if x.kind != "reject"][:1]

@@ -21,6 +21,16 @@ a proof that the implementation violates its claim.  How close ε_lo gets to the
 the audit's power; :data:`POWER` targets (the Gaussian mechanism, full-batch DP-GD with a
 gradient canary) state the fraction reached.
 
+Profile points.  Near δ = 10⁻⁵ the most powerful threshold test sits in a tail of probability
+≈ δ·e^ε, which N runs resolve only for N ≳ 10⁶.  An accountant's claim is a whole profile
+δ ↦ ε(δ) (``AuditTarget.claimed_epsilon_at``), and a wrong noise, sensitivity, relation or
+composition count moves all of it; so such a target is also judged at the δ_p of
+:data:`PROFILE_DELTAS` where the reference power (:func:`reference_power`) is largest, chosen
+before any run from the claim and the run count alone (:func:`profile_plan`).  The same scores are
+judged at both δ (each selecting its threshold on the first half, evaluated on the second), each
+at α/2, so both bounds hold together with probability ≥ 1 − α (Bonferroni); ε_lo above the claim
+at either point disproves the claim.
+
 Registry.  ``register_audit(AuditTarget(...))`` at import time of a paper's module (see
 docs/privacy.md).  Core targets live in :mod:`empirical.privacy.core_targets`; each paper's in
 its audit module (:mod:`empirical.papers.kl.audit`, ``audit_kan``, ``audit_linreg``, ``audit_userlevel``,
@@ -30,6 +40,7 @@ private functions without a target have none.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import time
 from typing import Sequence
@@ -159,7 +170,8 @@ def profile_plan(target: AuditTarget, claimed: float, trials: int, alpha: float 
         return None
     deltas = _check_deltas(deltas)
     at = float(target.claimed_epsilon_at(target.delta))
-    if not math.isclose(at, claimed, rel_tol=1e-6, abs_tol=1e-9):
+    if not (math.isclose(at, claimed, rel_tol=1e-6, abs_tol=1e-9)
+            or (math.isnan(at) and math.isnan(claimed))):
         raise ValueError(f"{target.name}: claimed_epsilon_at(delta) = {at!r} must equal "
                          f"claimed_epsilon() = {claimed!r} at delta = {target.delta:g}")
     ladder: dict[float, tuple[float, float]] = {}
@@ -212,15 +224,27 @@ def reference_power(target: AuditTarget, claimed: float, trials: int,
     if not (math.isfinite(claimed) and claimed > 0):
         return None
     delta = target.delta if delta is None else delta
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
-        [_h(target.name), _h("reference"), trials])))
+    z0, z1 = _reference_draws(target.name, trials, target.reference)
     if target.reference == "gaussian":
-        mu = gaussian_mu_for_epsilon(claimed, delta)
-        s0, s1 = rng.standard_normal(trials), mu + rng.standard_normal(trials)
+        shift = gaussian_mu_for_epsilon(claimed, delta)
     else:
         shift = laplace_shift_for_epsilon(claimed, delta)
-        s0, s1 = rng.laplace(0.0, 1.0, trials), shift + rng.laplace(0.0, 1.0, trials)
-    return float(epsilon_lower_bound(s0, s1, delta, alpha=alpha).epsilon / claimed)
+    return float(epsilon_lower_bound(z0, shift + z1, delta, alpha=alpha).epsilon / claimed)
+
+
+@functools.lru_cache(maxsize=2)
+def _reference_draws(name: str, trials: int, reference: str) -> tuple[np.ndarray, np.ndarray]:
+    """The reference mechanism's unshifted noise on each side, seeded from the target's name
+    and the run count; shared by every δ and claim of one target (read-only)."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+        [_h(name), _h("reference"), trials])))
+    if reference == "gaussian":
+        out = rng.standard_normal(trials), rng.standard_normal(trials)
+    else:
+        out = rng.laplace(0.0, 1.0, trials), rng.laplace(0.0, 1.0, trials)
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 def _power_cell(p: float | None, low: bool) -> str:

@@ -234,11 +234,12 @@ def _run_here(m: Mutant, results: str, audit_trials: int | None) -> dict:
             t = audit.get_target(name)
             r = audit.run_audit(t, trials=audit_trials or m.audit_trials)
             # caught at the target's δ or at its profile point (either ε_lo above its claim)
-            pp = r.profile if r.profile is not None and r.profile.exceeded else None
-            report["audits"][name] = {"caught": r.exceeded,
-                                      "claimed": pp.claimed if pp else r.claimed,
-                                      "audited": pp.audited if pp else r.audited,
-                                      "delta": pp.delta if pp else t.delta,
+            points = [(t.delta, r.audited, r.claimed)] + (
+                [(r.profile.delta, r.profile.audited, r.profile.claimed)] if r.profile else [])
+            over = [p for p in points if p[1] > p[2]] or points[:1]
+            report["audits"][name] = {"caught": r.exceeded, "delta": over[0][0],
+                                      "audited": over[0][1], "claimed": over[0][2],
+                                      "points": [list(p) for p in points],
                                       "verdict": r.verdict}
         if m.tests:
             import pytest
@@ -247,8 +248,9 @@ def _run_here(m: Mutant, results: str, audit_trials: int | None) -> dict:
             report["tests"] = {" ".join(m.tests): {"caught": int(code) != 0, "code": int(code)}}
     report["caught_by"] = ([f"experiment {k}: {'; '.join(v['failed'])}"
                             for k, v in report["experiments"].items() if v["caught"]]
-                           + [f"audit {k}: ε_lo {v['audited']:.2f} > claimed {v['claimed']:.2f}"
-                              f" at δ = {v['delta']:g}"
+                           + [f"audit {k}: " + "; ".join(
+                               f"ε_lo {lo:.2f} > claimed {c:.2f} at δ = {d:g}"
+                               for d, lo, c in v["points"] if lo > c)
                               for k, v in report["audits"].items() if v["caught"]]
                            + [f"tests {k}" for k, v in report["tests"].items() if v["caught"]])
     report["caught"] = bool(report["caught_by"])

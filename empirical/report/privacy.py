@@ -71,14 +71,16 @@ def audit_power(a) -> str:
     p = getattr(a, "power", None)
     if p is None:
         return "—"
-    out = f"{p:.2f}"
+    low = " LOW" if getattr(a, "low_power", False) else ""
+    pp, pc = getattr(a, "profile_power", None), getattr(a, "profile_claimed", None)
+    profile = getattr(a, "profile_delta", None) is not None and pp is not None
+    out = f"{p:.2f}" + ("" if profile else low)
     if a.claimed is not None and p > 0:
         out += f"; catches exact ε ≥ {a.claimed / p:.3g}"
-    pp, pc = getattr(a, "profile_power", None), getattr(a, "profile_claimed", None)
-    if getattr(a, "profile_delta", None) is not None and pp is not None:
+    if profile:       # LOW then flags both points
         out += f"; at δ_p {pp:.2f}" + (f", catches ε(δ_p) ≥ {pc / pp:.3g}"
-                                       if pc is not None and pp > 0 else "")
-    return out + (" LOW" if getattr(a, "low_power", False) else "")
+                                       if pc is not None and pp > 0 else "") + low
+    return out
 
 
 def audit_profile(a) -> str:
@@ -97,7 +99,7 @@ def _audit_table(stored: list) -> str:
     """Every stored audit of one paper: the claim, the audited lower bound with its confidence,
     the verdict, the runs and seeding, the code fingerprint (stale ones marked)."""
     head = ("audit target", "algorithm", "relation / view", "δ", "claimed ε",
-            "audited ε<sub>lo</sub> (confidence)", "exact ε", "profile point", "power",
+            "audited ε<sub>lo</sub> (confidence)", "exact ε", "power", "profile point",
             "runs/side", "verdict",
             "code fingerprint")
     rows = []
@@ -110,8 +112,8 @@ def _audit_table(stored: list) -> str:
                      f"{_e(a.relation)} / {_e(a.view)}", f"{a.delta:g}",
                      _NA if a.claimed is None else f"{a.claimed:.3f}",
                      f"{_e(a.audited)} ({100 * a.confidence:g}%)",
-                     _NA if a.exact is None else f"{a.exact:.3f}", _e(audit_profile(a)),
-                     _e(audit_power(a)),
+                     _NA if a.exact is None else f"{a.exact:.3f}", _e(audit_power(a)),
+                     _e(audit_profile(a)),
                      f"{a.trials:,}" + (f" (pair: {_e(rec.get('pair', ''))})"
                                         if rec.get("pair") not in (None, "given") else ""),
                      _badge(a.verdict), fp])
@@ -168,7 +170,7 @@ def _md_audits(stored: list) -> list[str]:
     if not stored:
         return []
     out = ["", "### Privacy audits", "",
-           "| audit target | δ | claimed ε | audited ε_lo (confidence) | profile point | power "
+           "| audit target | δ | claimed ε | audited ε_lo (confidence) | power | profile point "
            "| runs/side | verdict |",
            "|---|---|---|---|---|---|---|---|"]
     for a in stored:
@@ -177,8 +179,8 @@ def _md_audits(stored: list) -> list[str]:
         claimed = "—" if a.claimed is None else f"{a.claimed:.3f}"
         stale = " (stale)" if a.status == "stale" else ""
         out.append(f"| {name} | {a.delta:g} | {claimed} | {md_text(a.audited)} "
-                   f"({100 * a.confidence:g}%) | {md_text(audit_profile(a))} | "
-                   f"{md_text(audit_power(a))} | {a.trials:,} | **{md_text(a.verdict)}**{stale} |")
+                   f"({100 * a.confidence:g}%) | {md_text(audit_power(a))} | "
+                   f"{md_text(audit_profile(a))} | {a.trials:,} | **{md_text(a.verdict)}**{stale} |")
     out += ["", "power: the fraction of the exact ε the same number of runs certifies on a correctly "
             "calibrated reference mechanism (LOW: an OK verdict is weak evidence); a bug is "
             "certain to be caught once the exact ε exceeds claimed/power; profile point: the "
