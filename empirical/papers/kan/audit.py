@@ -203,7 +203,7 @@ def _accountant_key() -> tuple:
     module re-exporting it): a mutant that replaces one of them changes the key, so a memoised
     κ or ε(δ) of the honest code is never reused under it, nor the reverse."""
     return tuple(v for mod in (kan, kan_privacy) for _, v in sorted(vars(mod).items())
-                 if callable(v) and getattr(v, "__module__", "").startswith("algorithms"))
+                 if callable(v))
 
 
 @lru_cache(maxsize=64)
