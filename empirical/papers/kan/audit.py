@@ -60,6 +60,9 @@ only (a post-processing: μ_final = S/(κ√((1−λ)²(S−1) + 1))).
 Claimed ε: the calibration's own ``epsilon_guarantee`` (= the target ε; F.12 or D.9 solved for
 ε for the paper calibrations, the tight dp-accounting ε for ``tight``).  ``exact``: the exact
 ε(δ) of the released Gaussian (dp-accounting's Gaussian privacy loss) for the audited pattern.
+Claimed profile (:func:`claimed_profile`): the same accountant at any δ for the κ calibrated at
+δ = 10⁻⁵; the fresh-batch fixed-pattern targets claim none (their view is conditional on τ̂
+participations chosen at δ).
 """
 from __future__ import annotations
 

@@ -30,7 +30,8 @@ releases, each channel weighted by shift/σ̂² with σ̂ its noise *measured* o
 
 Claimed ε(δ): the guarantee the run reports (``AdaDPSpider.privacy``, dp-accounting RDP), which
 every stored row checks equals the target.  ``exact``: the PLD ε of the Gaussian releases the
-canary moves (one for Ada-DP-SPIDER, 2T for Algorithm 4).
+canary moves (one for Ada-DP-SPIDER, 2T for Algorithm 4).  Claimed profile: the same RDP
+accountant at any δ for the same z (one Gaussian, or Algorithm 4's 2T).
 """
 from __future__ import annotations
 

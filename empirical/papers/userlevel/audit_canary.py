@@ -6,7 +6,8 @@ their exact ε (see :mod:`empirical.privacy.audit`; registered through
 What is claimed: user-level (ε, δ)-DP under replace-one of a whole user (Definition 1.3; the
 harness's ``"user-replace"``), with ε the run's data-independent guarantee computed by
 dp-accounting (``UserLevelPrivacy.guarantee_epsilon``: the phase's pure-DP test plus its
-Gaussian releases at δ/2).
+Gaussian releases at δ/2).  Claimed profile (:func:`profile_epsilon`): the same sum at any δ,
+with the pure part and the sensitivity bound's failure probability δ/2 fixed.
 
 Neighbouring pairs.  Linear losses f(x, z) = ⟨x, z⟩ (gradient z at every x, L-Lipschitz for
 ‖z‖ ≤ L, β = 0), honest users whose items all have gradient 0, and one canary user (user 0, in
