@@ -60,6 +60,9 @@ only (a post-processing: μ_final = S/(κ√((1−λ)²(S−1) + 1))).
 Claimed ε: the calibration's own ``epsilon_guarantee`` (= the target ε; F.12 or D.9 solved for
 ε for the paper calibrations, the tight dp-accounting ε for ``tight``).  ``exact``: the exact
 ε(δ) of the released Gaussian (dp-accounting's Gaussian privacy loss) for the audited pattern.
+Claimed profile (:func:`claimed_profile`): the same accountant at any δ for the κ calibrated at
+δ = 10⁻⁵; the fresh-batch fixed-pattern targets claim none (their view is conditional on τ̂
+participations chosen at δ).
 """
 from __future__ import annotations
 
@@ -74,10 +77,14 @@ from scipy import optimize as _opt
 from scipy import stats as _stats
 
 import algorithms.kan.correlated_noise as kan
+import algorithms.kan.privacy as kan_privacy
+from algorithms.accounting import ADD_OR_REMOVE_ONE, REPLACE_ONE
+from algorithms.validation import check_open_interval
 from empirical.privacy.audit import ReleaseFn, spawn_rows
 
 __all__ = ["EPS", "DELTA", "LAM", "CYCLIC", "FRESH", "PAPER51", "D9", "E2E", "whiten",
-           "whitened_shift", "gaussian_epsilon_exact", "fresh_block", "measure_e2e"]
+           "whitened_shift", "gaussian_epsilon_exact", "fresh_block", "measure_e2e",
+           "claimed_profile"]
 
 EPS = 4.0      # claimed ε of the tight targets: μ ≈ 0.93, within reach of 10⁵ runs per side
 DELTA = 1e-5
@@ -189,6 +196,64 @@ def _privacy(cfg: dict, calibration: str = "tight", eps: float = EPS, **kw) -> k
     # looked up on the module at call time, so a mutant's patches reach it
     return kan.calibrate(eps, DELTA, lam=cfg["lam"], T=cfg["T"], n=cfg["n"], B=cfg["B"],
                          sampler=cfg["sampler"], calibration=calibration, **kw)
+
+
+# =============================================================================================
+# the claimed privacy profile δ ↦ ε(δ)
+# =============================================================================================
+def _accountant_key() -> tuple:
+    """Every function of the accountant as bound at call time (the calibration's module and the
+    module re-exporting it): a mutant that replaces one of them changes the key, so a memoised
+    κ or ε(δ) of the honest code is never reused under it, nor the reverse."""
+    return tuple(v for mod in (kan, kan_privacy) for _, v in sorted(vars(mod).items())
+                 if callable(v))
+
+
+@lru_cache(maxsize=64)
+def _profile_kappa(key: tuple, cfg: tuple, calibration: str, eps: float, kw: tuple) -> float:
+    return _privacy(dict(cfg), calibration, eps, **dict(kw)).noise_multiplier
+
+
+@lru_cache(maxsize=512)
+def _profile_point(key: tuple, kappa: float, cfg: tuple, route: str, relation: str,
+                   delta: float) -> float:
+    c = dict(cfg)
+    T, n, B, lam = int(c["T"]), int(c["n"]), int(c["B"]), float(c["lam"])
+    if route == "thm5.4":
+        return kan_privacy.epsilon_thm_d9(kappa, B, n, T, delta)
+    if route == "thm5.1":
+        eps = kan_privacy.epsilon_thm_f12(kappa, lam, T, B, n, delta)
+        # F.12's hypotheses (ε ≤ 1, rT ≥ 3 ln(2/δ)): outside them the theorem claims nothing
+        if B * T / n < 3 * math.log(2 / delta) or eps > 1.0 + 1e-12:
+            return math.inf
+        return eps
+    rel = REPLACE_ONE if relation == "replace-one" else ADD_OR_REMOVE_ONE
+    # the call calibrate makes for the guarantee it reports, with δ as the argument
+    return kan_privacy.tight_epsilon(kappa, lam=lam, steps=T - 1, n=n, B=B,
+                                     sampler=c["sampler"], delta=delta, amplification=True,
+                                     relation=rel)
+
+
+def claimed_profile(cfg: dict, calibration: str = "tight", eps: float = EPS,
+                    route: str | None = None, **kw) -> Callable[[float], float]:
+    """δ ↦ ε(δ) that ``route`` (default: ``calibration``'s own accountant) certifies for the κ
+    ``calibration`` sets at (``eps``, DELTA): the same computation as the claim, with δ an
+    argument, so its value at DELTA is the claim.  ``tight``: dp-accounting's ε(δ) of the
+    sensitivity the sampler allows (:func:`algorithms.kan.privacy.tight_epsilon`), under
+    zero-out or, with ``tight_relation="replace-one"``, replace-one; ``thm5.1``: F.12 solved for
+    ε at δ (the theorem holds at each δ ∈ (0, 1] with rT ≥ 3 ln(2/δ) and ε ≤ 1; +∞ outside, where
+    it claims nothing); ``thm5.4``: D.9 solved for ε at δ (any δ > 0).  κ is memoised per
+    configuration and accountant (:func:`_accountant_key`), ε(δ) per κ and δ."""
+    route = route or calibration
+    relation = kw.get("tight_relation", "zero-out") if route == "tight" else calibration
+    frozen_cfg, frozen_kw = tuple(sorted(cfg.items())), tuple(sorted(kw.items()))
+
+    def at(delta: float) -> float:
+        delta = check_open_interval("delta", delta, 0.0, 1.0)
+        key = _accountant_key()
+        k = _profile_kappa(key, frozen_cfg, calibration, float(eps), frozen_kw)
+        return _profile_point(key, k, frozen_cfg, route, relation, float(delta))
+    return at
 
 
 # =============================================================================================

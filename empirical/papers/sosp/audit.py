@@ -30,7 +30,8 @@ releases, each channel weighted by shift/σ̂² with σ̂ its noise *measured* o
 
 Claimed ε(δ): the guarantee the run reports (``AdaDPSpider.privacy``, dp-accounting RDP), which
 every stored row checks equals the target.  ``exact``: the PLD ε of the Gaussian releases the
-canary moves (one for Ada-DP-SPIDER, 2T for Algorithm 4).
+canary moves (one for Ada-DP-SPIDER, 2T for Algorithm 4).  Claimed profile: the same RDP
+accountant at any δ for the same z (one Gaussian, or Algorithm 4's 2T).
 """
 from __future__ import annotations
 
@@ -191,6 +192,23 @@ def _claim(m: int = 1):
     return claim
 
 
+def _claim_at(m: int = 1):
+    def claim_at(delta: float) -> float:
+        # the same accountant at δ: one Gaussian release of the plan's z (parallel composition
+        # over records), so the claimed profile is that Gaussian's RDP ε(δ) at every δ
+        return accounting.epsilon(accounting.gaussian_event(audit_plan(m).z), delta)
+    return claim_at
+
+
+def _selection_claim_at(delta: float) -> float:
+    """Algorithm 4's claimed profile: the RDP ε(δ) of its 2T Gaussian releases at the multiplier
+    it calibrates for (ε, δ) = (_SELA's ε, δ) (:func:`selection_multiplier`), which is the claim
+    at _SELA's δ up to the calibration's rounding."""
+    T2 = 2 * _SELA["T"]
+    z = selection_multiplier(_SELA["epsilon"], _SELA["delta"], T2)
+    return accounting.epsilon(accounting.gaussian_event(z, T2), delta)
+
+
 def _exact_one() -> float:
     return exact_gaussian_epsilon(audit_plan().z, 1, DELTA)
 
@@ -317,21 +335,23 @@ register_audit(AuditTarget(
     name="sosp.spider.stepwise", paper="sosp",
     algorithm="algorithms.sosp.nonconvex.AdaDPSpider under gauss_psgd (Algorithms 1+2), "
               "the O₁/O₂ releases", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim(), candidates={k: _spider_release(k) for k in _CANARIES},
+    claimed_epsilon=_claim(), claimed_epsilon_at=_claim_at(),
+    candidates={k: _spider_release(k) for k in _CANARIES},
     view="stepwise", trials=20_000, search_trials=2_000, exact_epsilon=_exact_one,
     note=_NOTE + "; canary searched"))
 register_audit(AuditTarget(
     name="sosp.psgd_spider.final", paper="sosp",
     algorithm="algorithms.sosp.nonconvex.gauss_psgd + AdaDPSpider (Algorithm 1), output after "
               f"{_FINAL_STEPS} steps", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim(), release=_spider_release("O1 linear", view="final"),
+    claimed_epsilon=_claim(), claimed_epsilon_at=_claim_at(),
+    release=_spider_release("O1 linear", view="final"),
     view="final", trials=20_000, exact_epsilon=_exact_one,
     note="O1 linear canary; the output carries the O₁ release forward, diluted by O₂ noise"))
 register_audit(AuditTarget(
     name="sosp.spider_dist.stepwise", paper="sosp",
     algorithm=f"algorithms.sosp.nonconvex.AdaDPSpider with m = {_M_DIST} clients (Algorithm 3), "
               "client 0's releases", relation="replace-one", delta=DELTA,
-    claimed_epsilon=_claim(_M_DIST),
+    claimed_epsilon=_claim(_M_DIST), claimed_epsilon_at=_claim_at(_M_DIST),
     candidates={k: _spider_release(k, m=_M_DIST) for k in ("O1 linear", "O2 sine")},
     view="stepwise", trials=20_000, search_trials=2_000, exact_epsilon=_exact_one,
     note="client 0's records (ICRL-DP: each client's own data, its own transcript); " + _NOTE))
@@ -341,6 +361,7 @@ register_audit(AuditTarget(
               f"2T = {2 * _SELA['T']} releases (d = {_SELA['d']}, ε = {_SELA['epsilon']:g}, "
               f"δ = {_SELA['delta']:g})", relation="replace-one",
     delta=_SELA["delta"], claimed_epsilon=lambda: _SELA["epsilon"],
+    claimed_epsilon_at=_selection_claim_at,
     candidates={k: _selection_searched_release(v) for k, v in _SEL_CHANNELS.items()},
     view="stepwise", trials=40_000, search_trials=2_000, exact_epsilon=_selection_searched_exact,
     note="canary searched: gradient ±G_s·e₁ only, Hessian ±M_s·I only, or both (each bound "
@@ -354,6 +375,7 @@ for _name in ("sosp.selection.hessian_noise_sigma_g", "sosp.selection.multiplier
             "sosp.selection.multiplier_for_T": "Algorithm 4 calibrating z for T releases "
             "instead of 2T"}[_name],
         relation="replace-one", delta=_SELA["delta"], claimed_epsilon=lambda: _SELA["epsilon"],
+        claimed_epsilon_at=_selection_claim_at,
         release=with_mutant(_name, _selection_searched_release(("gradient", "hessian"))),
         view="stepwise", trials=40_000, expect="broken",
         note="as sosp.selection.stepwise, both channels (the search's choice)"))
@@ -376,6 +398,8 @@ for _name, _rel, _trials, _what in (
         delta=_SELA["delta"] if "selection" in _name else DELTA,
         claimed_epsilon=(lambda: _SELA["epsilon"]) if "selection" in _name else
         _claim(_M_DIST if "dist" in _name else 1),
+        claimed_epsilon_at=_selection_claim_at if "selection" in _name else
+        _claim_at(_M_DIST if "dist" in _name else 1),
         release=with_mutant(_name, _rel), view="stepwise", trials=_trials, expect="broken",
         note=_NOTE if "selection" not in _name else "as sosp.selection.stepwise"))
 

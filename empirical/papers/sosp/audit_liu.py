@@ -79,6 +79,18 @@ def _oracle_claim() -> float:
     return accounting.epsilon(accounting.gaussian_event(liu_audit_plan().spider.z), ORACLE_DELTA)
 
 
+def _oracle_claim_at(delta: float) -> float:
+    """The DP-SPIDER channel's claimed profile: ε_G(δ) of one Gaussian release at the plan's z
+    (dp-accounting), at every δ."""
+    return accounting.epsilon(accounting.gaussian_event(liu_audit_plan().spider.z), delta)
+
+
+#: Why the AboveThreshold targets carry no claimed profile.
+_SVT_NO_PROFILE = ("; no claimed profile: the canary moves the AboveThreshold channel only, whose "
+                   "claim is pure (Δ/b_T + 2Δ/b_q, the same at every δ), while the mechanism's "
+                   "exact ε(δ) falls as δ grows, so a larger δ can only lose power")
+
+
 def _claim() -> float:
     """The guarantee a run of the audit plan reports (liu_privacy: dp-accounting for the
     Gaussian part, Δ/b_T + 2Δ/b_q for AboveThreshold)."""
@@ -295,6 +307,7 @@ register_audit(AuditTarget(
     name="sosp.liu.oracle.stepwise", paper="sosp",
     algorithm="algorithms.sosp.liu.liu_sosp ([29]), its DP-SPIDER O₁/O₂ releases",
     relation="replace-one", delta=ORACLE_DELTA, claimed_epsilon=_oracle_claim,
+    claimed_epsilon_at=_oracle_claim_at,
     candidates={k: _oracle_release(k) for k in _ORACLE_CANARIES}, view="stepwise",
     trials=20_000, search_trials=2_000,
     exact_epsilon=lambda: exact_gaussian_epsilon(liu_audit_plan().spider.z, 1, ORACLE_DELTA),
@@ -305,7 +318,7 @@ register_audit(AuditTarget(
     relation="replace-one", delta=DELTA, claimed_epsilon=_claim,
     candidates={k: _svt_release(k) for k in SVT_SEQUENCES}, view="mechanism",
     trials=100_000, search_trials=20_000, exact_epsilon=_svt_exact, reference="laplace",
-    note=_SVT_NOTE))
+    note=_SVT_NOTE + _SVT_NO_PROFILE))
 
 _LIU_MOD = "algorithms.sosp.liu"
 
@@ -346,9 +359,10 @@ for _name, _what, _patch, _audit, _cls in _MUTANTS:
         name=_name, paper="sosp", algorithm=_what, relation="replace-one",
         delta=DELTA if _audit == "sosp.liu.svt" else ORACLE_DELTA,
         claimed_epsilon=_claim if _audit == "sosp.liu.svt" else _oracle_claim,
+        claimed_epsilon_at=None if _audit == "sosp.liu.svt" else _oracle_claim_at,
         release=with_mutant(_name, _svt_release("raise k-1, lower the last")
                             if _audit == "sosp.liu.svt" else _oracle_release("O1 linear")),
         view="mechanism" if _audit == "sosp.liu.svt" else "stepwise",
         trials=100_000 if _audit == "sosp.liu.svt" else 20_000, expect="broken",
         reference="laplace" if _audit == "sosp.liu.svt" else "gaussian",
-        note=_SVT_NOTE if _audit == "sosp.liu.svt" else _ORACLE_NOTE))
+        note=_SVT_NOTE + _SVT_NO_PROFILE if _audit == "sosp.liu.svt" else _ORACLE_NOTE))

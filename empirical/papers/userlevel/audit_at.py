@@ -91,6 +91,11 @@ def _at_release(k: int, a: float, b: int):
 def _at_label(k: int, a: float, b: int) -> str:
     return f"k={k} a={a:g} b={b}"
 
+
+#: Why AboveThreshold's targets carry no claimed profile (Lemma A.9's claim is pure ε).
+_NO_PROFILE = ("; no claimed profile: Lemma A.9's claim is pure ε (ε/2 at every δ), while the "
+               "halting index's exact ε(δ) falls as δ grows, so a larger δ can only lose power")
+
 register_audit(AuditTarget(
     name="userlevel.above_threshold", paper="userlevel",
     algorithm="algorithms.userlevel.sco.AboveThreshold (Algorithm 4) at Algorithm 2's "
@@ -101,7 +106,7 @@ register_audit(AuditTarget(
     view="mechanism", trials=400_000, search_trials=100_000, reference="laplace",
     note="query sequences searched: b queries a below the threshold then k − b at it; D′ moves "
          "each by the sensitivity 2 (the first b up, the rest down); score = the halting "
-         "index's pilot log-likelihood ratio"))
+         "index's pilot log-likelihood ratio" + _NO_PROFILE))
 register_audit(AuditTarget(
     name="userlevel.above_threshold.query_noise_slip", paper="userlevel",
     algorithm="AboveThreshold drawing its query noise from Lap(2Δ/ε) instead of Lap(4Δ/ε)",
@@ -109,5 +114,5 @@ register_audit(AuditTarget(
     candidates={_at_label(*c): with_mutant("userlevel.above_threshold.query_noise_slip",
                                            _at_release(*c)) for c in AT_QUICK},
     view="mechanism", trials=400_000, search_trials=100_000, reference="laplace",
-    expect="broken", note="as userlevel.above_threshold"))
+    expect="broken", note="as userlevel.above_threshold" + _NO_PROFILE))
 

@@ -6,7 +6,8 @@ their exact ε (see :mod:`empirical.privacy.audit`; registered through
 What is claimed: user-level (ε, δ)-DP under replace-one of a whole user (Definition 1.3; the
 harness's ``"user-replace"``), with ε the run's data-independent guarantee computed by
 dp-accounting (``UserLevelPrivacy.guarantee_epsilon``: the phase's pure-DP test plus its
-Gaussian releases at δ/2).
+Gaussian releases at δ/2).  Claimed profile (:func:`profile_epsilon`): the same sum at any δ,
+with the pure part and the sensitivity bound's failure probability δ/2 fixed.
 
 Neighbouring pairs.  Linear losses f(x, z) = ⟨x, z⟩ (gradient z at every x, L-Lipschitz for
 ‖z‖ ≤ L, β = 0), honest users whose items all have gradient 0, and one canary user (user 0, in
@@ -51,13 +52,15 @@ import numpy as np
 from dp_accounting import rdp as dpa_rdp
 from scipy.optimize import brentq
 
+from algorithms.userlevel import accounting as ul_accounting
 from algorithms.userlevel import sco as ul
 from algorithms.accounting import REPLACE_ONE
+from algorithms.validation import check_open_interval
 from empirical.privacy.audit import AuditTarget, exact_gaussian_epsilon, register_audit
 from empirical.privacy.mutants import with_mutant
 
 __all__ = ["CanaryUsers", "ALG3", "ALG1", "CANARY_PLACEMENTS", "independent_multiplier",
-           "independent_epsilon"]
+           "independent_epsilon", "profile_epsilon"]
 
 
 
@@ -152,17 +155,51 @@ def _alg3_release(kind: str):
     return release
 
 
+def _reported_privacy(algorithm, data: CanaryUsers, cfg: dict, kw: dict):
+    """The privacy a run of ``algorithm`` at ``cfg`` reports (``UserLevelPrivacy``: its
+    data-independent schedule's phases), so that an accountant bug shows in the claim."""
+    res = algorithm(data, cfg["epsilon"], cfg["delta"], np.random.default_rng(0), **kw)
+    return res.privacy
+
+
 def _reported_guarantee(algorithm, data: CanaryUsers, cfg: dict, kw: dict) -> float:
     """The ε a run of ``algorithm`` at ``cfg`` reports as its guarantee
     (``UserLevelPrivacy.guarantee_epsilon``: dp-accounting of its data-independent schedule),
     so that an accountant bug shows in the claim."""
-    res = algorithm(data, cfg["epsilon"], cfg["delta"], np.random.default_rng(0), **kw)
-    return float(res.privacy.guarantee_epsilon)
+    return float(_reported_privacy(algorithm, data, cfg, kw).guarantee_epsilon)
+
+
+def profile_epsilon(privacy, delta: float) -> float:
+    """The claimed profile δ ↦ ε(δ) of a run's reported privacy: each phase is (ε_pure +
+    ε_G(δ_G), δ_G + δ_fail)-DP for every δ_G > 0 (ε_pure its pure-DP test, ε_G dp-accounting's ε
+    of its Gaussian releases, the same call as ``PhasePrivacy.guarantee``), where δ_fail bounds
+    the probability that the phase's sensitivity bound fails (Lemmas B.2, C.2: δ/2 at the design
+    δ; a property of the mechanism, fixed); phases use disjoint users, so the maximum over
+    phases.  δ_G = δ_gauss + (δ − design δ): at the design δ this is the reported guarantee; +∞
+    where δ ≤ δ_fail (no claim)."""
+    delta = check_open_interval("delta", delta, 0.0, 1.0)
+    out = 0.0
+    for p in privacy.phases:
+        dg = p.delta_gauss + (delta - privacy.delta)
+        if dg <= 0:
+            return math.inf
+        out = max(out, p.eps_pure + ul_accounting.gaussian_epsilon(p.z, p.count, dg,
+                                                                   p.population, p.sample))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _alg3_privacy():
+    return _reported_privacy(ul.accelerated_phased_erm, _alg3_data("kept", 0), ALG3, _alg3_kw())
 
 
 @lru_cache(maxsize=None)
 def _alg3_claim() -> float:
-    return _reported_guarantee(ul.accelerated_phased_erm, _alg3_data("kept", 0), ALG3, _alg3_kw())
+    return float(_alg3_privacy().guarantee_epsilon)
+
+
+def _alg3_claim_at(delta: float) -> float:
+    return profile_epsilon(_alg3_privacy(), delta)
 
 
 # =============================================================================================
@@ -190,8 +227,17 @@ def _baseline_pair(d_pos: float, d2_pos: float):
 
 
 @lru_cache(maxsize=None)
+def _baseline_privacy():
+    return _reported_privacy(ul.item_level_baseline, _alg3_data("extreme", 0), ALG3, _alg3_kw())
+
+
+@lru_cache(maxsize=None)
 def _baseline_claim() -> float:
-    return _reported_guarantee(ul.item_level_baseline, _alg3_data("extreme", 0), ALG3, _alg3_kw())
+    return float(_baseline_privacy().guarantee_epsilon)
+
+
+def _baseline_claim_at(delta: float) -> float:
+    return profile_epsilon(_baseline_privacy(), delta)
 
 
 def _baseline_exact() -> float:
@@ -253,9 +299,18 @@ def _alg1_release(kind: str):
 
 
 @lru_cache(maxsize=None)
+def _alg1_privacy():
+    return _reported_privacy(ul.phased_sgd_outlier_removal, _alg1_data("kept", 0), ALG1,
+                             _alg1_kw())
+
+
+@lru_cache(maxsize=None)
 def _alg1_claim() -> float:
-    return _reported_guarantee(ul.phased_sgd_outlier_removal, _alg1_data("kept", 0), ALG1,
-                               _alg1_kw())
+    return float(_alg1_privacy().guarantee_epsilon)
+
+
+def _alg1_claim_at(delta: float) -> float:
+    return profile_epsilon(_alg1_privacy(), delta)
 
 
 
@@ -269,13 +324,14 @@ register_audit(AuditTarget(
     name="userlevel.alg3.stepwise", paper="userlevel",
     algorithm="algorithms.userlevel.sco.accelerated_phased_erm (Algorithms 2+3), phase-1 noisy "
               "gradients", relation=_RELATION, delta=ALG3["delta"], claimed_epsilon=_alg3_claim,
+    claimed_epsilon_at=_alg3_claim_at,
     candidates={k: _alg3_release(k) for k in CANARY_PLACEMENTS},
     view="stepwise", trials=2_000, search_trials=200, note=_NOTE3))
 register_audit(AuditTarget(
     name="userlevel.alg1.final", paper="userlevel",
     algorithm="algorithms.userlevel.sco.phased_sgd_outlier_removal (Algorithm 1), output of "
               "one phase of single-user groups", relation=_RELATION, delta=ALG1["delta"],
-    claimed_epsilon=_alg1_claim,
+    claimed_epsilon=_alg1_claim, claimed_epsilon_at=_alg1_claim_at,
     candidates={k: _alg1_release(k) for k in CANARY_PLACEMENTS},
     view="final", trials=2_000, search_trials=200,
     note="as userlevel.alg3.stepwise, the canary's SGD average at ±0.999·2τ_1, ±0.5·2τ_1, "
@@ -284,7 +340,7 @@ register_audit(AuditTarget(
     name="userlevel.item_level_baseline.stepwise", paper="userlevel",
     algorithm="algorithms.userlevel.sco.item_level_baseline (footnote 3: Algorithm 3 without "
               "outlier removal, Δ = 2L/K_i), phase-1 noisy gradients", relation=_RELATION,
-    delta=ALG3["delta"], claimed_epsilon=_baseline_claim,
+    delta=ALG3["delta"], claimed_epsilon=_baseline_claim, claimed_epsilon_at=_baseline_claim_at,
     candidates={"extreme": _baseline_release, "half": _baseline_pair(-0.5, 0.5),
                 "replaced": _baseline_pair(-1.0, 0.0)},
     view="stepwise", trials=20_000, search_trials=1_000, exact_epsilon=_baseline_exact,
@@ -292,23 +348,27 @@ register_audit(AuditTarget(
          "±L·e1 (extreme: it moves every phase-1 release by the calibrated sensitivity "
          "2L/K_1), at ±L/2·e1 (half), or at −L·e1 vs an honest user (replaced); searched"))
 # --- broken controls (the registered mutants, applied inside the release only) ----------------
-for _name, _rel, _trials, _claim, _what in (
-        ("userlevel.alg3.item_level_sensitivity", _alg3_release("kept"), 1_000, _alg3_claim,
+for _name, _rel, _trials, (_claim, _claim_at), _what in (
+        ("userlevel.alg3.item_level_sensitivity", _alg3_release("kept"), 1_000,
+         (_alg3_claim, _alg3_claim_at),
          "Algorithm 3 calibrated to the item-level sensitivity 2L/(mK) for its user-level claim"),
-        ("userlevel.alg3.no_outlier_removal", _alg3_release("extreme"), 1_000, _alg3_claim,
+        ("userlevel.alg3.no_outlier_removal", _alg3_release("extreme"), 1_000,
+         (_alg3_claim, _alg3_claim_at),
          "Algorithm 3 keeping every user, noise still calibrated to the Lemma C.2 bound"),
-        ("userlevel.alg3.noise_removed", _alg3_release("kept"), 1_000, _alg3_claim,
-         "Algorithm 3 adding no noise (accounting unchanged)"),
-        ("userlevel.alg1.no_outlier_removal", _alg1_release("extreme"), 1_000, _alg1_claim,
+        ("userlevel.alg3.noise_removed", _alg3_release("kept"), 1_000,
+         (_alg3_claim, _alg3_claim_at), "Algorithm 3 adding no noise (accounting unchanged)"),
+        ("userlevel.alg1.no_outlier_removal", _alg1_release("extreme"), 1_000,
+         (_alg1_claim, _alg1_claim_at),
          "Algorithm 1 keeping every group iterate, noise still calibrated to the Lemma B.2 bound"),
         # exact ε 4.12 against the claimed 2: 10 000 runs gave ε_lo 2.13 (thin), 20 000 runs
         # ≈ 2.7 on Gaussian scores with this shift; 4 000 do not catch it reliably
         ("userlevel.item_level_baseline.add_remove_sensitivity", _baseline_release, 20_000,
-         _baseline_claim, "the item-level baseline calibrated to the add/remove sensitivity "
+         (_baseline_claim, _baseline_claim_at), "the item-level baseline calibrated to the add/remove sensitivity "
          "L/K_i (σ halved) for its replace-one claim")):
     register_audit(AuditTarget(
         name=_name, paper="userlevel", algorithm=_what, relation=_RELATION,
-        delta=ALG3["delta"], claimed_epsilon=_claim, release=with_mutant(_name, _rel),
+        delta=ALG3["delta"], claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
+        release=with_mutant(_name, _rel),
         view="final" if "alg1" in _name else "stepwise", trials=_trials, expect="broken",
         note="canary " + ("extreme ±L·e1" if "outlier" in _name or "baseline" in _name
                           else "kept ±0.999·2τ·e1")))
@@ -326,22 +386,31 @@ def _al24_release(kind: str):
 
 
 @lru_cache(maxsize=None)
+def _al24_privacy():
+    return _reported_privacy(ul.al24_phased_gd, _alg3_data("kept", 0), ALG3, _alg3_kw())
+
+
+@lru_cache(maxsize=None)
 def _al24_claim() -> float:
-    return _reported_guarantee(ul.al24_phased_gd, _alg3_data("kept", 0), ALG3, _alg3_kw())
+    return float(_al24_privacy().guarantee_epsilon)
+
+
+def _al24_claim_at(delta: float) -> float:
+    return profile_epsilon(_al24_privacy(), delta)
 
 
 register_audit(AuditTarget(
     name="userlevel.al24.stepwise", paper="userlevel",
     algorithm="algorithms.userlevel.sco.al24_phased_gd ([AL24]: full-batch outlier removal, "
               "gradient descent), phase-1 noisy gradients", relation=_RELATION,
-    delta=ALG3["delta"], claimed_epsilon=_al24_claim,
+    delta=ALG3["delta"], claimed_epsilon=_al24_claim, claimed_epsilon_at=_al24_claim_at,
     candidates={k: _al24_release(k) for k in CANARY_PLACEMENTS},
     view="stepwise", trials=2_000, search_trials=200, note=_NOTE3))
 register_audit(AuditTarget(
     name="userlevel.al24.no_outlier_removal", paper="userlevel",
     algorithm="[AL24] keeping every user, noise still calibrated to the Lemma C.2 bound",
     relation=_RELATION, delta=ALG3["delta"], claimed_epsilon=_al24_claim,
-    release=with_mutant("userlevel.alg3.no_outlier_removal", _al24_release("extreme")),
+    claimed_epsilon_at=_al24_claim_at, release=with_mutant("userlevel.alg3.no_outlier_removal", _al24_release("extreme")),
     view="stepwise", trials=1_000, expect="broken", note="canary extreme ±L·e1"))
 
 

@@ -31,7 +31,8 @@ from functools import lru_cache
 import numpy as np
 from scipy.optimize import brentq
 
-from algorithms.userlevel.fkt20 import fkt20_group_privacy_erm
+from algorithms.userlevel.fkt20 import fkt20_group_privacy_erm, group_item_budget, item_epsilon
+from algorithms.validation import check_open_interval
 from empirical.papers.userlevel.audit_canary import _RELATION, CanaryUsers
 from empirical.papers.userlevel.routes import exact_gaussian_epsilon
 from empirical.privacy.audit import AuditTarget, register_audit
@@ -86,10 +87,44 @@ FKT20_CANDIDATES = {
 
 
 @lru_cache(maxsize=None)
-def _claim() -> float:
+def _privacy():
     res = fkt20_group_privacy_erm(_data(0, 1.0, np.array([1.0, 0.0]), 0), FKT20["epsilon"],
                                   FKT20["delta"], np.random.default_rng(0))
-    return float(res.privacy.guarantee_epsilon)
+    return res.privacy
+
+
+@lru_cache(maxsize=None)
+def _claim() -> float:
+    return float(_privacy().guarantee_epsilon)
+
+
+@lru_cache(maxsize=64)
+def _claim_at(delta: float) -> float:
+    """The claimed profile: user-level ε(δ) = m·ε_item(z, δ_item) through group privacy, the
+    item ε from the same dp-accounting PLD as the claim (:func:`item_epsilon`).  The item δ is
+    the algorithm's own budget split at δ (:func:`group_item_budget`: δ/(m e^{(m−1)ε/m}), which
+    at the design δ is the run's); it is valid while ε_item ≤ ε/m, which holds for every δ ≥
+    the design δ.  Below that, δ_item solves m e^{(m−1)ε_item(δ_item)}δ_item = δ (group privacy
+    at ε_item itself), taken on the valid side of the root.  Memoised: each ε_item is a PLD."""
+    delta = check_open_interval("delta", delta, 0.0, 1.0)
+    p = _privacy()
+    eps_i, dl_i = group_item_budget(p.target_epsilon, delta, p.m)
+    e = item_epsilon(p.z, dl_i)
+    if e <= eps_i:
+        return p.m * e
+
+    def excess(log_dl: float) -> float:       # log of the group δ over δ: increasing
+        x = math.exp(log_dl)
+        return math.log(p.m) + (p.m - 1) * item_epsilon(p.z, x) + log_dl - math.log(delta)
+    hi = math.log(dl_i)
+    lo = hi - 1.0
+    while excess(lo) > 0:
+        lo -= 1.0
+    root = brentq(excess, lo, hi, xtol=1e-6)
+    log_dl = root - 1e-6
+    while excess(log_dl) > 0:
+        log_dl -= 1e-6
+    return p.m * item_epsilon(p.z, math.exp(log_dl))
 
 
 def exact_multiplier(epsilon: float, delta: float) -> float:
@@ -118,13 +153,14 @@ register_audit(AuditTarget(
     name="userlevel.fkt20.final", paper="userlevel",
     algorithm="algorithms.userlevel.fkt20.fkt20_group_privacy_erm ([FKT20] Phased ERM through "
               "group privacy, footnote 3), final output", relation=_RELATION,
-    delta=FKT20["delta"], claimed_epsilon=_claim, candidates=_CANDS, view="final",
+    delta=FKT20["delta"], claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
+    candidates=_CANDS, view="final",
     trials=100_000, search_trials=10_000, exact_epsilon=fkt20_exact, note=_NOTE))
 register_audit(AuditTarget(
     name="userlevel.fkt20.add_remove_sensitivity", paper="userlevel",
     algorithm="[FKT20] Phased ERM calibrated to the add/remove sensitivity Lη_i/2 for its "
               "replace-one claim", relation=_RELATION, delta=FKT20["delta"],
-    claimed_epsilon=_claim,
+    claimed_epsilon=_claim, claimed_epsilon_at=_claim_at,
     candidates={k: with_mutant("userlevel.fkt20.add_remove_sensitivity", f)
                 for k, f in _CANDS.items()},
     view="final", trials=20_000, search_trials=2_000, expect="broken", note=_NOTE))
