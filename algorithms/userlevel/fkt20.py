@@ -34,7 +34,7 @@ from algorithms.userlevel.data import UserData
 from algorithms.validation import check_delta, check_int, check_interval
 
 __all__ = ["GroupPrivacy", "fkt20_group_privacy_erm", "group_item_budget", "item_epsilon",
-           "calibrate_item_gaussian", "phase_sensitivity"]
+           "calibrate_item_gaussian", "exact_item_multiplier", "phase_sensitivity"]
 
 
 @lru_cache(maxsize=1024)
@@ -57,12 +57,40 @@ def item_epsilon(z: float, delta: float) -> float:
 
 
 @lru_cache(maxsize=256)
+def exact_item_multiplier(target_epsilon: float, delta: float) -> float:
+    """The z at which one Gaussian release N(0, z²) vs N(1, z²) has exactly ε(δ) = target
+    (Balle and Wang 2018, Theorem 8: δ = Φ(1/(2z) − εz) − e^ε Φ(−1/(2z) − εz)), solved in log z
+    with the normal CDF in logs, so that δ down to 10⁻³⁰⁰ is resolved."""
+    from scipy.optimize import brentq
+    from scipy.special import log_ndtr
+
+    def log_delta_gap(log_z: float) -> float:
+        z = math.exp(log_z)
+        a, b = 0.5 / z - target_epsilon * z, -0.5 / z - target_epsilon * z
+        la, lb = log_ndtr(a), log_ndtr(b)
+        ratio = target_epsilon + lb - la
+        if ratio >= 0.0:        # e^ε Φ(b) ≥ Φ(a): the pair is (ε, 0)-indistinguishable
+            return -1e3
+        return la + math.log(-math.expm1(ratio)) - math.log(delta)
+
+    return math.exp(brentq(log_delta_gap, math.log(1e-2), math.log(1e6), xtol=1e-12))
+
+
 def calibrate_item_gaussian(target_epsilon: float, delta: float, rtol: float = 1e-4) -> float:
     """Smallest z (to relative ``rtol``, on the private side) with item_epsilon(z, δ) ≤ target:
-    bisection in log z (ε is decreasing in z)."""
-    lo, hi = math.log(1e-2), math.log(1e6)
-    if item_epsilon(math.exp(hi), delta) > target_epsilon:
-        raise ValueError(f"target_epsilon {target_epsilon!r} needs a noise multiplier above 1e6")
+    bisection in log z (ε is decreasing in z).  The PLD's pessimistic ε is above the exact one,
+    so its threshold lies above the exact multiplier z* (:func:`exact_item_multiplier`): the
+    bisection starts on [z*, z*(1 + 2·10⁻³)] and widens the upper end until it is private,
+    which needs a few PLDs where [10⁻², 10⁶] needs twenty."""
+    try:
+        z_star = exact_item_multiplier(target_epsilon, delta)
+        lo, hi = math.log(z_star), math.log(z_star) + 2e-3
+    except (ValueError, OverflowError):
+        lo, hi = math.log(1e-2), math.log(1e6)
+    while item_epsilon(math.exp(hi), delta) > target_epsilon:
+        if hi >= math.log(1e6):
+            raise ValueError(f"target_epsilon {target_epsilon!r} needs a noise multiplier above 1e6")
+        lo, hi = hi, min(hi + 2.0 * (hi - lo), math.log(1e6))
     while hi - lo > rtol:
         mid = 0.5 * (lo + hi)
         if item_epsilon(math.exp(mid), delta) > target_epsilon:
