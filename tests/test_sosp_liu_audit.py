@@ -67,7 +67,7 @@ def test_svt_index_law_matches_the_selection_code():
 
 
 def test_liu_oracle_audit():
-    """The O₁ canary on the DP-SPIDER channel (the searched target runs 2·10⁴ per side in
+    """The O₁ canary on the DP-SPIDER channel (the searched target runs 8·10⁴ per side in
     ``dprates audit``): honest ε_lo ≤ the exact ε ≤ the claim; with the O₁ noise omitted the
     bound clears the claim."""
     from algorithms import accounting
