@@ -323,10 +323,9 @@ def _errata_html(states: list[ExperimentState], shown_bounds: set[str], papers: 
                                 heading_offset=offset)
 
     conventions = _ERRATA.read_text(encoding="utf-8") if _ERRATA.exists() else ""
-    # its index table names every paper's page; here only the papers on this page, linked
-    conventions = re.sub(r"^\|.*\n", "", conventions, flags=re.M).replace(
-        "One page per paper:", "One page per paper, in the paper's section: "
-        + ", ".join(f"[{p}](#errata-{_slug(p)})" for p in pages) + "." if pages else "")
+    # it names every paper's page; only those of the papers on this page stay links
+    conventions = re.sub(r"\[([^\]]*)\]\((?:\.\./)?errata/(\w+)\.md\)",
+                         lambda m: m.group(0) if m.group(2) in pages else m.group(1), conventions)
     return (render(conventions, 1), {p: render(text, 2) for p, text in pages.items()}, refs)
 
 
