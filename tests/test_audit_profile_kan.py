@@ -12,9 +12,8 @@ import pytest
 import algorithms.kan.privacy as kan_privacy
 from empirical.privacy import audit
 from empirical.papers.kan import audit as ak
+from _audit_profiles import LADDER, check_profile_or_reason, check_profiles
 
-#: δ of the profile points the audits test (the ladder around 10⁻³…5·10⁻²).
-LADDER = (1e-3, 1e-2, 5e-2)
 #: Targets whose claim recalibrates κ through dp-accounting's sampled-without-replacement RDP
 #: (1–3 s a call): checked in the slow test only.
 EXPENSIVE = ("kan.mechanism.tight_replace.fresh", "kan.mechanism.tight_replace.kappa_halved")
@@ -24,34 +23,17 @@ def _targets():
     return audit.targets(["kan"])
 
 
-def _check_profile(t) -> None:
-    claim = t.claimed_epsilon()
-    assert t.claimed_epsilon_at(t.delta) == pytest.approx(claim, rel=1e-9, abs=1e-12), t.name
-    eps = [t.claimed_epsilon_at(d) for d in LADDER]
-    assert all(math.isfinite(e) and e >= 0 for e in eps), (t.name, eps)
-    assert all(a >= b for a, b in zip(eps, eps[1:])), (t.name, eps)
-
-
 def test_profile_at_the_targets_delta_is_the_claim_and_non_increasing():
-    checked = 0
-    for t in _targets():
-        if t.claimed_epsilon_at is None or t.name in EXPENSIVE:
-            continue
-        _check_profile(t)
-        checked += 1
-    assert checked >= 8
+    assert check_profiles(_targets(), skip=EXPENSIVE) >= 8
 
 
 @pytest.mark.slow
 def test_profile_of_every_target_including_the_recalibrated_ones():
-    for t in _targets():
-        if t.claimed_epsilon_at is not None:
-            _check_profile(t)
+    check_profiles(_targets())
 
 
 def test_every_target_has_a_profile_or_says_why_not():
-    for t in _targets():
-        assert t.claimed_epsilon_at is not None or "no claimed profile:" in t.note, t.name
+    check_profile_or_reason(_targets())
 
 
 def test_cyclic_profile_is_the_exact_gaussian_profile_of_the_worst_phase():

@@ -12,9 +12,8 @@ from empirical.privacy import audit
 from empirical.papers.userlevel import audit_canary as ac
 from empirical.papers.userlevel import audit_fkt20 as af
 from empirical.papers.userlevel.routes import exact_gaussian_epsilon
+from _audit_profiles import LADDER, check_profile_or_reason, check_profiles
 
-#: δ of the profile points the audits test (the ladder around 10⁻³…5·10⁻²).
-LADDER = (1e-3, 1e-2, 5e-2)
 #: [FKT20]'s claim calibrates its item-level z through dp-accounting's PLD at δ' ~ 10⁻⁴
 #: (≈ 40 s): checked in the slow test only.
 EXPENSIVE = ("userlevel.fkt20.final", "userlevel.fkt20.add_remove_sensitivity")
@@ -24,28 +23,13 @@ def _targets():
     return audit.targets(["userlevel"])
 
 
-def _check_profile(t) -> None:
-    assert t.claimed_epsilon_at(t.delta) == pytest.approx(t.claimed_epsilon(), rel=1e-9), t.name
-    eps = [t.claimed_epsilon_at(d) for d in LADDER]
-    assert all(math.isfinite(e) and e >= 0 for e in eps), (t.name, eps)
-    assert all(a >= b for a, b in zip(eps, eps[1:])), (t.name, eps)
-
-
 def test_profile_at_the_targets_delta_is_the_claim_and_non_increasing():
-    checked = 0
-    for t in _targets():
-        if t.claimed_epsilon_at is None or t.name in EXPENSIVE:
-            continue
-        _check_profile(t)
-        checked += 1
-    assert checked >= 8
+    assert check_profiles(_targets(), skip=EXPENSIVE) >= 8
 
 
 @pytest.mark.slow
 def test_profile_of_every_target_including_fkt20():
-    for t in _targets():
-        if t.claimed_epsilon_at is not None:
-            _check_profile(t)
+    check_profiles(_targets())
     # below the design δ group privacy is taken at the item ε itself: still a finite claim,
     # above the one at the design δ
     t = audit.get_target("userlevel.fkt20.final")
@@ -53,8 +37,7 @@ def test_profile_of_every_target_including_fkt20():
 
 
 def test_every_target_has_a_profile_or_says_why_not():
-    for t in _targets():
-        assert t.claimed_epsilon_at is not None or "no claimed profile:" in t.note, t.name
+    check_profile_or_reason(_targets())
 
 
 def test_profile_keeps_the_pure_part_and_the_failure_probability():
