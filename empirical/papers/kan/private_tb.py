@@ -22,8 +22,8 @@ from algorithms.kan.correlated_noise import calibrate, dp_sgd_correlated, f12_co
 from algorithms.noise_meter import NoiseMeter, correlated_hook
 from empirical.core.experiment import Check, Experiment, register
 from empirical.papers.kan.lam import calibration_routes
-from empirical.papers.kan.problems import (_common, _instance, privacy_columns, sample_rows,
-                                           width_hi_ratio)
+from empirical.papers.kan.problems import (CONSTANT_ONE_LEVEL, _common, _instance,
+                                           privacy_columns, sample_rows, width_hi_ratio)
 
 
 def private_delta(n: int, m: int, gamma: float) -> float:
@@ -105,12 +105,8 @@ _DESC = ("κ is recalibrated at every grid point, so the bound's slope is that o
          "carries it.  Outside Theorem 4.1's width window (m·γ₀⁴ in the rows' width_m_gamma4), as "
          "every affordable KAN run.")
 
-#: Theorem 4.1 / C.13 are upper bounds with constant 1: the risk may not exceed them by more than
-#: a hidden constant; the lower end only flags a bound off by more than 10³.
-_LEVEL = dict(level=(1e-3, 3.0), level_source="theorem", use_asymptotic=False,
-              level_reason="≲ with constant 1 at the run's own parameters: the risk may exceed "
-                           "the bound by at most the hidden constant (3); the lower end flags "
-                           "a bound off by more than 10³")
+#: Theorem 4.1 / C.13 with constant 1 at the run's own parameters.
+_LEVEL = CONSTANT_ONE_LEVEL
 
 PRIVATE_T = register(Experiment(
     id="kan.private.T",

@@ -216,6 +216,16 @@ def _m_hi():
     return sp.lambdify(syms, M_HI, modules="math"), names
 
 
+#: The level band of a KAN upper bound taken with constant 1 at a run's own parameters: the risk
+#: may exceed it by at most the hidden constant (3); the lower end only flags a bound off by more
+#: than 10³.
+CONSTANT_ONE_LEVEL = dict(
+    level=(1e-3, 3.0), level_source="theorem", use_asymptotic=False,
+    level_reason="≲ with constant 1 at the run's own parameters: the risk may exceed the bound by "
+                 "at most the hidden constant (3); the lower end flags a bound off by more than "
+                 "10³")
+
+
 def width_hi_ratio(vals: dict) -> float:
     """m/m_hi for Theorem 4.1's upper width end m_hi = B²/(η²κ²γ²d)·min{1, 1/(T((1−λ)² + λ²η))}
     (``bounds`` M_HI, its Õ read with polylog and constant 1) at ``vals`` (symbol names of

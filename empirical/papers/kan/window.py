@@ -34,8 +34,8 @@ from algorithms import privacy_pairs as pairs
 from algorithms.kan.correlated_noise import calibrate, dp_sgd_correlated, f12_conditions
 from algorithms.noise_meter import NoiseMeter, correlated_hook
 from empirical.core.experiment import Check, Experiment, register
-from empirical.papers.kan.problems import (_common, _instance, held_out, privacy_columns,
-                                           sample_rows, width_hi_ratio)
+from empirical.papers.kan.problems import (CONSTANT_ONE_LEVEL, _common, _instance, held_out,
+                                           privacy_columns, sample_rows, width_hi_ratio)
 
 
 def window_schedule(n: int, gamma: float, point: dict) -> dict:
@@ -122,12 +122,8 @@ _FULL_ONLY = ("8 seeds × 4 sizes of paired runs up to n = 8000 (B·m·T·2 ≈ 
               "full grid: the slope n^−0.13 [−0.14, −0.11] is a FINDING against Corollary 5.3 "
               "and Theorem 5.2 (KAN-E30, KAN-E42)")
 
-#: Theorem 5.2 with constant 1 at the run's own parameters: an upper bound, so the risk may exceed
-#: it by at most the hidden constant; the lower end only flags a bound off by more than 10³.
-_LEVEL = dict(level=(1e-3, 3.0), level_source="theorem", use_asymptotic=False,
-              level_reason="≲ with constant 1 at the run's own parameters: the risk may exceed "
-                           "the bound by at most the hidden constant (3); the lower end flags "
-                           "a bound off by more than 10³")
+#: Theorem 5.2 with constant 1 at the run's own parameters.
+_LEVEL = CONSTANT_ONE_LEVEL
 
 WINDOW_N = register(Experiment(
     id="kan.window.n",
