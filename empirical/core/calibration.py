@@ -70,6 +70,11 @@ class Calibration:
                 f"{len(self.grid)} grid values): observed/bound in [{self.observed[0]:.3g}, "
                 f"{self.observed[1]:.3g}]{ext}, widened by e^{self.widen:.2f} each way")
 
+    def check_fields(self) -> dict:
+        """The level-band fields of the check this record calibrates (``Check(..., **fields)``)."""
+        return dict(level=self.band, level_source="calibration", level_reason=self.describe(),
+                    calibration=self)
+
     def validate(self, *, bound: str, kind: str, level: tuple[float, float] | None,
                  experiment: str | None = None) -> None:
         """ValueError unless this record is a held-out calibration of exactly this band."""

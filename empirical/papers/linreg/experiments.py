@@ -51,9 +51,7 @@ _HELD_OUT = calibrations(__file__)
 
 def _held(eid: str, bound: str, kind: str) -> dict:
     """The level-band fields of check (bound, kind) of experiment ``eid`` from its record."""
-    r = _HELD_OUT[(eid, bound, kind)]
-    return dict(level=r.band, level_source="calibration", level_reason=r.describe(),
-                calibration=r)
+    return _HELD_OUT[(eid, bound, kind)].check_fields()
 
 # ------------------------------------------------------------------------------------------------
 # Tolerances and level bands (each states why)

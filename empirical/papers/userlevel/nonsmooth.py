@@ -41,12 +41,8 @@ _HELD_OUT = calibrations(__file__)
 
 def _held(eid: str, bound: str, kind: str) -> dict:
     """The level-band fields of check (bound, kind) of experiment ``eid`` from its held-out
-    record (calibration.json beside this module)."""
-    r = _HELD_OUT.get((eid, bound, kind))
-    if r is None:
-        return {}
-    return dict(level=r.band, level_source="calibration", level_reason=r.describe(),
-                calibration=r)
+    record (calibration.json beside this module); KeyError without one."""
+    return _HELD_OUT[(eid, bound, kind)].check_fields()
 
 
 def _vacuous(point: dict, bound_value: float) -> str | None:

@@ -33,9 +33,7 @@ _HELD_OUT = calibrations(__file__)
 
 def _held(eid: str, bound: str, kind: str) -> dict:
     """The level-band fields of check (bound, kind) of experiment ``eid`` from its record."""
-    r = _HELD_OUT[(eid, bound, kind)]
-    return dict(level=r.band, level_source="calibration", level_reason=r.describe(),
-                calibration=r)
+    return _HELD_OUT[(eid, bound, kind)].check_fields()
 
 #: c_C = 60, c_η = 200, c_τ = 0.02, ≤ 6 phases: UL-E19's setting (empirical.papers.userlevel.alg1_privacy),
 #: at ε = 8, m = 2, d = 16 instead of ε = 1, m = 16, d = 5: C ≈ 280 certifies from n = 2¹⁴, m = 2
